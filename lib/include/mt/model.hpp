@@ -1,0 +1,129 @@
+// A translation model: the Transformer of Vaswani et al. 2017, loaded from a
+// libmt model file (schema/model.fbs) by mapping it read-only. The weights are
+// used in place from the mapping: loading verifies the file's structure and
+// its consistency with the config, and never reads or copies weight bytes.
+//
+// A Model is immutable and may be shared by any number of sessions and threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mt/kernels.h"
+#include "mt/status.hpp"
+
+namespace mt {
+
+struct ModelConfig {
+  int encoder_layers = 6;
+  int decoder_layers = 6;
+  int d_model = 512;
+  int heads = 8;
+  int d_ff = 2048;
+  int source_vocab_size = 32000;
+  int target_vocab_size = 32000;
+  int max_positions = 1024;
+  Activation activation = Activation::relu;  // relu or gelu
+  bool pre_norm = false;                     // post-norm as in the paper unless set
+  float layer_norm_epsilon = 1e-5f;
+  bool shared_embeddings = false;  // source and target share "target_embedding"
+  bool tied_output = false;        // output projection is "target_embedding"
+  int pad_id = 0;
+  int bos_id = 1;
+  int eos_id = 2;
+  int unk_id = 3;
+
+  // Named configurations used by benchmarks and tests:
+  //   "base":  6+6 layers, d_model 512, 8 heads, d_ff 2048, vocab 32000 (the paper's base model)
+  //   "small": 6+2 layers, d_model 256, 4 heads, d_ff 1024, vocab 8000
+  //   "tiny":  4+4 layers, d_model 128, 4 heads, d_ff 256,  vocab 8000
+  // All with shared and tied embeddings, post-norm, ReLU. Unknown name: error.
+  static Expected<ModelConfig> preset(std::string_view name);
+
+  // Checks the values are usable (positive sizes, heads divide d_model, ids in range...).
+  Status validate() const;
+  int64_t parameter_count() const;
+};
+
+enum class DType : uint8_t { f32 = 0, i8 = 1 };
+enum class Layout : uint8_t { row_major = 0, packed_n16 = 1 };
+
+// What the model file says about one tensor; `data` points into the mapping.
+struct TensorView {
+  std::string_view name;
+  std::span<const uint32_t> shape;
+  DType dtype = DType::f32;
+  Layout layout = Layout::row_major;
+  std::span<const float> scales;
+  std::span<const uint8_t> data;
+
+  const float* f32() const { return reinterpret_cast<const float*>(data.data()); }
+};
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+};
+
+struct ModelMetadata {
+  std::string source_language;
+  std::string target_language;
+  std::string training_corpus;
+  std::string tool;
+  std::string tool_version;
+  std::string created;
+  std::vector<KeyValue> extra;
+};
+
+struct LoadOptions {
+  // Also read every fp32 weight and refuse NaN or Inf. This touches all the
+  // weight pages (the cost of reading the file once); off by default.
+  bool check_weights_finite = false;
+};
+
+namespace detail {
+struct ModelWeights;
+}
+
+class Model {
+ public:
+  // Maps the file read-only and verifies it. Errors name the field or tensor at fault.
+  static Expected<std::shared_ptr<const Model>> load(const std::string& path,
+                                                     const LoadOptions& options = {});
+  // Same checks on bytes the caller owns and keeps alive (and 64-byte aligned)
+  // for the Model's lifetime, e.g. a model linked into a firmware image.
+  static Expected<std::shared_ptr<const Model>> from_buffer(std::span<const uint8_t> bytes,
+                                                            const LoadOptions& options = {});
+
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const;
+  const ModelMetadata& metadata() const;
+  uint32_t format_version() const;
+  size_t file_size() const;
+  std::span<const TensorView> tensors() const;
+  // The tensor of that name, or null.
+  const TensorView* find_tensor(std::string_view name) const;
+  // The whole file's bytes (the mapping).
+  std::span<const uint8_t> bytes() const;
+
+  // Resolved per-layer weight pointers, used by sessions (lib/src/model_weights.hpp).
+  const detail::ModelWeights& weights() const;
+
+  struct Impl;
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The format version this libmt writes and the newest it reads.
+inline constexpr uint32_t kModelFormatVersion = 1;
+
+}  // namespace mt

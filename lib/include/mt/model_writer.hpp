@@ -1,0 +1,54 @@
+// Writes libmt model files: used by the random-model tool, the trainer and the
+// quantizer. Only lib/ knows the file format.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mt/model.hpp"
+
+namespace mt {
+
+class ModelWriter {
+ public:
+  explicit ModelWriter(const ModelConfig& config);
+
+  void set_metadata(const ModelMetadata& metadata) { metadata_ = metadata; }
+  // Format version to write; only tests write anything but the current one.
+  void set_format_version(uint32_t version) { format_version_ = version; }
+
+  // Adds an fp32 tensor whose values are given row-major; they are packed for
+  // the kernels when `layout` is packed_n16 (2-D weights [N, K]).
+  Status add_tensor(const std::string& name, const std::vector<uint32_t>& shape, Layout layout,
+                    std::span<const float> values);
+
+  // The whole file in memory.
+  Expected<std::vector<uint8_t>> serialize() const;
+  // Writes the file atomically: a temporary file renamed over `path`, so a
+  // failure never leaves a partial model behind.
+  Status write(const std::string& path) const;
+
+ private:
+  struct PendingTensor {
+    std::string name;
+    std::vector<uint32_t> shape;
+    Layout layout;
+    std::vector<uint8_t> bytes;
+  };
+  ModelConfig config_;
+  ModelMetadata metadata_;
+  uint32_t format_version_ = kModelFormatVersion;
+  std::vector<PendingTensor> tensors_;
+};
+
+// A model of any config with seeded random weights (Xavier-uniform linear
+// layers, N(0, 1/d_model) embeddings, unit LayerNorm), for tests and benchmarks.
+// Same seed, same bytes, on every platform.
+Status write_random_model(const ModelConfig& config, uint64_t seed, const std::string& path);
+Expected<std::vector<uint8_t>> random_model_bytes(const ModelConfig& config, uint64_t seed);
+// The writer filled with random weights, for callers that change something before writing.
+Expected<ModelWriter> random_model_writer(const ModelConfig& config, uint64_t seed);
+
+}  // namespace mt

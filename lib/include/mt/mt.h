@@ -1,0 +1,94 @@
+/*
+ * libmt C API: load a model, create sessions, translate token ids.
+ *
+ * Errors: every function that can fail returns an mt_status; MT_OK is 0. On
+ * failure, mt_last_error() returns a message for the last failed call on the
+ * calling thread (valid until that thread's next failing call). No C++
+ * exception ever crosses this API.
+ *
+ * Ownership: objects returned through an out-pointer belong to the caller and
+ * are released with the matching mt_*_free (NULL is accepted). A session keeps
+ * its model alive: the model may be freed before its sessions.
+ *
+ * Threads: a model may be shared by any number of sessions and threads; a
+ * session is used by one thread at a time. Results read with
+ * mt_result_hypothesis stay valid until the session's next translate call.
+ */
+#ifndef MT_MT_H
+#define MT_MT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mt_status {
+  MT_OK = 0,
+  MT_ERROR_INVALID_ARGUMENT = 1,
+  MT_ERROR_IO = 2,
+  MT_ERROR_CORRUPT_MODEL = 3,
+  MT_ERROR_UNSUPPORTED_VERSION = 4,
+  MT_ERROR_INVALID_MODEL = 5,
+  MT_ERROR_OUT_OF_MEMORY = 6,
+  MT_ERROR_CAPACITY_EXCEEDED = 7,
+  MT_ERROR_INTERNAL = 8
+} mt_status;
+
+typedef struct mt_model mt_model;
+typedef struct mt_session mt_session;
+
+typedef struct mt_session_options {
+  int max_batch_size;    /* sentences per translate call (default 16) */
+  int max_source_length; /* source tokens, the appended EOS included (default 128) */
+  int max_target_length; /* generated tokens, EOS included (default 128) */
+  int max_beam_size;     /* largest beam_size used later (default 4) */
+  int num_threads;       /* threads of the session (default 1) */
+} mt_session_options;
+
+typedef struct mt_translate_options {
+  int beam_size;            /* 1: greedy (default 1) */
+  int num_hypotheses;       /* n-best, <= beam_size (default 1) */
+  float length_penalty;     /* score = log P / length^length_penalty (default 1) */
+  int max_decoding_length;  /* 0: the session's max_target_length (default 0) */
+  float max_length_ratio;   /* > 0: at most ratio * source length + max_length_offset (default 0) */
+  int max_length_offset;    /* (default 0) */
+  int min_decoding_length;  /* EOS forbidden before this many tokens (default 0) */
+} mt_translate_options;
+
+/* Message of the calling thread's last failed call ("" if none). */
+const char* mt_last_error(void);
+
+/* Loads a model file (mapped read-only, verified). */
+mt_status mt_model_load(const char* path, mt_model** model);
+void mt_model_free(mt_model* model);
+
+void mt_session_options_init(mt_session_options* options);
+void mt_translate_options_init(mt_translate_options* options);
+
+/* Bytes of working memory a session with these options needs. */
+mt_status mt_session_memory_size(const mt_model* model, const mt_session_options* options, size_t* bytes);
+/* Creates a session that allocates its working memory once, now. */
+mt_status mt_session_create(const mt_model* model, const mt_session_options* options, mt_session** session);
+/* Creates a session working in `buffer` (64-byte aligned, at least
+ * mt_session_memory_size bytes), which the caller keeps alive until mt_session_free. */
+mt_status mt_session_create_in(const mt_model* model, const mt_session_options* options, void* buffer,
+                               size_t buffer_size, mt_session** session);
+void mt_session_free(mt_session* session);
+
+/* Translates `count` sentences; sentence i is lengths[i] token ids at sources[i]
+ * (without BOS/EOS). Makes no heap allocation. */
+mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, const size_t* lengths,
+                           size_t count, const mt_translate_options* options);
+/* Number of hypotheses of sentence i in the last results. */
+mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count);
+/* Hypothesis k of sentence i: its tokens (owned by the session) and score. */
+mt_status mt_result_hypothesis(const mt_session* session, size_t sentence, size_t k, const int32_t** tokens,
+                               size_t* length, float* score);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MT_MT_H */

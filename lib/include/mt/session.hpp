@@ -1,0 +1,100 @@
+// A session: everything one translating thread needs, planned once.
+//
+// All working memory (activations, per-layer self-attention KV caches,
+// cross-attention keys/values, beam bookkeeping, results) is sized from the
+// model config and SessionOptions and allocated once when the session is
+// created, or supplied by the caller. translate() then makes no heap
+// allocation. Sessions are not thread-safe; use one per thread, all sharing
+// one Model.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "mt/model.hpp"
+#include "mt/status.hpp"
+
+namespace mt {
+
+struct SessionOptions {
+  int max_batch_size = 16;     // sentences per translate() call
+  int max_source_length = 128; // source tokens, the EOS libmt appends included
+  int max_target_length = 128; // generated tokens, EOS included
+  int max_beam_size = 4;       // largest TranslateOptions::beam_size
+  int num_threads = 1;         // threads of the session's pool (the caller's thread included)
+
+  Status validate(const ModelConfig& config) const;
+};
+
+struct TranslateOptions {
+  int beam_size = 1;             // 1: greedy search
+  int num_hypotheses = 1;        // n-best per sentence, <= beam_size
+  float length_penalty = 1.0f;   // score = log P(y|x) / |y|^length_penalty, |y| with EOS
+  int max_decoding_length = 0;   // generated tokens at most; 0: the session's max_target_length
+  float max_length_ratio = 0.0f; // > 0: also at most ratio * source length + max_length_offset
+  int max_length_offset = 0;
+  int min_decoding_length = 0;   // EOS is not allowed before this many tokens
+
+  Status validate(const SessionOptions& session) const;
+};
+
+struct Hypothesis {
+  std::span<const int32_t> tokens;  // target ids, without BOS and EOS
+  float score = 0.0f;               // length-normalised log-probability (see length_penalty)
+  float log_prob = 0.0f;            // log P(tokens + EOS | source)
+};
+
+// Results of the last translate() call: a view into the session's memory,
+// valid until the next call.
+class Translations {
+ public:
+  size_t size() const { return sentences_; }
+  // The n-best of sentence i, best first.
+  std::span<const Hypothesis> operator[](size_t i) const {
+    return {hypotheses_ + i * stride_, size_t(counts_[i])};
+  }
+
+ private:
+  friend class Session;
+  const Hypothesis* hypotheses_ = nullptr;
+  const int* counts_ = nullptr;
+  size_t stride_ = 0;
+  size_t sentences_ = 0;
+};
+
+class Session {
+ public:
+  // Bytes of working memory a session needs (what create() allocates).
+  static Expected<size_t> required_memory(const ModelConfig& config, const SessionOptions& options);
+
+  static Expected<Session> create(std::shared_ptr<const Model> model, const SessionOptions& options);
+  // Uses `buffer` (at least required_memory() bytes, 64-byte aligned, owned by
+  // the caller and kept alive as long as the session) for all working memory.
+  static Expected<Session> create(std::shared_ptr<const Model> model, const SessionOptions& options,
+                                  std::span<std::byte> buffer);
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  // Translates a batch of source sentences given as token ids (without BOS or
+  // EOS: libmt appends EOS). Results stay valid until the next call.
+  Status translate(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options,
+                   Translations* results);
+
+  const Model& model() const;
+  const SessionOptions& options() const;
+  size_t memory_size() const;
+  const char* kernel_isa() const;  // the ISA of the kernels this session runs
+
+  struct Impl;
+  Impl* impl() { return impl_.get(); }  // internal: tests of lib/src reach the decoder through it
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mt

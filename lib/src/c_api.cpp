@@ -1,0 +1,185 @@
+// The C API over the C++ one: status codes, a thread-local error message, and
+// no exception ever leaving these functions.
+#include "mt/mt.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <vector>
+
+#include "mt/session.hpp"
+
+struct mt_model {
+  std::shared_ptr<const mt::Model> model;
+};
+
+struct mt_session {
+  mt::Session session;
+  std::vector<std::span<const int32_t>> sources;  // max_batch_size entries, sized at creation
+  mt::Translations results;
+};
+
+namespace {
+
+thread_local char g_last_error[mt::Status::kMaxMessage + 32] = "";
+
+mt_status fail(mt_status code, const char* message) {
+  std::snprintf(g_last_error, sizeof(g_last_error), "%s", message);
+  return code;
+}
+
+mt_status report(const mt::Status& s) {
+  if (s.ok()) return MT_OK;
+  return fail(static_cast<mt_status>(s.code()), s.message());
+}
+
+// Runs `body` and turns anything it throws (only allocation can, at load or
+// creation) into a status.
+template <class F>
+mt_status guarded(F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(MT_ERROR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(MT_ERROR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(MT_ERROR_INTERNAL, "unknown exception");
+  }
+}
+
+mt::SessionOptions to_cpp(const mt_session_options* o) {
+  mt::SessionOptions s;
+  if (o != nullptr) {
+    s.max_batch_size = o->max_batch_size;
+    s.max_source_length = o->max_source_length;
+    s.max_target_length = o->max_target_length;
+    s.max_beam_size = o->max_beam_size;
+    s.num_threads = o->num_threads;
+  }
+  return s;
+}
+
+mt_status create_session(const mt_model* model, const mt_session_options* options, void* buffer,
+                         size_t buffer_size, mt_session** out) {
+  if (model == nullptr || out == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "model and session must not be null");
+  *out = nullptr;
+  const mt::SessionOptions opts = to_cpp(options);
+  auto session = buffer == nullptr
+                     ? mt::Session::create(model->model, opts)
+                     : mt::Session::create(model->model, opts,
+                                           {static_cast<std::byte*>(buffer), buffer_size});
+  if (!session) return report(session.status());
+  auto* s = new mt_session{std::move(session.value()), {}, {}};
+  s->sources.resize(size_t(opts.max_batch_size));
+  *out = s;
+  return MT_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* mt_last_error(void) { return g_last_error; }
+
+mt_status mt_model_load(const char* path, mt_model** model) {
+  if (path == nullptr || model == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "path and model must not be null");
+  *model = nullptr;
+  return guarded([&] {
+    auto loaded = mt::Model::load(path);
+    if (!loaded) return report(loaded.status());
+    *model = new mt_model{std::move(loaded.value())};
+    return MT_OK;
+  });
+}
+
+void mt_model_free(mt_model* model) { delete model; }
+
+void mt_session_options_init(mt_session_options* o) {
+  if (o == nullptr) return;
+  const mt::SessionOptions d;
+  *o = {d.max_batch_size, d.max_source_length, d.max_target_length, d.max_beam_size, d.num_threads};
+}
+
+void mt_translate_options_init(mt_translate_options* o) {
+  if (o == nullptr) return;
+  const mt::TranslateOptions d;
+  *o = {d.beam_size, d.num_hypotheses, d.length_penalty, d.max_decoding_length, d.max_length_ratio,
+        d.max_length_offset, d.min_decoding_length};
+}
+
+mt_status mt_session_memory_size(const mt_model* model, const mt_session_options* options, size_t* bytes) {
+  if (model == nullptr || bytes == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "model and bytes must not be null");
+  return guarded([&] {
+    auto size = mt::Session::required_memory(model->model->config(), to_cpp(options));
+    if (!size) return report(size.status());
+    *bytes = size.value();
+    return MT_OK;
+  });
+}
+
+mt_status mt_session_create(const mt_model* model, const mt_session_options* options, mt_session** session) {
+  return guarded([&] { return create_session(model, options, nullptr, 0, session); });
+}
+
+mt_status mt_session_create_in(const mt_model* model, const mt_session_options* options, void* buffer,
+                               size_t buffer_size, mt_session** session) {
+  if (buffer == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "buffer must not be null");
+  return guarded([&] { return create_session(model, options, buffer, buffer_size, session); });
+}
+
+void mt_session_free(mt_session* session) { delete session; }
+
+mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, const size_t* lengths,
+                           size_t count, const mt_translate_options* options) {
+  if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
+  session->results = {};
+  if (count > 0 && (sources == nullptr || lengths == nullptr)) {
+    return fail(MT_ERROR_INVALID_ARGUMENT, "sources and lengths must not be null");
+  }
+  if (count > session->sources.size()) {
+    char message[128];
+    std::snprintf(message, sizeof(message), "batch of %zu sentences exceeds the session's max_batch_size %zu",
+                  count, session->sources.size());
+    return fail(MT_ERROR_CAPACITY_EXCEEDED, message);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (sources[i] == nullptr && lengths[i] != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "a source pointer is null");
+    session->sources[i] = {sources[i], lengths[i]};
+  }
+  mt::TranslateOptions opts;
+  if (options != nullptr) {
+    opts.beam_size = options->beam_size;
+    opts.num_hypotheses = options->num_hypotheses;
+    opts.length_penalty = options->length_penalty;
+    opts.max_decoding_length = options->max_decoding_length;
+    opts.max_length_ratio = options->max_length_ratio;
+    opts.max_length_offset = options->max_length_offset;
+    opts.min_decoding_length = options->min_decoding_length;
+  }
+  return guarded([&] {
+    return report(session->session.translate({session->sources.data(), count}, opts, &session->results));
+  });
+}
+
+mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count) {
+  if (session == nullptr || count == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session and count must not be null");
+  if (sentence >= session->results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+  *count = session->results[sentence].size();
+  return MT_OK;
+}
+
+mt_status mt_result_hypothesis(const mt_session* session, size_t sentence, size_t k, const int32_t** tokens,
+                               size_t* length, float* score) {
+  if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
+  if (sentence >= session->results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+  const auto hyps = session->results[sentence];
+  if (k >= hyps.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "hypothesis index out of range");
+  if (tokens != nullptr) *tokens = hyps[k].tokens.data();
+  if (length != nullptr) *length = hyps[k].tokens.size();
+  if (score != nullptr) *score = hyps[k].score;
+  return MT_OK;
+}
+
+}  // extern "C"

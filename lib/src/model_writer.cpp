@@ -1,0 +1,150 @@
+#include "mt/model_writer.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "model_generated.h"
+
+namespace mt {
+
+namespace {
+
+constexpr size_t kTensorAlignment = 64;
+
+flatbuffers::Offset<fb::Config> build_config(flatbuffers::FlatBufferBuilder& b, const ModelConfig& c) {
+  fb::ConfigBuilder cb(b);
+  cb.add_encoder_layers(uint32_t(c.encoder_layers));
+  cb.add_decoder_layers(uint32_t(c.decoder_layers));
+  cb.add_d_model(uint32_t(c.d_model));
+  cb.add_heads(uint32_t(c.heads));
+  cb.add_d_ff(uint32_t(c.d_ff));
+  cb.add_source_vocab_size(uint32_t(c.source_vocab_size));
+  cb.add_target_vocab_size(uint32_t(c.target_vocab_size));
+  cb.add_max_positions(uint32_t(c.max_positions));
+  cb.add_activation(c.activation == Activation::gelu ? fb::Activation::gelu : fb::Activation::relu);
+  cb.add_norm_position(c.pre_norm ? fb::NormPosition::pre : fb::NormPosition::post);
+  cb.add_layer_norm_epsilon(c.layer_norm_epsilon);
+  cb.add_shared_embeddings(c.shared_embeddings);
+  cb.add_tied_output(c.tied_output);
+  cb.add_pad_id(c.pad_id);
+  cb.add_bos_id(c.bos_id);
+  cb.add_eos_id(c.eos_id);
+  cb.add_unk_id(c.unk_id);
+  return cb.Finish();
+}
+
+flatbuffers::Offset<fb::Metadata> build_metadata(flatbuffers::FlatBufferBuilder& b, const ModelMetadata& m) {
+  std::vector<flatbuffers::Offset<fb::KeyValue>> extra;
+  auto sorted = m.extra;
+  std::sort(sorted.begin(), sorted.end(), [](const KeyValue& x, const KeyValue& y) { return x.key < y.key; });
+  for (const KeyValue& kv : sorted) {
+    extra.push_back(fb::CreateKeyValueDirect(b, kv.key.c_str(), kv.value.c_str()));
+  }
+  return fb::CreateMetadataDirect(b, m.source_language.c_str(), m.target_language.c_str(),
+                                  m.training_corpus.c_str(), m.tool.c_str(), m.tool_version.c_str(),
+                                  m.created.c_str(), &extra);
+}
+
+}  // namespace
+
+ModelWriter::ModelWriter(const ModelConfig& config) : config_(config) {}
+
+Status ModelWriter::add_tensor(const std::string& name, const std::vector<uint32_t>& shape,
+                               Layout layout, std::span<const float> values) {
+  if (name.empty()) return Status::error(Errc::invalid_argument, "tensor name is empty");
+  if (shape.empty() || shape.size() > 2) {
+    return Status::error(Errc::invalid_argument, "tensor '%s' must be 1-D or 2-D", name.c_str());
+  }
+  size_t count = 1;
+  for (uint32_t d : shape) count *= d;
+  if (count != values.size() || count == 0) {
+    return Status::error(Errc::invalid_argument, "tensor '%s' has %zu values, its shape holds %zu",
+                         name.c_str(), values.size(), count);
+  }
+  for (const PendingTensor& t : tensors_) {
+    if (t.name == name) return Status::error(Errc::invalid_argument, "tensor '%s' added twice", name.c_str());
+  }
+  PendingTensor t{name, shape, layout, {}};
+  if (layout == Layout::packed_n16) {
+    if (shape.size() != 2) {
+      return Status::error(Errc::invalid_argument, "packed tensor '%s' must be 2-D", name.c_str());
+    }
+    const int N = int(shape[0]), K = int(shape[1]);
+    std::vector<float> packed(packed_size(N, K));
+    pack_weights_f32(values.data(), N, K, packed.data());
+    t.bytes.resize(packed.size() * sizeof(float));
+    std::memcpy(t.bytes.data(), packed.data(), t.bytes.size());
+  } else {
+    t.bytes.resize(values.size() * sizeof(float));
+    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  }
+  tensors_.push_back(std::move(t));
+  return {};
+}
+
+Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
+  size_t total = 1 << 16;
+  for (const PendingTensor& t : tensors_) total += t.bytes.size() + kTensorAlignment + 256;
+  if (total >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return Status::error(Errc::invalid_argument, "model of %zu bytes exceeds the 2 GiB format limit", total);
+  }
+  std::vector<const PendingTensor*> order;
+  for (const PendingTensor& t : tensors_) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->name < b->name; });
+
+  flatbuffers::FlatBufferBuilder b(total);
+  // The builder writes back to front: data vectors first puts them at the end
+  // of the file, so the tables a loader reads sit together in the first pages
+  // and loading touches none of the weights' pages. Each data vector is forced
+  // to 64-byte alignment within the buffer.
+  std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>> data;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    b.ForceVectorAlignment((*it)->bytes.size(), 1, kTensorAlignment);
+    data.push_back(b.CreateVector((*it)->bytes));
+  }
+  std::reverse(data.begin(), data.end());
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const PendingTensor* t = order[i];
+    auto name = b.CreateString(t->name);
+    auto shape = b.CreateVector(t->shape);
+    tensors.push_back(fb::CreateTensor(b, name, shape, fb::DType::f32,
+                                       t->layout == Layout::packed_n16 ? fb::Layout::packed_n16
+                                                                       : fb::Layout::row_major,
+                                       0, data[i]));
+  }
+  auto tensor_vector = b.CreateVector(tensors);
+  auto metadata = build_metadata(b, metadata_);
+  auto config = build_config(b, config_);
+  fb::ModelBuilder mb(b);
+  mb.add_format_version(format_version_);
+  mb.add_config(config);
+  mb.add_tensors(tensor_vector);
+  mb.add_metadata(metadata);
+  fb::FinishModelBuffer(b, mb.Finish());
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+Status ModelWriter::write(const std::string& path) const {
+  auto bytes = serialize();
+  if (!bytes) return bytes.status();
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    return Status::error(Errc::io_error, "cannot create '%s': %s", tmp.c_str(), std::strerror(errno));
+  }
+  const bool written = std::fwrite(bytes->data(), 1, bytes->size(), f) == bytes->size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(err));
+  }
+  return {};
+}
+
+}  // namespace mt

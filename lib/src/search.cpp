@@ -1,0 +1,230 @@
+// Greedy and beam search over the session's decoder. Both score a hypothesis
+// as log P(y | x) / |y|^length_penalty, |y| counting EOS when it was generated.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "session_impl.hpp"
+
+namespace mt {
+
+using detail::Candidate;
+using detail::Finished;
+using detail::SearchLimits;
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+float normalized(float log_prob, int length, float penalty) {
+  return penalty == 0.0f ? log_prob : log_prob / std::pow(float(std::max(length, 1)), penalty);
+}
+
+// Keeps the `capacity` best tokens of a row, best first, scored base + log
+// prob; ties go to the lower token id, as argmax does, so beam 1 reproduces
+// greedy search.
+void row_top_k(const float* log_probs, int V, int capacity, Candidate* top, int* count, float base,
+               int32_t parent) {
+  int n = 0;
+  for (int v = 0; v < V; ++v) {
+    const float lp = log_probs[v];
+    if (lp == kNegInf || (n == capacity && !(lp > top[n - 1].log_prob))) continue;
+    int i = n < capacity ? n++ : n - 1;
+    for (; i > 0 && lp > top[i - 1].log_prob; --i) top[i] = top[i - 1];
+    top[i] = {lp, v, parent};
+  }
+  for (int i = 0; i < n; ++i) top[i].log_prob += base;
+  *count = n;
+}
+
+}  // namespace
+
+void Session::Impl::emit_results(int b, int count, int num_hypotheses) {
+  const int K = plan.K, T = plan.T;
+  Finished* fin = at<Finished>(plan.finished) + size_t(b) * K;
+  const int32_t* tokens = at<int32_t>(plan.finished_tokens) + size_t(b) * K * T;
+  Hypothesis* out = at<Hypothesis>(plan.hypotheses) + size_t(b) * K;
+  // Best first; equal scores keep the order they finished in.
+  int order[256];
+  for (int i = 0; i < count; ++i) order[i] = i;
+  std::stable_sort(order, order + count, [&](int x, int y) { return fin[x].score > fin[y].score; });
+  const int n = std::min(count, num_hypotheses);
+  for (int i = 0; i < n; ++i) {
+    const Finished& f = fin[order[i]];
+    out[i] = Hypothesis{{tokens + size_t(order[i]) * T, size_t(f.length)}, f.score, f.log_prob};
+  }
+  at<int>(plan.hypothesis_counts)[b] = n;
+}
+
+void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
+  const ModelConfig& cfg = model->config();
+  const int V = cfg.target_vocab_size, K = plan.K, T = plan.T;
+  const int* length_limit = at<int>(plan.length_limits);
+  int32_t* step = at<int32_t>(plan.step_tokens);
+  int* done = at<int>(plan.source_done);
+  float* log_prob = at<float>(plan.beam_scores);
+  float* logits = at<float>(plan.logits);
+  Finished* fin = at<Finished>(plan.finished);
+  int32_t* out_tokens = at<int32_t>(plan.finished_tokens);
+  const detail::DecoderState state = decoder_state(1);
+  const detail::DecoderBuffers buffers = decoder_buffers();
+
+  int alive = B, max_limit = 0;
+  for (int b = 0; b < B; ++b) {
+    step[b] = cfg.bos_id;
+    done[b] = 0;
+    log_prob[b] = 0.0f;
+    max_limit = std::max(max_limit, length_limit[b]);
+  }
+  for (int t = 0; t < max_limit && alive > 0; ++t) {
+    transformer->decode_step(step, B, t, state, buffers, logits);
+    for (int b = 0; b < B; ++b) {
+      if (done[b]) continue;
+      float* row = logits + size_t(b) * V;
+      if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
+      float best = 0.0f;
+      const int token = kernels->argmax_f32(row, V, &best);
+      kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
+      log_prob[b] += row[token];
+      step[b] = token;
+      const bool eos = token == cfg.eos_id;
+      if (!eos) out_tokens[size_t(b) * K * T + t] = token;
+      if (eos || t + 1 >= length_limit[b]) {
+        const int length = eos ? t : t + 1;
+        fin[size_t(b) * K] = {normalized(log_prob[b], t + 1, limits.length_penalty), log_prob[b], length};
+        emit_results(b, 1, 1);
+        done[b] = 1;
+        --alive;
+      }
+    }
+  }
+}
+
+void Session::Impl::beam_search(int B, const SearchLimits& limits) {
+  const ModelConfig& cfg = model->config();
+  const int V = cfg.target_vocab_size, K = limits.beam, T = plan.T, C = cfg.d_model;
+  const int R = B * K, L = cfg.decoder_layers;
+  const int* length_limit = at<int>(plan.length_limits);
+  int32_t* step = at<int32_t>(plan.step_tokens);
+  int* done = at<int>(plan.source_done);
+  float* scores = at<float>(plan.beam_scores);
+  float* logits = at<float>(plan.logits);
+  int32_t* history = at<int32_t>(plan.history);
+  int32_t* history_scratch = at<int32_t>(plan.history_scratch);
+  float* cache_scratch = at<float>(plan.reorder_scratch);
+  Candidate* candidates = at<Candidate>(plan.candidates);
+  int32_t* parents = at<int32_t>(plan.parents);
+  // Finished hypotheses of sentence b: fin[b * plan.K + i], tokens at row (b * plan.K + i) * T.
+  Finished* fin = at<Finished>(plan.finished);
+  int32_t* fin_tokens = at<int32_t>(plan.finished_tokens);
+  int* fin_count = at<int>(plan.hypothesis_counts);
+  const detail::DecoderState state = decoder_state(K);
+  const detail::DecoderBuffers buffers = decoder_buffers();
+
+  // Adds a finished hypothesis to sentence b's best K (replacing the worst when full).
+  auto finish = [&](int b, const int32_t* tokens, int length, float log_prob, int scored_length) {
+    const float score = normalized(log_prob, scored_length, limits.length_penalty);
+    Finished* f = fin + size_t(b) * plan.K;
+    int slot = fin_count[b];
+    if (slot == K) {
+      slot = int(std::min_element(f, f + K, [](const Finished& x, const Finished& y) { return x.score < y.score; }) - f);
+      if (!(score > f[slot].score)) return;
+    } else {
+      ++fin_count[b];
+    }
+    f[slot] = {score, log_prob, length};
+    std::copy(tokens, tokens + length, fin_tokens + (size_t(b) * plan.K + slot) * T);
+  };
+
+  int alive = B, max_limit = 0;
+  for (int b = 0; b < B; ++b) {
+    done[b] = 0;
+    fin_count[b] = 0;
+    max_limit = std::max(max_limit, length_limit[b]);
+    for (int k = 0; k < K; ++k) {
+      step[b * K + k] = cfg.bos_id;
+      scores[b * K + k] = k == 0 ? 0.0f : kNegInf;  // all beams start equal: expand one
+      parents[b * K + k] = k;
+    }
+  }
+
+  for (int t = 0; t < max_limit && alive > 0; ++t) {
+    transformer->decode_step(step, R, t, state, buffers, logits);
+    for (int b = 0; b < B; ++b) {
+      if (done[b]) {
+        for (int k = 0; k < K; ++k) parents[b * K + k] = k;
+        continue;
+      }
+      // The 2K best continuations of each live beam, then the 2K best overall:
+      // at most K of them end in EOS, so K always continue.
+      int n = 0;
+      for (int k = 0; k < K; ++k) {
+        const int row = b * K + k;
+        if (scores[row] == kNegInf) continue;
+        float* lp = logits + size_t(row) * V;
+        if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
+        kernels->log_softmax_f32(lp, lp, V);
+        int count = 0;
+        row_top_k(lp, V, 2 * K, candidates + n, &count, scores[row], k);
+        n += count;
+      }
+      std::stable_sort(candidates, candidates + n,
+                       [](const Candidate& x, const Candidate& y) { return x.log_prob > y.log_prob; });
+      int next = 0;
+      for (int i = 0; i < n && next < K; ++i) {
+        const Candidate& c = candidates[i];
+        const int32_t* prefix = history + size_t(b * K + c.parent) * T;
+        if (c.token == cfg.eos_id) {
+          finish(b, prefix, t, c.log_prob, t + 1);
+          continue;
+        }
+        const int row = b * K + next;
+        // New beam `next` continues beam c.parent: gather its history now.
+        std::copy(prefix, prefix + t, history_scratch + size_t(next) * T);
+        history_scratch[size_t(next) * T + t] = c.token;
+        parents[row] = c.parent;
+        scores[row] = c.log_prob;
+        step[row] = c.token;
+        ++next;
+      }
+      for (int k = next; k < K; ++k) scores[b * K + k] = kNegInf, parents[b * K + k] = k;
+      for (int k = 0; k < next; ++k) {
+        std::copy(history_scratch + size_t(k) * T, history_scratch + size_t(k) * T + t + 1,
+                  history + size_t(b * K + k) * T);
+      }
+      const bool at_limit = t + 1 >= length_limit[b];
+      if (at_limit) {
+        for (int k = 0; k < next; ++k) {
+          finish(b, history + size_t(b * K + k) * T, t + 1, scores[b * K + k], t + 1);
+        }
+      }
+      if (fin_count[b] >= K || at_limit || next == 0) {
+        emit_results(b, fin_count[b], limits.hypotheses);
+        done[b] = 1;
+        --alive;
+      }
+    }
+    if (alive == 0) break;
+    // Reorder every layer's self-attention cache so row b*K+k holds its
+    // parent's keys and values for positions [0, t].
+    const size_t row_floats = size_t(T) * 2 * C, used = size_t(t + 1) * 2 * C;
+    for (int b = 0; b < B; ++b) {
+      bool moved = false;
+      for (int k = 0; k < K; ++k) moved |= parents[b * K + k] != k;
+      if (done[b] || !moved) continue;
+      for (int l = 0; l < L; ++l) {
+        float* cache = state.self_cache + size_t(l) * state.self_cache_stride + size_t(b) * K * row_floats;
+        for (int k = 0; k < K; ++k) {
+          std::memcpy(cache_scratch + size_t(k) * used, cache + size_t(parents[b * K + k]) * row_floats,
+                      used * sizeof(float));
+        }
+        for (int k = 0; k < K; ++k) {
+          std::memcpy(cache + size_t(k) * row_floats, cache_scratch + size_t(k) * used, used * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace mt

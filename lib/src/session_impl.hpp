@@ -1,0 +1,90 @@
+// A session's internals: the memory plan, the buffers bound in its arena, and
+// the search routines that run on them.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+
+#include "mt/session.hpp"
+#include "thread_pool.hpp"
+#include "transformer.hpp"
+
+namespace mt::detail {
+
+// Sizes every buffer from (config, options); offsets into one arena.
+struct SessionPlan {
+  int B = 0;  // sentences
+  int S = 0;  // source tokens per sentence, EOS included
+  int T = 0;  // target positions per row
+  int K = 0;  // beam
+  int R = 0;  // decoder rows, B * K
+  int N = 0;  // packed source tokens, B * S
+  int threads = 0;
+  int scratch_stride = 0;  // attention scratch floats per thread
+
+  size_t positions = 0, source_tokens = 0, source_offsets = 0;
+  size_t enc_x = 0, enc_y = 0, enc_qkv = 0, enc_attn = 0, enc_hidden = 0;
+  size_t cross_kv = 0, cross_kv_stride = 0;
+  size_t dec_x = 0, dec_y = 0, dec_qkv = 0, dec_q = 0, dec_attn = 0, dec_hidden = 0, logits = 0;
+  size_t self_cache = 0, self_cache_stride = 0, reorder_scratch = 0, attention_scratch = 0;
+  size_t step_tokens = 0, beam_scores = 0, history = 0, history_scratch = 0, parents = 0;
+  size_t candidates = 0, finished = 0, finished_tokens = 0, source_done = 0, length_limits = 0;
+  size_t hypotheses = 0, hypothesis_counts = 0;
+  size_t total = 0;
+
+  static SessionPlan make(const ModelConfig& config, const SessionOptions& options);
+};
+
+// A hypothesis of the beam: where it came from and its running log-probability.
+struct Candidate {
+  float log_prob;
+  int32_t token;
+  int32_t parent;  // beam index within the sentence
+};
+
+// A finished hypothesis of one sentence, tokens in finished_tokens.
+struct Finished {
+  float score;     // length-normalised
+  float log_prob;
+  int32_t length;  // tokens without EOS
+};
+
+struct SearchLimits {
+  int beam = 1;
+  int hypotheses = 1;
+  int min_length = 0;
+  float length_penalty = 1.0f;
+};
+
+}  // namespace mt::detail
+
+namespace mt {
+
+struct Session::Impl {
+  std::shared_ptr<const Model> model;
+  SessionOptions options;
+  detail::SessionPlan plan;
+  const KernelTable* kernels = nullptr;
+  std::unique_ptr<std::byte[], void (*)(std::byte*)> owned{nullptr, [](std::byte*) {}};
+  std::byte* arena = nullptr;
+  std::unique_ptr<detail::ThreadPool> pool;
+  std::optional<detail::Transformer> transformer;
+
+  template <class T>
+  T* at(size_t offset) { return reinterpret_cast<T*>(arena + offset); }
+
+  detail::EncoderBuffers encoder_buffers();
+  detail::DecoderBuffers decoder_buffers();
+  detail::DecoderState decoder_state(int rows_per_source);
+
+  // Encodes sources already copied (with EOS) into the arena; sets offsets.
+  void encode(int B);
+  // Search over the encoded batch; fills hypotheses and counts.
+  void greedy_search(int B, const detail::SearchLimits& limits);
+  void beam_search(int B, const detail::SearchLimits& limits);
+  // Writes the best finished hypotheses of sentence b into the results.
+  void emit_results(int b, int count, int num_hypotheses);
+};
+
+}  // namespace mt

@@ -1,0 +1,196 @@
+#include "transformer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace mt::detail {
+
+void fill_positions(float* positions, int P, int C) {
+  for (int p = 0; p < P; ++p) {
+    for (int i = 0; i < C; i += 2) {
+      // Computed in double so every platform gets the same table.
+      const double angle = double(p) / std::pow(10000.0, double(i) / double(C));
+      positions[size_t(p) * C + i] = float(std::sin(angle));
+      if (i + 1 < C) positions[size_t(p) * C + i + 1] = float(std::cos(angle));
+    }
+  }
+}
+
+Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
+                         const KernelTable& kernels, ThreadPool& pool, const float* positions,
+                         float* attention_scratch, int scratch_stride)
+    : config_(config), weights_(weights), k_(kernels), pool_(pool), positions_(positions),
+      scratch_(attention_scratch), scratch_stride_(scratch_stride) {}
+
+// y[M, n] = act(x[M, k] W^T + b) (+ residual), split over the pool by panels of
+// output columns: each element is computed by one thread in one fixed order,
+// so the result does not depend on the thread count.
+void Transformer::linear(const float* x, int M, const Linear& w, float* y, Activation act,
+                         const float* residual) {
+  const int panels = int(packed_panels(w.n));
+  const int threads = pool_.size();
+  const int tasks = threads == 1 ? 1 : std::min(panels, threads * 4);
+  pool_.parallel_for(tasks, [&](int task, int) {
+    const int p0 = int(int64_t(panels) * task / tasks), p1 = int(int64_t(panels) * (task + 1) / tasks);
+    if (p0 == p1) return;
+    const int n_begin = p0 * kPanelWidth, n_end = std::min(w.n, p1 * kPanelWidth);
+    k_.gemm_f32(x, size_t(w.k), w.weight, w.bias, residual, size_t(w.n), y, size_t(w.n), M, w.n, w.k,
+                n_begin, n_end, act);
+  });
+}
+
+void Transformer::layer_norm(float* x, int M, const Norm& norm, float* y) {
+  const int C = config_.d_model;
+  const float eps = config_.layer_norm_epsilon;
+  for (int m = 0; m < M; ++m) {
+    k_.layer_norm_f32(x + size_t(m) * C, norm.gamma, norm.beta, y + size_t(m) * C, C, eps);
+  }
+}
+
+// Pre-norm sublayers read LayerNorm(x); post-norm ones read x itself.
+const float* Transformer::sublayer_input(float* x, int M, const Norm& norm, float* y) {
+  if (!config_.pre_norm) return x;
+  layer_norm(x, M, norm, y);
+  return y;
+}
+
+// After x += sublayer(...): post-norm normalises the sum in place.
+void Transformer::sublayer_output(float* x, int M, const Norm& norm) {
+  if (!config_.pre_norm) layer_norm(x, M, norm, x);
+}
+
+// Token embedding x sqrt(C) plus the encoding of `position` (section 3.4).
+void Transformer::embed(const float* table, int32_t token, int position, float* x) {
+  const int C = config_.d_model;
+  k_.embed_f32(table, C, token, std::sqrt(float(C)), positions_ + size_t(position) * C, x);
+}
+
+void Transformer::encode(const int32_t* tokens, const int* offsets, int B, const EncoderBuffers& b) {
+  const int C = config_.d_model, H = config_.heads, dh = C / H;
+  const int N = offsets[B];
+  const float scale = 1.0f / std::sqrt(float(dh));
+  for (int s = 0; s < B; ++s) {
+    for (int i = offsets[s]; i < offsets[s + 1]; ++i) {
+      embed(weights_.source_embedding, tokens[i], i - offsets[s], b.x + size_t(i) * C);
+    }
+  }
+  for (const EncoderLayerWeights& layer : weights_.encoder) {
+    const float* in = sublayer_input(b.x, N, layer.attention_norm, b.y);
+    linear(in, N, layer.qkv, b.qkv);
+    // Each sentence attends over its own tokens only: the padding mask is the
+    // packing itself.
+    pool_.parallel_for(B * H, [&](int task, int thread) {
+      const int s = task / H, h = task % H;
+      const int len = offsets[s + 1] - offsets[s];
+      const float* q = b.qkv + size_t(offsets[s]) * 3 * C + size_t(h) * dh;
+      k_.attention_f32(q, 3 * size_t(C), q + C, q + 2 * C, 3 * size_t(C),
+                       b.attn + size_t(offsets[s]) * C + size_t(h) * dh, size_t(C), len, len, dh, scale,
+                       -1, scratch_ + size_t(thread) * scratch_stride_);
+    });
+    linear(b.attn, N, layer.out, b.x, Activation::none, b.x);
+    sublayer_output(b.x, N, layer.attention_norm);
+
+    in = sublayer_input(b.x, N, layer.ffn_norm, b.y);
+    linear(in, N, layer.ffn_0, b.hidden, config_.activation);
+    linear(b.hidden, N, layer.ffn_1, b.x, Activation::none, b.x);
+    sublayer_output(b.x, N, layer.ffn_norm);
+  }
+  if (config_.pre_norm) layer_norm(b.x, N, weights_.encoder_norm, b.x);
+}
+
+void Transformer::project_memory(const float* memory, int N, float* cross_kv, size_t stride) {
+  for (size_t l = 0; l < weights_.decoder.size(); ++l) {
+    linear(memory, N, weights_.decoder[l].cross_kv, cross_kv + l * stride);
+  }
+}
+
+void Transformer::decode_step(const int32_t* tokens, int R, int t, const DecoderState& state,
+                              const DecoderBuffers& b, float* logits) {
+  for (int r = 0; r < R; ++r) {
+    embed(weights_.target_embedding, tokens[r], t, b.x + size_t(r) * config_.d_model);
+  }
+  decoder_layers(R, 1, t, state, b, logits, /*incremental=*/true);
+}
+
+void Transformer::decode_full(const int32_t* tokens, int R, int T, const DecoderState& state,
+                              const DecoderBuffers& b, float* logits) {
+  for (int m = 0; m < R * T; ++m) {
+    embed(weights_.target_embedding, tokens[m], m % T, b.x + size_t(m) * config_.d_model);
+  }
+  decoder_layers(R * T, T, 0, state, b, logits, /*incremental=*/false);
+}
+
+// Rows of the decoder: incremental, M = R rows at position t, each attending
+// over its cache [0, t]; full, M = R * T rows, sequence r = m / T attending
+// causally over its own rows.
+void Transformer::decoder_layers(int M, int T, int t, const DecoderState& state,
+                                 const DecoderBuffers& b, float* logits, bool incremental) {
+  const int C = config_.d_model, H = config_.heads, dh = C / H;
+  const float scale = 1.0f / std::sqrt(float(dh));
+  const size_t cache_row = size_t(state.cache_capacity) * 2 * C;
+  const int sequences = incremental ? M : M / T;
+  const int queries = incremental ? 1 : T;
+
+  for (size_t l = 0; l < weights_.decoder.size(); ++l) {
+    const DecoderLayerWeights& layer = weights_.decoder[l];
+    // Causal self-attention.
+    const float* in = sublayer_input(b.x, M, layer.self_norm, b.y);
+    linear(in, M, layer.qkv, b.qkv);
+    if (incremental) {
+      float* cache = state.self_cache + l * state.self_cache_stride;
+      for (int r = 0; r < M; ++r) {
+        std::memcpy(cache + r * cache_row + size_t(t) * 2 * C, b.qkv + size_t(r) * 3 * C + C,
+                    2 * size_t(C) * sizeof(float));
+      }
+      pool_.parallel_for(M * H, [&](int task, int thread) {
+        const int r = task / H, h = task % H;
+        const float* k = cache + r * cache_row + size_t(h) * dh;
+        k_.attention_f32(b.qkv + size_t(r) * 3 * C + size_t(h) * dh, 3 * size_t(C), k, k + C,
+                         2 * size_t(C), b.attn + size_t(r) * C + size_t(h) * dh, size_t(C), 1, t + 1,
+                         dh, scale, -1, scratch_ + size_t(thread) * scratch_stride_);
+      });
+    } else {
+      pool_.parallel_for(sequences * H, [&](int task, int thread) {
+        const int s = task / H, h = task % H;
+        const float* q = b.qkv + size_t(s) * T * 3 * C + size_t(h) * dh;
+        k_.attention_f32(q, 3 * size_t(C), q + C, q + 2 * C, 3 * size_t(C),
+                         b.attn + size_t(s) * T * C + size_t(h) * dh, size_t(C), T, T, dh, scale, 0,
+                         scratch_ + size_t(thread) * scratch_stride_);
+      });
+    }
+    linear(b.attn, M, layer.self_out, b.x, Activation::none, b.x);
+    sublayer_output(b.x, M, layer.self_norm);
+
+    // Cross-attention over the memory of each row's source sentence.
+    in = sublayer_input(b.x, M, layer.cross_norm, b.y);
+    linear(in, M, layer.cross_q, b.q);
+    const float* kv = state.cross_kv + l * state.cross_kv_stride;
+    pool_.parallel_for(sequences * H, [&](int task, int thread) {
+      const int s = task / H, h = task % H;
+      const int source = s / state.rows_per_source;
+      const int begin = state.source_offsets[source];
+      const int len = state.source_offsets[source + 1] - begin;
+      const float* k = kv + size_t(begin) * 2 * C + size_t(h) * dh;
+      k_.attention_f32(b.q + size_t(s) * queries * C + size_t(h) * dh, size_t(C), k, k + C,
+                       2 * size_t(C), b.attn + size_t(s) * queries * C + size_t(h) * dh, size_t(C),
+                       queries, len, dh, scale, -1, scratch_ + size_t(thread) * scratch_stride_);
+    });
+    linear(b.attn, M, layer.cross_out, b.x, Activation::none, b.x);
+    sublayer_output(b.x, M, layer.cross_norm);
+
+    // Feed-forward.
+    in = sublayer_input(b.x, M, layer.ffn_norm, b.y);
+    linear(in, M, layer.ffn_0, b.hidden, config_.activation);
+    linear(b.hidden, M, layer.ffn_1, b.x, Activation::none, b.x);
+    sublayer_output(b.x, M, layer.ffn_norm);
+  }
+  const float* out = b.x;
+  if (config_.pre_norm) {
+    layer_norm(b.x, M, weights_.decoder_norm, b.y);
+    out = b.y;
+  }
+  linear(out, M, weights_.output, logits);
+}
+
+}  // namespace mt::detail

@@ -1,0 +1,93 @@
+// The Transformer forward pass on a session's buffers: the encoder over a
+// batch of packed sentences, the decoder one step at a time over a KV cache,
+// and the decoder over whole prefixes (the reference the incremental one is
+// tested against). Shapes: B sentences, N = packed source tokens, R decoder
+// rows, C = d_model, F = d_ff, V = target vocabulary, H heads, L layers.
+#pragma once
+
+#include <cstdint>
+
+#include "model_weights.hpp"
+#include "mt/kernels.h"
+#include "mt/model.hpp"
+#include "thread_pool.hpp"
+
+namespace mt::detail {
+
+// Working buffers, all owned by the caller (a session's arena).
+struct EncoderBuffers {
+  float* x;       // [N, C]: the input, then each layer's output, then the memory
+  float* y;       // [N, C]: pre-norm's normalised input
+  float* qkv;     // [N, 3C]
+  float* attn;    // [N, C]
+  float* hidden;  // [N, F]
+};
+
+struct DecoderBuffers {
+  float* x;       // [R, C]
+  float* y;       // [R, C]
+  float* qkv;     // [R, 3C]
+  float* q;       // [R, C]
+  float* attn;    // [R, C]
+  float* hidden;  // [R, F]
+};
+
+// Where the decoder's attention reads its keys and values.
+struct DecoderState {
+  float* self_cache;        // L x [R, T, 2C]: keys and values of past steps (k | v per position)
+  size_t self_cache_stride; // floats between layers in self_cache
+  int cache_capacity;       // T: positions per row in self_cache
+  const float* cross_kv;    // L x [N_cap, 2C]: encoder memory projected once per source
+  size_t cross_kv_stride;   // floats between layers in cross_kv (N_cap * 2C)
+  const int* source_offsets;  // [B + 1]: rows of sentence b in the memory
+  int rows_per_source;      // decoder rows per sentence (the beam size)
+};
+
+class Transformer {
+ public:
+  Transformer(const ModelConfig& config, const ModelWeights& weights, const KernelTable& kernels,
+              ThreadPool& pool, const float* positions, float* attention_scratch, int scratch_stride);
+
+  // Encodes B sentences packed back to back: sentence b is tokens[offsets[b], offsets[b+1]).
+  // Leaves the memory in buffers.x.
+  void encode(const int32_t* tokens, const int* offsets, int B, const EncoderBuffers& buffers);
+
+  // Projects the memory [N, C] into every decoder layer's cross-attention keys and values.
+  void project_memory(const float* memory, int N, float* cross_kv, size_t cross_kv_stride);
+
+  // One decoding step at position t for R rows: appends to the KV cache and
+  // writes logits [R, V].
+  void decode_step(const int32_t* tokens, int R, int t, const DecoderState& state,
+                   const DecoderBuffers& buffers, float* logits);
+
+  // The decoder over whole prefixes, recomputed from scratch with a causal
+  // mask: R sequences of T tokens, rows r * T + t, logits [R * T, V].
+  // Buffers hold R * T rows; state.self_cache is unused.
+  void decode_full(const int32_t* tokens, int R, int T, const DecoderState& state,
+                   const DecoderBuffers& buffers, float* logits);
+
+ private:
+  void linear(const float* x, int M, const Linear& w, float* y, Activation act = Activation::none,
+              const float* residual = nullptr);
+  void layer_norm(float* x, int M, const Norm& norm, float* y);
+  // x = sublayer input for the residual stream: returns the tensor a sublayer reads.
+  const float* sublayer_input(float* x, int M, const Norm& norm, float* y);
+  void sublayer_output(float* x, int M, const Norm& norm);
+  void embed(const float* table, int32_t token, int position, float* x);
+  void decoder_layers(int M, int T, int t, const DecoderState& state,
+                      const DecoderBuffers& b, float* logits, bool incremental);
+
+  const ModelConfig& config_;
+  const ModelWeights& weights_;
+  const KernelTable& k_;
+  ThreadPool& pool_;
+  const float* positions_;  // [P, C] sinusoidal encodings
+  float* scratch_;          // per thread: scratch_stride floats
+  int scratch_stride_;
+};
+
+// Sinusoidal position encodings of Vaswani et al. 2017 (section 3.5):
+// PE[p, 2i] = sin(p / 10000^(2i/C)), PE[p, 2i+1] = cos(p / 10000^(2i/C)).
+void fill_positions(float* positions, int P, int C);
+
+}  // namespace mt::detail

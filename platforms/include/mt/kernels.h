@@ -1,0 +1,103 @@
+// The compute kernels libmt runs on: a table of function pointers per ISA.
+//
+// Every kernel is a free function on raw pointers and sizes: no allocation,
+// no exceptions, no state. Each SIMD kernel (platforms/simd/, instantiated per
+// ISA in platforms/x86/) has a scalar reference of the same name in
+// platforms/ref/, and tests/test_kernels.cpp runs every ISA against it.
+//
+// Determinism: in every kernel each output element is computed by one fixed
+// sequence of operations that does not depend on M, on the tile it falls in or
+// on the [n_begin, n_end) split. Results are therefore bit-identical whatever
+// the batch composition and the number of threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace mt {
+
+enum class Activation : uint8_t { none = 0, relu = 1, gelu = 2 };
+
+// Weights of a linear layer W[N, K] are stored packed in panels of
+// kPanelWidth output columns: element (n, k) lives at
+//   (n / kPanelWidth) * K * kPanelWidth + k * kPanelWidth + n % kPanelWidth.
+// Rows past N in the last panel are zero. One layout for every ISA (a zmm is
+// one panel row, two ymm on AVX2, four q-registers on NEON), so model files
+// are used in place from the mapping on any machine.
+inline constexpr int kPanelWidth = 16;
+
+inline constexpr size_t packed_panels(int N) { return (size_t(N) + kPanelWidth - 1) / kPanelWidth; }
+inline constexpr size_t packed_size(int N, int K) { return packed_panels(N) * kPanelWidth * size_t(K); }
+
+// Writes W[N, K] (row-major) into the packed layout above; `packed` holds packed_size(N, K) floats.
+void pack_weights_f32(const float* w, int N, int K, float* packed);
+// Reads W[n, k] back from the packed layout.
+inline float packed_at(const float* packed, int K, int n, int k) {
+  return packed[size_t(n / kPanelWidth) * K * kPanelWidth + size_t(k) * kPanelWidth + n % kPanelWidth];
+}
+
+// C[m, n] = act(sum_k A[m, k] * W[n, k] + bias[n]) + residual[m, n]   for n in [n_begin, n_end)
+// A: [M, K] with row stride lda; Wp: packed W[N, K]; bias: [N] or null;
+// residual: [M, N] with row stride ldr, or null; C: [M, N] with row stride ldc.
+// n_begin is a multiple of kPanelWidth; n_end is a multiple of it or N.
+// C may alias residual (same pointer and stride), never A.
+using GemmF32 = void (*)(const float* A, size_t lda, const float* Wp, const float* bias,
+                         const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
+                         int K, int n_begin, int n_end, Activation act);
+
+// One row: y = (x - mean) / sqrt(var + eps) * gamma + beta, over C values. y may alias x.
+using LayerNormF32 = void (*)(const float* x, const float* gamma, const float* beta, float* y,
+                              int C, float eps);
+
+// One row in place: x = exp(x - max) / sum.
+using SoftmaxF32 = void (*)(float* x, int n);
+
+// One row: y = x - max - log(sum(exp(x - max))). y may alias x. Returns the log-sum-exp.
+using LogSoftmaxF32 = float (*)(const float* x, float* y, int n);
+
+// One row: index of the largest value (first one on ties); its value in *max_value.
+using ArgmaxF32 = int (*)(const float* x, int n, float* max_value);
+
+// One token: y[c] = table[id, c] * scale + position[c], c < C.
+// table: packed [V, C] (the layout above, so tied output projections share it).
+using EmbedF32 = void (*)(const float* table_packed, int C, int id, float scale,
+                          const float* position, float* y);
+
+// Scaled dot-product attention of one head (Vaswani et al. 2017, eq. 1):
+// for each query i < Tq:
+//   out[i] = sum_j softmax_j(scale * q[i] . k[j]) v[j],   j < min(Tk, i + causal_offset + 1)
+// or j < Tk when causal_offset < 0 (no causal mask). Rows are dh floats:
+// q[i] at q + i * q_stride, k[j] at k + j * kv_stride, v[j] at v + j * kv_stride,
+// out[i] at out + i * out_stride. scratch holds Tk floats.
+// Padding is expressed by Tk: keys past the sentence are never read.
+using AttentionF32 = void (*)(const float* q, size_t q_stride, const float* k, const float* v,
+                              size_t kv_stride, float* out, size_t out_stride, int Tq, int Tk,
+                              int dh, float scale, int causal_offset, float* scratch);
+
+struct KernelTable {
+  const char* isa;  // "ref", "avx2", "avx512", "neon"
+  GemmF32 gemm_f32;
+  LayerNormF32 layer_norm_f32;
+  SoftmaxF32 softmax_f32;
+  LogSoftmaxF32 log_softmax_f32;
+  ArgmaxF32 argmax_f32;
+  EmbedF32 embed_f32;
+  AttentionF32 attention_f32;
+};
+
+// The scalar reference kernels: plain C++, the ground truth of the tests.
+const KernelTable& reference_kernels();
+
+// The best table this CPU runs, chosen once on first use. The environment
+// variable MT_ISA (ref, avx2, avx512) asks for a lower one, e.g. to compare.
+const KernelTable& best_kernels();
+
+// Every table this CPU can run, reference first: what the kernel tests iterate over.
+std::span<const KernelTable* const> available_kernels();
+
+// Names of the ISA tables compiled into this build that this CPU cannot run
+// (reported as skipped by the tests).
+std::span<const char* const> unavailable_kernels();
+
+}  // namespace mt

@@ -1,0 +1,76 @@
+#include "cli_args.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace mt::cli {
+
+Args::Args(int argc, char** argv, const std::vector<std::string>& flags) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      positional_.push_back(arg);
+      continue;
+    }
+    std::string value;
+    if (const auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (std::find(flags.begin(), flags.end(), arg) == flags.end()) {
+      if (i + 1 >= argc) {
+        if (error_.empty()) error_ = "option " + arg + " needs a value";
+        continue;
+      }
+      value = argv[++i];
+    }
+    values_[arg] = value;
+  }
+}
+
+std::string Args::get(const std::string& name, const std::string& fallback) const {
+  const auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+int Args::get_int(const std::string& name, int fallback, int lo, int hi) {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || errno != 0 || v < lo || v > hi) {
+    if (error_.empty()) {
+      error_ = "option " + name + " = '" + it->second + "': expected a whole number in [" +
+               std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    }
+    return fallback;
+  }
+  return int(v);
+}
+
+float Args::get_float(const std::string& name, float fallback, float lo, float hi) {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  const float v = std::strtof(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
+    if (error_.empty()) {
+      error_ = "option " + name + " = '" + it->second + "': expected a number in [" +
+               std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    }
+    return fallback;
+  }
+  return v;
+}
+
+void Args::reject_unknown(const std::vector<std::string>& known) {
+  for (const auto& [name, value] : values_) {
+    if (std::find(known.begin(), known.end(), name) == known.end() && error_.empty()) {
+      error_ = "unknown option " + name + " (see --help)";
+    }
+  }
+}
+
+}  // namespace mt::cli

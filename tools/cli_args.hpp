@@ -1,0 +1,34 @@
+// Small command-line parsing for the tools: "--name value" options with
+// checked numbers, so a wrong option is one clear line on stderr.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mt::cli {
+
+class Args {
+ public:
+  // `flags`: options without a value (e.g. "--scores"); all others take one.
+  Args(int argc, char** argv, const std::vector<std::string>& flags);
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  const std::vector<std::string>& positional() const { return positional_; }
+
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  std::string get(const std::string& name, const std::string& fallback) const;
+  // A whole number in [lo, hi]; records an error otherwise.
+  int get_int(const std::string& name, int fallback, int lo, int hi);
+  float get_float(const std::string& name, float fallback, float lo, float hi);
+  // Errors for options not in `known`.
+  void reject_unknown(const std::vector<std::string>& known);
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+  std::string error_;
+};
+
+}  // namespace mt::cli

@@ -1,0 +1,95 @@
+// mt_model: create random-weight models for tests and benchmarks, and describe model files.
+//
+//   mt_model random --config small -o small.mtm [--seed 1] [--pre-norm] [--gelu] [--untied]
+//   mt_model info model.mtm
+#include <cstdio>
+#include <string>
+
+#include "cli_args.hpp"
+#include "mt/mt.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  mt_model random --config NAME -o FILE [options]   write a model with seeded random weights
+  mt_model info FILE                                describe a model file
+
+random options:
+  --config NAME     base, small or tiny (see README)
+  -o, --output FILE where to write the model
+  --seed N          random seed (default 1)
+  --pre-norm        LayerNorm before each sublayer instead of after
+  --gelu            GELU feed-forward activation instead of ReLU
+  --untied          separate source, target and output embeddings
+  --max-positions N longest sentence the model accepts (default 1024)
+)";
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "mt_model: %s\n", message.c_str());
+  return 1;
+}
+
+int random_model(mt::cli::Args& args) {
+  args.reject_unknown({"--config", "-o", "--output", "--seed", "--pre-norm", "--gelu", "--untied",
+                       "--max-positions"});
+  const std::string output = args.get("-o", args.get("--output", ""));
+  const int seed = args.get_int("--seed", 1, 0, 2147483647);
+  const int max_positions = args.get_int("--max-positions", 1024, 2, 65536);
+  if (!args.ok()) return fail(args.error());
+  if (!args.has("--config")) return fail("random needs --config (base, small or tiny)");
+  if (output.empty()) return fail("random needs -o FILE");
+  auto config = mt::ModelConfig::preset(args.get("--config", ""));
+  if (!config) return fail(config.status().message());
+  config->pre_norm = args.has("--pre-norm");
+  if (args.has("--gelu")) config->activation = mt::Activation::gelu;
+  if (args.has("--untied")) config->shared_embeddings = config->tied_output = false;
+  config->max_positions = max_positions;
+  const mt::Status status = mt::write_random_model(config.value(), uint64_t(seed), output);
+  if (!status.ok()) return fail(status.message());
+  std::printf("wrote %s: %lld parameters\n", output.c_str(), static_cast<long long>(config->parameter_count()));
+  return 0;
+}
+
+int info(const std::string& path) {
+  auto model = mt::Model::load(path);
+  if (!model) return fail(model.status().message());
+  const mt::ModelConfig& c = (*model)->config();
+  const mt::ModelMetadata& m = (*model)->metadata();
+  std::printf("file            %s (%zu bytes, format version %u)\n", path.c_str(), (*model)->file_size(),
+              (*model)->format_version());
+  std::printf("layers          %d encoder + %d decoder\n", c.encoder_layers, c.decoder_layers);
+  std::printf("d_model         %d, heads %d, d_ff %d\n", c.d_model, c.heads, c.d_ff);
+  std::printf("vocabulary      source %d, target %d\n", c.source_vocab_size, c.target_vocab_size);
+  std::printf("max positions   %d\n", c.max_positions);
+  std::printf("norm            %s, activation %s, epsilon %g\n", c.pre_norm ? "pre" : "post",
+              c.activation == mt::Activation::gelu ? "gelu" : "relu", double(c.layer_norm_epsilon));
+  std::printf("embeddings      %s, output %s\n", c.shared_embeddings ? "shared" : "separate",
+              c.tied_output ? "tied" : "separate");
+  std::printf("special ids     pad %d, bos %d, eos %d, unk %d\n", c.pad_id, c.bos_id, c.eos_id, c.unk_id);
+  std::printf("parameters      %lld in %zu tensors\n", static_cast<long long>(c.parameter_count()),
+              (*model)->tensors().size());
+  if (!m.tool.empty()) std::printf("written by      %s %s\n", m.tool.c_str(), m.tool_version.c_str());
+  if (!m.source_language.empty() || !m.target_language.empty())
+    std::printf("languages       %s -> %s\n", m.source_language.c_str(), m.target_language.c_str());
+  for (const mt::KeyValue& kv : m.extra) std::printf("%-15s %s\n", kv.key.c_str(), kv.value.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mt::cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--untied", "--help", "-h"});
+  if (args.has("--help") || args.has("-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!args.ok()) return fail(args.error());
+  const auto& pos = args.positional();
+  if (pos.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  if (pos[0] == "random" && pos.size() == 1) return random_model(args);
+  if (pos[0] == "info" && pos.size() == 2) return info(pos[1]);
+  return fail("unknown command '" + pos[0] + "' (see --help)");
+}
