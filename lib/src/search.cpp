@@ -38,6 +38,18 @@ void row_top_k(const float* log_probs, int V, int capacity, Candidate* top, int*
   *count = n;
 }
 
+// Stable sort, best first, of a few elements in place: std::stable_sort would
+// allocate a temporary buffer, and n is at most 2 * beam^2.
+template <class T, class Better>
+void insertion_sort(T* items, int n, Better better) {
+  for (int i = 1; i < n; ++i) {
+    const T item = items[i];
+    int j = i;
+    for (; j > 0 && better(item, items[j - 1]); --j) items[j] = items[j - 1];
+    items[j] = item;
+  }
+}
+
 }  // namespace
 
 void Session::Impl::emit_results(int b, int count, int num_hypotheses) {
@@ -48,7 +60,7 @@ void Session::Impl::emit_results(int b, int count, int num_hypotheses) {
   // Best first; equal scores keep the order they finished in.
   int order[256];
   for (int i = 0; i < count; ++i) order[i] = i;
-  std::stable_sort(order, order + count, [&](int x, int y) { return fin[x].score > fin[y].score; });
+  insertion_sort(order, count, [&](int x, int y) { return fin[x].score > fin[y].score; });
   const int n = std::min(count, num_hypotheses);
   for (int i = 0; i < n; ++i) {
     const Finished& f = fin[order[i]];
@@ -169,8 +181,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         row_top_k(lp, V, 2 * K, candidates + n, &count, scores[row], k);
         n += count;
       }
-      std::stable_sort(candidates, candidates + n,
-                       [](const Candidate& x, const Candidate& y) { return x.log_prob > y.log_prob; });
+      insertion_sort(candidates, n, [](const Candidate& x, const Candidate& y) { return x.log_prob > y.log_prob; });
       int next = 0;
       for (int i = 0; i < n && next < K; ++i) {
         const Candidate& c = candidates[i];

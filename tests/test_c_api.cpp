@@ -1,0 +1,96 @@
+// The C API: status codes, messages, ownership, and the same results as C++.
+#include "mt/mt.h"
+
+#include <cstring>
+
+#include "test_util.hpp"
+
+using mt::test::random_model;
+using mt::test::scratch_path;
+using mt::test::tiny_config;
+
+TEST_CASE("C API translates and reports errors without throwing", "[c_api]") {
+  const std::string path = scratch_path("c_api.mtm");
+  REQUIRE(mt::write_random_model(tiny_config(), 91, path).ok());
+
+  mt_model* model = nullptr;
+  CHECK(mt_model_load(scratch_path("missing.mtm").c_str(), &model) == MT_ERROR_IO);
+  CHECK(model == nullptr);
+  CHECK_THAT(mt_last_error(), Catch::Contains("cannot open"));
+  CHECK(mt_model_load(nullptr, &model) == MT_ERROR_INVALID_ARGUMENT);
+  REQUIRE(mt_model_load(path.c_str(), &model) == MT_OK);
+
+  mt_session_options so;
+  mt_session_options_init(&so);
+  so.max_batch_size = 2;
+  so.max_source_length = 16;
+  so.max_target_length = 12;
+  size_t bytes = 0;
+  REQUIRE(mt_session_memory_size(model, &so, &bytes) == MT_OK);
+  CHECK(bytes > 0);
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, &so, &session) == MT_OK);
+  mt_model_free(model);  // the session keeps the model alive
+
+  const int32_t a[] = {5, 6, 7}, b[] = {9};
+  const int32_t* sources[] = {a, b};
+  const size_t lengths[] = {3, 1};
+  mt_translate_options to;
+  mt_translate_options_init(&to);
+  to.beam_size = 2;
+  to.num_hypotheses = 2;
+  REQUIRE(mt_translate_ids(session, sources, lengths, 2, &to) == MT_OK);
+  size_t count = 0;
+  REQUIRE(mt_result_count(session, 1, &count) == MT_OK);
+  CHECK(count == 2);
+  const int32_t* tokens = nullptr;
+  size_t length = 0;
+  float score = 0;
+  REQUIRE(mt_result_hypothesis(session, 0, 0, &tokens, &length, &score) == MT_OK);
+  CHECK(length <= 12);
+  CHECK(score < 0.0f);
+  CHECK(mt_result_hypothesis(session, 0, 2, &tokens, &length, &score) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(mt_result_count(session, 2, &count) == MT_ERROR_INVALID_ARGUMENT);
+
+  to.beam_size = 9;
+  CHECK(mt_translate_ids(session, sources, lengths, 2, &to) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(mt_last_error(), Catch::Contains("beam_size = 9"));
+  CHECK(mt_result_count(session, 0, &count) == MT_ERROR_INVALID_ARGUMENT);  // no stale results
+  mt_translate_options_init(&to);
+  const int32_t* three[] = {a, b, a};
+  const size_t three_lengths[] = {3, 1, 3};
+  CHECK(mt_translate_ids(session, three, three_lengths, 3, &to) == MT_ERROR_CAPACITY_EXCEEDED);
+  const int32_t bad[] = {5, 100000};
+  const int32_t* bad_sources[] = {bad};
+  const size_t bad_length[] = {2};
+  CHECK(mt_translate_ids(session, bad_sources, bad_length, 1, &to) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(mt_last_error(), Catch::Contains("100000"));
+  mt_session_free(session);
+  mt_session_free(nullptr);
+  mt_model_free(nullptr);
+}
+
+TEST_CASE("C API sessions can use a caller buffer", "[c_api]") {
+  const std::string path = scratch_path("c_api_buffer.mtm");
+  REQUIRE(mt::write_random_model(tiny_config(), 92, path).ok());
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(path.c_str(), &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  so.max_batch_size = 1;
+  so.max_source_length = 8;
+  so.max_target_length = 8;
+  size_t bytes = 0;
+  REQUIRE(mt_session_memory_size(model, &so, &bytes) == MT_OK);
+  void* buffer = ::operator new(bytes, std::align_val_t(64));
+  mt_session* session = nullptr;
+  CHECK(mt_session_create_in(model, &so, buffer, bytes - 1, &session) == MT_ERROR_INVALID_ARGUMENT);
+  REQUIRE(mt_session_create_in(model, &so, buffer, bytes, &session) == MT_OK);
+  const int32_t a[] = {5, 6};
+  const int32_t* sources[] = {a};
+  const size_t lengths[] = {2};
+  CHECK(mt_translate_ids(session, sources, lengths, 1, nullptr) == MT_OK);
+  mt_session_free(session);
+  mt_model_free(model);
+  ::operator delete(buffer, std::align_val_t(64));
+}

@@ -1,0 +1,297 @@
+// The decoder: incremental decoding equals recomputing the prefix, beam 1
+// equals greedy, batching and threads do not change results, options are checked.
+#include <cmath>
+#include <vector>
+
+#include "session_impl.hpp"
+#include "test_util.hpp"
+
+using namespace mt;
+using mt::test::make_sources;
+using mt::test::random_model;
+using mt::test::spans;
+using mt::test::tiny_config;
+
+namespace {
+
+struct Output {
+  std::vector<std::vector<int32_t>> tokens;
+  std::vector<float> scores;
+};
+
+Output run(Session& session, const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options) {
+  Translations results;
+  const Status status = session.translate(spans(sources), options, &results);
+  INFO(status.message());
+  REQUIRE(status.ok());
+  REQUIRE(results.size() == sources.size());
+  Output out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    for (const Hypothesis& h : results[i]) {
+      out.tokens.emplace_back(h.tokens.begin(), h.tokens.end());
+      out.scores.push_back(h.score);
+    }
+  }
+  return out;
+}
+
+Session make_session(std::shared_ptr<const Model> model, int batch = 8, int beam = 4, int threads = 1) {
+  SessionOptions o;
+  o.max_batch_size = batch;
+  o.max_beam_size = beam;
+  o.max_source_length = 40;
+  o.max_target_length = 24;
+  o.num_threads = threads;
+  auto session = Session::create(std::move(model), o);
+  INFO(session.status().message());
+  REQUIRE(session.ok());
+  return std::move(session.value());
+}
+
+ModelConfig config_variant(int variant) {
+  ModelConfig c = tiny_config();
+  if (variant == 1) {
+    c.pre_norm = true;
+    c.activation = Activation::gelu;
+  } else if (variant == 2) {
+    c.shared_embeddings = c.tied_output = false;
+    c.source_vocab_size = 257;
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("incremental decoding matches recomputing the whole prefix", "[decoder]") {
+  const int variant = GENERATE(0, 1, 2);
+  const ModelConfig config = config_variant(variant);
+  auto model = random_model(config, 11 + variant);
+  Session session = make_session(model, 2, 1);
+  const auto sources = make_sources({9, 4}, config.source_vocab_size, 3);
+  run(session, sources, {});  // encodes the batch: cross-attention keys/values now in the session
+
+  Session::Impl& s = *session.impl();
+  const int T = 12, V = config.target_vocab_size, C = config.d_model, F = config.d_ff;
+  std::vector<int32_t> prefix = {config.bos_id};
+  for (int t = 1; t < T; ++t) prefix.push_back(int32_t(4 + (t * 37) % (V - 4)));
+
+  for (int source = 0; source < 2; ++source) {
+    // Full recomputation: T rows attending causally, one sequence.
+    std::vector<float> x(T * C), y(T * C), qkv(T * 3 * C), q(T * C), attn(T * C), hidden(T * F), full(T * V);
+    detail::DecoderBuffers full_buffers{x.data(), y.data(), qkv.data(), q.data(), attn.data(), hidden.data()};
+    detail::DecoderState state = s.decoder_state(1);
+    // Row r of this call reads source r: point the offsets at the wanted sentence.
+    const int* offsets = state.source_offsets;
+    const int one_source[2] = {offsets[source], offsets[source + 1]};
+    state.source_offsets = one_source;
+    s.transformer->decode_full(prefix.data(), 1, T, state, full_buffers, full.data());
+
+    float* step_logits = s.at<float>(s.plan.logits);
+    for (int t = 0; t < T; ++t) {
+      s.transformer->decode_step(&prefix[t], 1, t, state, s.decoder_buffers(), step_logits);
+      double max_diff = 0.0, max_abs = 0.0;
+      for (int v = 0; v < V; ++v) {
+        max_diff = std::max(max_diff, double(std::fabs(step_logits[v] - full[size_t(t) * V + v])));
+        max_abs = std::max(max_abs, double(std::fabs(full[size_t(t) * V + v])));
+      }
+      INFO("variant " << variant << " source " << source << " step " << t);
+      REQUIRE(max_abs > 0.0);
+      REQUIRE(max_diff / max_abs <= 1e-5);
+    }
+  }
+}
+
+TEST_CASE("beam search with beam 1 gives the greedy result", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 21);
+  Session session = make_session(model);
+  const auto sources = make_sources({1, 5, 12, 30, 7, 2}, config.source_vocab_size, 9);
+  TranslateOptions options;
+  options.max_decoding_length = 20;
+  const Output greedy = run(session, sources, options);
+
+  // Drive the beam-search routine itself with K = 1.
+  Translations results;
+  REQUIRE(session.translate(spans(sources), options, &results).ok());
+  Session::Impl& s = *session.impl();
+  s.beam_search(int(sources.size()), detail::SearchLimits{1, 1, 0, options.length_penalty});
+  for (size_t i = 0; i < sources.size(); ++i) {
+    REQUIRE(results[i].size() == 1);
+    const Hypothesis& h = results[i][0];
+    CHECK(std::vector<int32_t>(h.tokens.begin(), h.tokens.end()) == greedy.tokens[i]);
+    CHECK(h.score == Approx(greedy.scores[i]).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("a batch of mixed lengths translates as each sentence alone", "[decoder]") {
+  const int variant = GENERATE(0, 1);
+  const ModelConfig config = config_variant(variant);
+  auto model = random_model(config, 31 + variant);
+  Session session = make_session(model);
+  const auto sources = make_sources({3, 17, 1, 39, 8, 0, 25, 11}, config.source_vocab_size, 4);
+  for (int beam : {1, 4}) {
+    TranslateOptions options;
+    options.beam_size = beam;
+    options.num_hypotheses = beam == 4 ? 3 : 1;
+    const Output batched = run(session, sources, options);
+    Output alone;
+    for (const auto& s : sources) {
+      const Output one = run(session, {s}, options);
+      alone.tokens.insert(alone.tokens.end(), one.tokens.begin(), one.tokens.end());
+      alone.scores.insert(alone.scores.end(), one.scores.begin(), one.scores.end());
+    }
+    INFO("variant " << variant << " beam " << beam);
+    CHECK(batched.tokens == alone.tokens);
+    // Every element is computed in the same order whatever the batch: exact.
+    CHECK(batched.scores == alone.scores);
+  }
+}
+
+TEST_CASE("results do not depend on the number of threads", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 41);
+  Session one = make_session(model, 8, 4, 1);
+  Session two = make_session(model, 8, 4, 2);
+  Session three = make_session(model, 8, 4, 3);
+  const auto sources = make_sources({5, 9, 13, 2, 20}, config.source_vocab_size, 5);
+  for (int beam : {1, 3}) {
+    TranslateOptions options;
+    options.beam_size = beam;
+    const Output a = run(one, sources, options), b = run(two, sources, options), c = run(three, sources, options);
+    CHECK(a.tokens == b.tokens);
+    CHECK(a.scores == b.scores);
+    CHECK(a.tokens == c.tokens);
+    CHECK(a.scores == c.scores);
+  }
+}
+
+TEST_CASE("beam search returns sorted n-best lists that beat greedy", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 51);
+  Session session = make_session(model);
+  const auto sources = make_sources({6, 14, 3}, config.source_vocab_size, 6);
+  TranslateOptions greedy_options;
+  const Output greedy = run(session, sources, greedy_options);
+  TranslateOptions options;
+  options.beam_size = 4;
+  options.num_hypotheses = 4;
+  Translations results;
+  REQUIRE(session.translate(spans(sources), options, &results).ok());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto hyps = results[i];
+    REQUIRE(hyps.size() == 4);
+    for (size_t k = 1; k < hyps.size(); ++k) CHECK(hyps[k - 1].score >= hyps[k].score);
+    for (size_t k = 0; k < hyps.size(); ++k) {
+      CHECK(hyps[k].tokens.size() <= 24);
+      const float length = float(hyps[k].tokens.size()) + (hyps[k].tokens.size() < 24 ? 1.0f : 0.0f);
+      CHECK(hyps[k].score == Approx(hyps[k].log_prob / length).epsilon(1e-5));
+      for (size_t j = 0; j < k; ++j) {
+        CHECK(std::vector<int32_t>(hyps[k].tokens.begin(), hyps[k].tokens.end()) !=
+              std::vector<int32_t>(hyps[j].tokens.begin(), hyps[j].tokens.end()));
+      }
+    }
+    // A search of four beams never ends below the single greedy path.
+    CHECK(hyps[0].score >= greedy.scores[i] - 1e-5f);
+  }
+}
+
+TEST_CASE("decoding lengths follow the options", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 61);
+  Session session = make_session(model);
+  const auto sources = make_sources({4, 10}, config.source_vocab_size, 7);
+  for (int beam : {1, 2}) {
+    TranslateOptions options;
+    options.beam_size = beam;
+    options.max_decoding_length = 5;
+    for (const auto& t : run(session, sources, options).tokens) CHECK(t.size() <= 5);
+    options.max_decoding_length = 0;
+    options.max_length_ratio = 0.5f;
+    options.max_length_offset = 1;
+    const Output ratio = run(session, sources, options);
+    CHECK(ratio.tokens[0].size() <= 3);
+    CHECK(ratio.tokens[1].size() <= 6);
+    // With EOS forbidden until the limit, every output has exactly that length.
+    options.max_length_ratio = 0.0f;
+    options.max_decoding_length = 7;
+    options.min_decoding_length = 7;
+    for (const auto& t : run(session, sources, options).tokens) CHECK(t.size() == 7);
+  }
+}
+
+TEST_CASE("bad options and inputs are refused with clear errors", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 71);
+  Session session = make_session(model, 2, 4);
+  Translations out;
+  auto fails = [&](const std::vector<std::vector<int32_t>>& sources, TranslateOptions o, const char* words) {
+    const Status s = session.translate(spans(sources), o, &out);
+    INFO(s.message());
+    CHECK_FALSE(s.ok());
+    CHECK_THAT(s.message(), Catch::Contains(words));
+  };
+  const std::vector<std::vector<int32_t>> ok = {{5, 6}};
+  TranslateOptions o;
+  o.beam_size = 0;
+  fails(ok, o, "beam_size = 0");
+  o.beam_size = 5;
+  fails(ok, o, "beam_size = 5");
+  o = {};
+  o.beam_size = 2;
+  o.num_hypotheses = 3;
+  fails(ok, o, "num_hypotheses = 3");
+  o = {};
+  o.max_decoding_length = 1000;
+  fails(ok, o, "max_decoding_length = 1000");
+  o = {};
+  o.length_penalty = std::nanf("");
+  fails(ok, o, "length_penalty");
+  fails({{5}, {6}, {7}}, {}, "max_batch_size 2");
+  fails({std::vector<int32_t>(40, 5)}, {}, "sentence 0 has 40 tokens");
+  fails({{5, 301}}, {}, "id 301");
+  fails({{5, -1}}, {}, "id -1");
+  CHECK(session.translate(spans(ok), {}, nullptr).code() == Errc::invalid_argument);
+  // The session still works after refusing.
+  REQUIRE(session.translate(spans(ok), {}, &out).ok());
+  CHECK(out.size() == 1);
+  REQUIRE(session.translate({}, {}, &out).ok());
+  CHECK(out.size() == 0);
+
+  SessionOptions so;
+  so.num_threads = 0;
+  CHECK_THAT(Session::create(model, so).status().message(), Catch::Contains("num_threads = 0"));
+  so = {};
+  so.max_target_length = 129;
+  CHECK_THAT(Session::create(model, so).status().message(), Catch::Contains("max_target_length = 129"));
+  so = {};
+  so.max_batch_size = 0;
+  CHECK_FALSE(Session::create(model, so).ok());
+  CHECK_FALSE(Session::create(nullptr, {}).ok());
+}
+
+TEST_CASE("a session can work in memory the caller supplies", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 81);
+  SessionOptions o;
+  o.max_batch_size = 3;
+  o.max_source_length = 16;
+  o.max_target_length = 10;
+  auto need = Session::required_memory(config, o);
+  REQUIRE(need.ok());
+  std::vector<std::byte> small(need.value() - 64);
+  CHECK_FALSE(Session::create(model, o, small).ok());
+
+  auto* buffer = static_cast<std::byte*>(::operator new(need.value(), std::align_val_t(64)));
+  {
+    auto external = Session::create(model, o, {buffer, need.value()});
+    REQUIRE(external.ok());
+    auto owned = Session::create(model, o);
+    REQUIRE(owned.ok());
+    CHECK(owned->memory_size() == need.value());
+    const auto sources = make_sources({3, 9, 15}, config.source_vocab_size, 8);
+    TranslateOptions t;
+    t.beam_size = 2;
+    CHECK(run(external.value(), sources, t).tokens == run(owned.value(), sources, t).tokens);
+  }
+  ::operator delete(buffer, std::align_val_t(64));
+}

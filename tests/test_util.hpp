@@ -1,0 +1,79 @@
+// Shared helpers for the tests: small configs and random models on disk.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "mt/mt.hpp"
+
+namespace mt::test {
+
+// A model small enough that every test runs in milliseconds, with awkward
+// sizes (vocabulary and d_ff not multiples of 16).
+inline ModelConfig tiny_config() {
+  ModelConfig c;
+  c.encoder_layers = 2;
+  c.decoder_layers = 2;
+  c.d_model = 64;
+  c.heads = 4;
+  c.d_ff = 136;
+  c.source_vocab_size = c.target_vocab_size = 301;
+  c.max_positions = 128;
+  c.shared_embeddings = c.tied_output = true;
+  return c;
+}
+
+// A scratch directory removed at the end of the test program.
+inline const std::filesystem::path& scratch_dir() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("libmt-test-" + std::to_string(getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  static const struct Cleanup {
+    ~Cleanup() { std::error_code ec; std::filesystem::remove_all(dir, ec); }
+  } cleanup;
+  return dir;
+}
+
+inline std::string scratch_path(const std::string& name) { return (scratch_dir() / name).string(); }
+
+inline std::shared_ptr<const Model> random_model(const ModelConfig& config, uint64_t seed,
+                                                 const std::string& name = "model.mtm") {
+  const std::string path = scratch_path(std::to_string(seed) + "-" + name);
+  const Status written = write_random_model(config, seed, path);
+  INFO(written.message());
+  REQUIRE(written.ok());
+  auto model = Model::load(path);
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  return model.value();
+}
+
+// Deterministic pseudo-random source sentences of the given lengths, ids in [4, vocab).
+inline std::vector<std::vector<int32_t>> make_sources(const std::vector<int>& lengths, int vocab, uint32_t seed) {
+  std::vector<std::vector<int32_t>> out;
+  uint32_t x = seed * 2654435761u + 1;
+  for (int len : lengths) {
+    std::vector<int32_t> s;
+    for (int i = 0; i < len; ++i) {
+      x = x * 1664525u + 1013904223u;
+      s.push_back(int32_t(4 + (x >> 8) % uint32_t(vocab - 4)));
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+inline std::vector<std::span<const int32_t>> spans(const std::vector<std::vector<int32_t>>& v) {
+  return {v.begin(), v.end()};
+}
+
+}  // namespace mt::test
