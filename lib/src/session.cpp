@@ -199,35 +199,29 @@ void Session::Impl::encode(int B) {
   transformer->project_memory(buffers.x, offsets[B], at<float>(plan.cross_kv), plan.cross_kv_stride);
 }
 
-Status Session::translate(std::span<const std::span<const int32_t>> sources,
-                          const TranslateOptions& options, Translations* results) {
-  Impl& s = *impl_;
-  const ModelConfig& cfg = s.model->config();
-  if (results == nullptr) return Status::error(Errc::invalid_argument, "results must not be null");
-  *results = Translations{};
-  MT_RETURN_IF_ERROR(options.validate(s.options));
-  const int B = int(std::min(sources.size(), size_t(INT32_MAX)));
-  if (sources.size() > size_t(s.plan.B)) {
+Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sources,
+                                   const TranslateOptions& options) {
+  const ModelConfig& cfg = model->config();
+  MT_RETURN_IF_ERROR(options.validate(this->options));
+  if (sources.size() > size_t(plan.B)) {
     return Status::error(Errc::capacity_exceeded, "batch of %zu sentences exceeds the session's max_batch_size %d",
-                         sources.size(), s.plan.B);
+                         sources.size(), plan.B);
   }
-  if (B == 0) return {};
-
-  // Copy the sources, each followed by EOS, back to back.
-  int32_t* tokens = s.at<int32_t>(s.plan.source_tokens);
-  int* offsets = s.at<int>(s.plan.source_offsets);
-  int* limits = s.at<int>(s.plan.length_limits);
+  // Each source followed by EOS, back to back.
+  int32_t* tokens = at<int32_t>(plan.source_tokens);
+  int* offsets = at<int>(plan.source_offsets);
+  int* limits = at<int>(plan.length_limits);
   offsets[0] = 0;
-  for (int b = 0; b < B; ++b) {
-    const std::span<const int32_t> src = sources[size_t(b)];
-    if (src.size() + 1 > size_t(s.plan.S)) {
+  for (size_t b = 0; b < sources.size(); ++b) {
+    const std::span<const int32_t> src = sources[b];
+    if (src.size() + 1 > size_t(plan.S)) {
       return Status::error(Errc::capacity_exceeded,
-                           "sentence %d has %zu tokens; the session allows %d (max_source_length %d, EOS included)",
-                           b, src.size(), s.plan.S - 1, s.plan.S);
+                           "sentence %zu has %zu tokens; the session allows %d (max_source_length %d, EOS included)",
+                           b, src.size(), plan.S - 1, plan.S);
     }
     for (size_t i = 0; i < src.size(); ++i) {
       if (src[i] < 0 || src[i] >= cfg.source_vocab_size) {
-        return Status::error(Errc::invalid_argument, "sentence %d token %zu has id %d, outside the vocabulary [0, %d)",
+        return Status::error(Errc::invalid_argument, "sentence %zu token %zu has id %d, outside the vocabulary [0, %d)",
                              b, i, int(src[i]), cfg.source_vocab_size);
       }
     }
@@ -236,17 +230,28 @@ Status Session::translate(std::span<const std::span<const int32_t>> sources,
     dst[src.size()] = cfg.eos_id;
     offsets[b + 1] = offsets[b] + int(src.size()) + 1;
 
-    int limit = options.max_decoding_length > 0 ? options.max_decoding_length : s.plan.T;
+    int limit = options.max_decoding_length > 0 ? options.max_decoding_length : plan.T;
     if (options.max_length_ratio > 0.0f) {
       const double by_ratio = std::ceil(double(options.max_length_ratio) * double(src.size())) + options.max_length_offset;
       limit = int(std::min(double(limit), by_ratio));
     }
-    limits[b] = std::max(1, std::min(limit, s.plan.T));
+    limits[b] = std::max(1, std::min(limit, plan.T));
   }
+  return {};
+}
+
+Status Session::translate(std::span<const std::span<const int32_t>> sources,
+                          const TranslateOptions& options, Translations* results) {
+  Impl& s = *impl_;
+  if (results == nullptr) return Status::error(Errc::invalid_argument, "results must not be null");
+  *results = Translations{};
+  MT_RETURN_IF_ERROR(s.load_sources(sources, options));
+  const int B = int(sources.size());
+  if (B == 0) return {};
 
   s.encode(B);
-  detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
-                              options.length_penalty};
+  const detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
+                                    options.length_penalty};
   if (options.beam_size == 1) {
     s.greedy_search(B, search);
   } else {

@@ -78,6 +78,9 @@ struct Session::Impl {
   detail::DecoderBuffers decoder_buffers();
   detail::DecoderState decoder_state(int rows_per_source);
 
+  // Checks the sources and options and copies the sources (each + EOS) and
+  // their length limits into the arena.
+  Status load_sources(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options);
   // Encodes sources already copied (with EOS) into the arena; sets offsets.
   void encode(int B);
   // Search over the encoded batch; fills hypotheses and counts.

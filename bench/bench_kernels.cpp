@@ -1,0 +1,104 @@
+// Kernel benchmarks, one set per ISA table this CPU runs:
+//   gemm_f32/<isa>/M:../N:../K:..   GFLOP/s in the "FLOPS" counter
+//   layer_norm_f32/<isa>/C:..       one row
+//   attention_f32/<isa>/Tq:../Tk:../dh:..  one head
+// Run e.g. bench_kernels --benchmark_filter='gemm_f32/avx512/M:1/' --benchmark_min_time=0.1
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "mt/kernels.h"
+
+namespace {
+
+std::vector<float> random_vector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+void bench_gemm(benchmark::State& state, const mt::KernelTable* t, int M, int N, int K) {
+  const std::vector<float> A = random_vector(size_t(M) * K, 1);
+  const std::vector<float> bias = random_vector(N, 3);
+  std::vector<float> Wp(mt::packed_size(N, K));
+  {
+    const std::vector<float> w = random_vector(size_t(N) * K, 2);
+    mt::pack_weights_f32(w.data(), N, K, Wp.data());
+  }
+  std::vector<float> C(size_t(M) * N);
+  for (auto _ : state) {
+    t->gemm_f32(A.data(), K, Wp.data(), bias.data(), nullptr, 0, C.data(), N, M, N, K, 0, N,
+                mt::Activation::none);
+    benchmark::ClobberMemory();
+  }
+  state.counters["FLOPS"] = benchmark::Counter(2.0 * M * N * K * double(state.iterations()),
+                                               benchmark::Counter::kIsRate);
+}
+
+void bench_layer_norm(benchmark::State& state, const mt::KernelTable* t, int C) {
+  std::vector<float> x = random_vector(C, 1), gamma = random_vector(C, 2), beta = random_vector(C, 3);
+  std::vector<float> y(C);
+  for (auto _ : state) {
+    t->layer_norm_f32(x.data(), gamma.data(), beta.data(), y.data(), C, 1e-5f);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+}
+
+// One head of self-attention with heads interleaved in rows of H * dh.
+void bench_attention(benchmark::State& state, const mt::KernelTable* t, int Tq, int Tk, int dh) {
+  const int H = 8;
+  const size_t stride = size_t(H) * dh;
+  const std::vector<float> q = random_vector(Tq * stride, 1);
+  const std::vector<float> k = random_vector(Tk * stride, 2);
+  const std::vector<float> v = random_vector(Tk * stride, 3);
+  std::vector<float> out(Tq * stride), scratch(Tk);
+  const int causal_offset = Tq == 1 ? Tk - 1 : -1;  // a decoding step sees every key so far
+  for (auto _ : state) {
+    t->attention_f32(q.data(), stride, k.data(), v.data(), stride, out.data(), stride, Tq, Tk, dh,
+                     1.0f / std::sqrt(float(dh)), causal_offset, scratch.data());
+    benchmark::ClobberMemory();
+  }
+}
+
+void register_benchmarks() {
+  const int Ms[] = {1, 4, 16, 32, 256};
+  const int NKs[][2] = {{512, 512},   {2048, 512},  {512, 2048},  {32000, 512},
+                        {256, 256},   {1024, 256},  {256, 1024},  {8000, 256}};
+  for (const mt::KernelTable* t : mt::available_kernels()) {
+    const std::string isa = t->isa;
+    for (int M : Ms)
+      for (const auto& nk : NKs) {
+        const std::string name = "gemm_f32/" + isa + "/M:" + std::to_string(M) +
+                                 "/N:" + std::to_string(nk[0]) + "/K:" + std::to_string(nk[1]);
+        benchmark::RegisterBenchmark(name.c_str(), bench_gemm, t, M, nk[0], nk[1])
+            ->Unit(benchmark::kMicrosecond);
+      }
+    for (int C : {512, 1024})
+      benchmark::RegisterBenchmark(("layer_norm_f32/" + isa + "/C:" + std::to_string(C)).c_str(),
+                                   bench_layer_norm, t, C);
+    const int shapes[][3] = {{1, 64, 64}, {1, 256, 64}, {64, 64, 64}, {128, 128, 64}};
+    for (const auto& s : shapes) {
+      const std::string name = "attention_f32/" + isa + "/Tq:" + std::to_string(s[0]) +
+                               "/Tk:" + std::to_string(s[1]) + "/dh:" + std::to_string(s[2]);
+      benchmark::RegisterBenchmark(name.c_str(), bench_attention, t, s[0], s[1], s[2])
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_benchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,26 @@
+// Scalar reference kernels: plain C++, the ground truth every SIMD table is
+// tested against. Signatures follow the typedefs in mt/kernels.h.
+#pragma once
+
+#include "mt/kernels.h"
+
+namespace mt {
+
+void gemm_f32_ref(const float* A, size_t lda, const float* Wp, const float* bias,
+                  const float* residual, size_t ldr, float* C, size_t ldc, int M, int N, int K,
+                  int n_begin, int n_end, Activation act);
+void layer_norm_f32_ref(const float* x, const float* gamma, const float* beta, float* y, int C,
+                        float eps);
+void softmax_f32_ref(float* x, int n);
+float log_softmax_f32_ref(const float* x, float* y, int n);
+int argmax_f32_ref(const float* x, int n, float* max_value);
+void embed_f32_ref(const float* table_packed, int C, int id, float scale, const float* position,
+                   float* y);
+void attention_f32_ref(const float* q, size_t q_stride, const float* k, const float* v,
+                       size_t kv_stride, float* out, size_t out_stride, int Tq, int Tk, int dh,
+                       float scale, int causal_offset, float* scratch);
+
+// GELU with the exact erf form (Hendrycks & Gimpel 2016), as the SIMD kernels compute it.
+float gelu_f32_ref(float x);
+
+}  // namespace mt

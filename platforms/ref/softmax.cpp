@@ -1,0 +1,48 @@
+// Reference softmax, log-softmax and argmax of one row. Subtracting the
+// maximum first keeps exp() from overflowing.
+#include <cmath>
+
+#include "ref/kernels_ref.h"
+
+namespace mt {
+
+namespace {
+
+float max_f32(const float* x, int n) {
+  float m = x[0];
+  for (int i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+}  // namespace
+
+void softmax_f32_ref(float* x, int n) {
+  if (n <= 0) return;
+  const float m = max_f32(x, n);
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - m);
+    sum += x[i];
+  }
+  for (int i = 0; i < n; ++i) x[i] /= sum;
+}
+
+float log_softmax_f32_ref(const float* x, float* y, int n) {
+  if (n <= 0) return -INFINITY;
+  const float m = max_f32(x, n);
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) sum += std::exp(x[i] - m);
+  const float log_sum = std::log(sum);
+  for (int i = 0; i < n; ++i) y[i] = x[i] - m - log_sum;
+  return m + log_sum;
+}
+
+int argmax_f32_ref(const float* x, int n, float* max_value) {
+  int best = 0;
+  for (int i = 1; i < n; ++i)
+    if (x[i] > x[best]) best = i;  // strict: the first index wins ties
+  if (max_value) *max_value = n > 0 ? x[best] : -INFINITY;
+  return best;
+}
+
+}  // namespace mt

@@ -1,0 +1,190 @@
+// GEMM on packed weights, written once with xsimd and instantiated per ISA
+// (platforms/x86/). C[m, n] = act(A[m, :] . W[n, :] + bias[n]) + residual[m, n].
+//
+// Determinism (mt/kernels.h): every C[m, n] is computed by the same sequence
+// whatever M, the tile it falls in and [n_begin, n_end): a float accumulator
+// starting at 0, one fma per k in increasing k, then + bias, activation,
+// + residual. Tiles only change how many such chains run side by side. Do not
+// split K or keep several partial sums per element here.
+//
+// Everything is a template on Arch, so the ISA translation units share no
+// symbol that could leak their instructions into generic code; for the same
+// reason this code avoids std:: functions (an inline std::max compiled with
+// -mavx512f could be the copy the linker keeps for everybody).
+#pragma once
+
+#include <xsimd/xsimd.hpp>
+
+#include "mt/kernels.h"
+
+namespace mt::simd {
+
+// Everything a tile needs besides its position.
+struct GemmArgs {
+  const float* A;
+  size_t lda;
+  const float* Wp;
+  const float* bias;
+  const float* residual;
+  size_t ldr;
+  float* C;
+  size_t ldc;
+  int K;
+  int n_end;
+  Activation act;
+};
+
+// Register tiling per ISA. A panel is kPanelWidth floats: one zmm, two ymm.
+template <class Arch>
+struct GemmTiling {
+  using V = xsimd::batch<float, Arch>;
+  static constexpr int kVecPerPanel = kPanelWidth / int(V::size);
+  // Rows per tile, and panels per tile for MR = kMaxMR: kMaxMR * kMaxNP *
+  // kVecPerPanel accumulators plus the weight vectors must fit the register
+  // file (32 zmm; 16 ymm on AVX2).
+  static constexpr int kMaxMR = 4;
+  static constexpr int kMaxNP = kVecPerPanel == 1 ? 4 : 1;
+  // M = 1 (decoding) is a weight stream: more panels at once hide the FMA
+  // latency with independent chains.
+  static constexpr int kGemvNP = kVecPerPanel == 1 ? 8 : 4;
+  // Weight bytes one N block keeps in L2 while every row tile passes over it.
+  static constexpr size_t kL2BlockBytes = 512 * 1024;
+  // How far ahead (in k rows of a panel) to prefetch weights.
+  static constexpr int kPrefetchRows = 16;
+};
+
+template <class Arch>
+inline xsimd::batch<float, Arch> gelu_f32(xsimd::batch<float, Arch> x) {
+  using V = xsimd::batch<float, Arch>;
+  const V half(0.5f), one(1.0f), inv_sqrt2(0.70710678118654752f);
+  return half * x * (one + xsimd::erf(x * inv_sqrt2));
+}
+
+// Bias, activation, residual on one vector of outputs. bias and residual
+// point at this vector's columns (or are null).
+template <class Arch>
+inline xsimd::batch<float, Arch> gemm_epilogue(xsimd::batch<float, Arch> x, const float* bias,
+                                               const float* residual, Activation act) {
+  using V = xsimd::batch<float, Arch>;
+  if (bias) x += V::load_unaligned(bias);
+  if (act == Activation::relu) x = xsimd::select(x > V(0.0f), x, V(0.0f));  // as ref, NaN -> 0
+  if (act == Activation::gelu) x = gelu_f32<Arch>(x);
+  if (residual) x += V::load_unaligned(residual);
+  return x;
+}
+
+// One MR x NP tile: rows [m0, m0 + MR), panels [p0, p0 + NP). Columns at or
+// past g.n_end are computed (on zero padding or neighbouring columns) but
+// never stored.
+template <class Arch, int MR, int NP>
+void gemm_tile_f32(const GemmArgs& g, int m0, int p0) {
+  using T = GemmTiling<Arch>;
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  constexpr int VP = T::kVecPerPanel;
+  constexpr int NV = NP * VP;
+  const int K = g.K;
+  const size_t panel_stride = size_t(K) * kPanelWidth;
+  const float* w = g.Wp + size_t(p0) * panel_stride;
+  const float* a[MR];
+  for (int r = 0; r < MR; ++r) a[r] = g.A + size_t(m0 + r) * g.lda;
+
+  V acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < NV; ++j) acc[r][j] = V(0.0f);
+
+  for (int k = 0; k < K; ++k) {
+    const float* wk = w + size_t(k) * kPanelWidth;
+    V wv[NV];
+    const bool prefetch = k + T::kPrefetchRows < K;  // stay inside the panels
+#pragma GCC unroll 16
+    for (int p = 0; p < NP; ++p) {
+      if (prefetch) __builtin_prefetch(wk + p * panel_stride + T::kPrefetchRows * kPanelWidth);
+      for (int v = 0; v < VP; ++v) wv[p * VP + v] = V::load_unaligned(wk + p * panel_stride + v * W);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) {
+      const V ar(a[r][k]);
+#pragma GCC unroll 16
+      for (int j = 0; j < NV; ++j) acc[r][j] = xsimd::fma(ar, wv[j], acc[r][j]);
+    }
+  }
+
+  for (int p = 0; p < NP; ++p) {
+    const int n0 = (p0 + p) * kPanelWidth;
+    const int cols = g.n_end - n0 < kPanelWidth ? g.n_end - n0 : kPanelWidth;
+    for (int r = 0; r < MR; ++r) {
+      float* c = g.C + size_t(m0 + r) * g.ldc + n0;
+      const float* res = g.residual ? g.residual + size_t(m0 + r) * g.ldr + n0 : nullptr;
+      if (cols == kPanelWidth) {
+        for (int v = 0; v < VP; ++v) {
+          const V y = gemm_epilogue<Arch>(acc[r][p * VP + v], g.bias ? g.bias + n0 + v * W : nullptr,
+                                          res ? res + v * W : nullptr, g.act);
+          y.store_unaligned(c + v * W);
+        }
+      } else {
+        // Last, partial panel: bias, residual and C end at column n_end, so
+        // go through padded copies; the arithmetic is the same as above.
+        alignas(64) float b[kPanelWidth] = {}, rs[kPanelWidth] = {}, out[kPanelWidth];
+        for (int i = 0; i < cols; ++i) {
+          if (g.bias) b[i] = g.bias[n0 + i];
+          if (res) rs[i] = res[i];
+        }
+        for (int v = 0; v < VP; ++v) {
+          const V y = gemm_epilogue<Arch>(acc[r][p * VP + v], g.bias ? b + v * W : nullptr,
+                                          res ? rs + v * W : nullptr, g.act);
+          y.store_unaligned(out + v * W);
+        }
+        for (int i = 0; i < cols; ++i) c[i] = out[i];
+      }
+    }
+  }
+}
+
+// Picks the tile instantiation for a run-time (mr, np) with mr <= MR, np <= NP.
+template <class Arch, int MR, int NP>
+void gemm_tile_dispatch_f32(const GemmArgs& g, int m0, int p0, int mr, int np) {
+  if constexpr (MR > 1) {
+    if (mr < MR) return gemm_tile_dispatch_f32<Arch, MR - 1, NP>(g, m0, p0, mr, np);
+  }
+  if constexpr (NP > 1) {
+    if (np < NP) return gemm_tile_dispatch_f32<Arch, MR, NP - 1>(g, m0, p0, mr, np);
+  }
+  gemm_tile_f32<Arch, MR, NP>(g, m0, p0);
+}
+
+template <class Arch>
+void gemm_f32(const float* A, size_t lda, const float* Wp, const float* bias,
+              const float* residual, size_t ldr, float* C, size_t ldc, int M, int N, int K,
+              int n_begin, int n_end, Activation act) {
+  using T = GemmTiling<Arch>;
+  if (M <= 0 || n_begin >= n_end) return;
+  const GemmArgs g{A, lda, Wp, bias, residual, ldr, C, ldc, K, n_end, act};
+  const int p_begin = n_begin / kPanelWidth;
+  const int p_end = (n_end + kPanelWidth - 1) / kPanelWidth;
+
+  if (M == 1) {
+    for (int p = p_begin; p < p_end; p += T::kGemvNP) {
+      const int np = p_end - p < T::kGemvNP ? p_end - p : T::kGemvNP;
+      gemm_tile_dispatch_f32<Arch, 1, T::kGemvNP>(g, 0, p, 1, np);
+    }
+    return;
+  }
+
+  // N blocks sized for L2, each swept by every row tile while it is hot.
+  const size_t panel_bytes = size_t(K) * kPanelWidth * sizeof(float);
+  int block = int(T::kL2BlockBytes / (panel_bytes ? panel_bytes : 1));
+  block = block < T::kMaxNP ? T::kMaxNP : block / T::kMaxNP * T::kMaxNP;
+  for (int pb = p_begin; pb < p_end; pb += block) {
+    const int pe = p_end - pb < block ? p_end : pb + block;
+    for (int m = 0; m < M; m += T::kMaxMR) {
+      const int mr = M - m < T::kMaxMR ? M - m : T::kMaxMR;
+      for (int p = pb; p < pe; p += T::kMaxNP) {
+        const int np = pe - p < T::kMaxNP ? pe - p : T::kMaxNP;
+        gemm_tile_dispatch_f32<Arch, T::kMaxMR, T::kMaxNP>(g, m, p, mr, np);
+      }
+    }
+  }
+}
+
+}  // namespace mt::simd

@@ -1,0 +1,132 @@
+// Softmax, log-softmax and argmax of one row with xsimd, templated on Arch.
+// Tails go through a padded vector so exp() is the same function everywhere.
+#pragma once
+
+#include <xsimd/xsimd.hpp>
+
+#include "mt/kernels.h"
+
+namespace mt::simd {
+
+// Largest lane. Written as "x > m ? x : m" (as the reference) so NaN never wins.
+template <class Arch>
+inline float hmax_f32(xsimd::batch<float, Arch> v) {
+  constexpr int W = int(xsimd::batch<float, Arch>::size);
+  alignas(64) float t[W];
+  v.store_aligned(t);
+  float m = t[0];
+  for (int i = 1; i < W; ++i) m = t[i] > m ? t[i] : m;
+  return m;
+}
+
+// max(x[0..n)), n >= 1; NaNs are skipped unless x[0] is one.
+template <class Arch>
+inline float max_f32(const float* x, int n) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  float m = x[0];
+  int i = 0;
+  if (n >= W) {
+    V vm(m);
+    for (; i + W <= n; i += W) {
+      const V v = V::load_unaligned(x + i);
+      vm = xsimd::select(v > vm, v, vm);
+    }
+    m = hmax_f32<Arch>(vm);
+  }
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+// e[i] = exp(x[i] - m) for i < n, into e (may alias x); returns sum of e.
+template <class Arch>
+inline float exp_sum_f32(const float* x, float* e, int n, float m) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  const V vm(m);
+  V vsum(0.0f);
+  int i = 0;
+  for (; i + W <= n; i += W) {
+    const V v = xsimd::exp(V::load_unaligned(x + i) - vm);
+    v.store_unaligned(e + i);
+    vsum += v;
+  }
+  float sum = xsimd::hadd(vsum);
+  if (i < n) {
+    alignas(64) float t[W];
+    for (int j = 0; j < W; ++j) t[j] = i + j < n ? x[i + j] : m;
+    xsimd::exp(V::load_aligned(t) - vm).store_aligned(t);
+    for (int j = 0; i + j < n; ++j) {
+      e[i + j] = t[j];
+      sum += t[j];
+    }
+  }
+  return sum;
+}
+
+template <class Arch>
+void softmax_f32(float* x, int n) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  if (n <= 0) return;
+  const float sum = exp_sum_f32<Arch>(x, x, n, max_f32<Arch>(x, n));
+  const float inv = 1.0f / sum;
+  const V vinv(inv);
+  int i = 0;
+  for (; i + W <= n; i += W) (V::load_unaligned(x + i) * vinv).store_unaligned(x + i);
+  for (; i < n; ++i) x[i] *= inv;
+}
+
+template <class Arch>
+float log_softmax_f32(const float* x, float* y, int n) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  if (n <= 0) return -__builtin_inff();
+  const float m = max_f32<Arch>(x, n);
+  // First pass only sums: y may alias x, which is read again below.
+  float sum = 0.0f;
+  {
+    const V vm(m);
+    V vsum(0.0f);
+    int i = 0;
+    for (; i + W <= n; i += W) vsum += xsimd::exp(V::load_unaligned(x + i) - vm);
+    sum = xsimd::hadd(vsum);
+    if (i < n) {
+      alignas(64) float t[W];
+      for (int j = 0; j < W; ++j) t[j] = i + j < n ? x[i + j] : m;
+      xsimd::exp(V::load_aligned(t) - vm).store_aligned(t);
+      for (int j = 0; i + j < n; ++j) sum += t[j];
+    }
+  }
+  const float log_sum = __builtin_logf(sum);  // libm's, once per row
+  const V vm(m), vl(log_sum);
+  int i = 0;
+  for (; i + W <= n; i += W) (V::load_unaligned(x + i) - vm - vl).store_unaligned(y + i);
+  for (; i < n; ++i) y[i] = x[i] - m - log_sum;
+  return m + log_sum;
+}
+
+// First index of the maximum, as the reference: find the maximum of the
+// non-NaN values, then its first occurrence.
+template <class Arch>
+int argmax_f32(const float* x, int n, float* max_value) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  if (n <= 0) {
+    if (max_value) *max_value = -__builtin_inff();
+    return 0;
+  }
+  int best = 0;
+  if (x[0] == x[0]) {  // a NaN at 0 is never beaten in the reference either
+    const float m = max_f32<Arch>(x, n);
+    const V vm(m);
+    int i = 0;
+    while (i + W <= n && !xsimd::any(V::load_unaligned(x + i) == vm)) i += W;
+    while (x[i] != m) ++i;  // m is in x, so this stops by n
+    best = i;
+  }
+  if (max_value) *max_value = x[best];
+  return best;
+}
+
+}  // namespace mt::simd

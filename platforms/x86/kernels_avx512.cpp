@@ -1,0 +1,20 @@
+// AVX-512 kernels: instantiates platforms/simd/ for xsimd::avx512bw.
+// Compiled with -mavx512f/cd/bw/dq/vl (platforms/CMakeLists.txt).
+
+// GCC 12 warns inside its own avx512fintrin.h when xsimd's exp/log/sqrt are
+// inlined (GCC bug 105593, _mm512_undefined_ps); fixed in GCC 13.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include "simd/kernel_table.hpp"
+#include "x86/kernels_x86.h"
+
+namespace mt {
+
+const KernelTable& avx512_kernels() {
+  static const KernelTable table = simd::make_kernel_table<xsimd::avx512bw>("avx512");
+  return table;
+}
+
+}  // namespace mt

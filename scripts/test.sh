@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds libmt and runs the whole test suite twice:
+# optimised, then under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Tests that need ../shared/data skip without it. Builds use -j2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/install-deps.sh
+
+echo "== release build and tests"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j2
+ctest --test-dir build --output-on-failure -j2
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_SANITIZE=address,undefined \
+      -DMT_BUILD_BENCHMARKS=OFF
+cmake --build build-asan -j2
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j2
