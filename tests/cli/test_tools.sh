@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The command-line tools as a user runs them: outputs, exit codes, messages.
+# Usage: test_tools.sh BIN_DIR SCRATCH_DIR
+set -u
+bin=$1
+dir=$2
+mkdir -p "$dir"
+failures=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
+}
+
+model=$dir/tools-tiny.mtm
+"$bin/mt_model" random --config tiny --seed 4 -o "$model" > /dev/null
+check "mt_model random writes a model" test -s "$model"
+"$bin/mt_model" info "$model" > "$dir/info.txt"
+check "mt_model info describes it" grep -q "4 encoder + 4 decoder" "$dir/info.txt"
+
+printf '5 6 7\n\n100 200 300 400\n9' > "$dir/in.txt"   # an empty line, no final newline
+"$bin/mt_translate" -m "$model" --max-length 8 < "$dir/in.txt" > "$dir/out.txt"
+check "one output line per input line" test "$(wc -l < "$dir/out.txt")" -eq 4
+"$bin/mt_translate" -m "$model" --max-length 8 --batch-size 1 -i "$dir/in.txt" > "$dir/out1.txt"
+check "batch size does not change the output" cmp -s "$dir/out.txt" "$dir/out1.txt"
+"$bin/mt_translate" -m "$model" --max-length 8 --threads 2 < "$dir/in.txt" > "$dir/out2.txt"
+check "threads do not change the output" cmp -s "$dir/out.txt" "$dir/out2.txt"
+"$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 < "$dir/in.txt" > "$dir/nbest.txt"
+check "n-best writes beam lines with index and score" test "$(grep -c '^[0-9]* ||| .* ||| -' "$dir/nbest.txt")" -eq 8
+"$bin/mt_translate" --help > /dev/null
+check "--help exits 0" test $? -eq 0
+
+expect_error() {  # expect_error NAME WORDS ARGS...
+  local name=$1 words=$2; shift 2
+  "$@" < "$dir/in.txt" > /dev/null 2> "$dir/err.txt"
+  local rc=$?
+  check "$name: non-zero exit" test $rc -ne 0
+  check "$name: says '$words'" grep -q -- "$words" "$dir/err.txt"
+}
+expect_error "no model" "a model is required" "$bin/mt_translate"
+expect_error "missing model file" "cannot open" "$bin/mt_translate" -m "$dir/none.mtm"
+expect_error "not a model" "not a libmt model" "$bin/mt_translate" -m "$dir/in.txt"
+expect_error "beam 0" "--beam" "$bin/mt_translate" -m "$model" --beam 0
+expect_error "nbest > beam" "--nbest must not exceed --beam" "$bin/mt_translate" -m "$model" --nbest 3
+expect_error "unknown option" "unknown option --bogus" "$bin/mt_translate" -m "$model" --bogus 1
+expect_error "threads 0" "--threads" "$bin/mt_translate" -m "$model" --threads 0
+printf '5 x 7\n' > "$dir/bad.txt"
+expect_error "bad ids" "line 1" "$bin/mt_translate" -m "$model" -i "$dir/bad.txt"
+printf '5 9999999\n' > "$dir/oov.txt"
+expect_error "id outside the vocabulary" "outside the model's vocabulary" "$bin/mt_translate" -m "$model" -i "$dir/oov.txt"
+expect_error "unknown preset" "unknown model preset" "$bin/mt_model" random --config huge -o "$dir/x.mtm"
+
+if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+echo "all tool checks passed"
