@@ -9,6 +9,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   catch2
   libbenchmark-dev
+  libsentencepiece-dev sentencepiece
 )
 
 missing=()

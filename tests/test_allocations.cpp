@@ -6,6 +6,7 @@
 
 #include "mt/mt.h"
 #include "test_util.hpp"
+#include "vocab/vocab_train.hpp"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -113,4 +114,42 @@ TEST_CASE("the C API translates without heap allocation", "[allocations]") {
   CHECK(status == MT_OK);
   mt_session_free(session);
   mt_model_free(model);
+}
+
+TEST_CASE("text translation makes no heap allocation after warm-up", "[allocations]") {
+  vocab::TrainOptions o;
+  o.inputs = {std::string(MT_TEXT_DATA_DIR) + "/corpus.txt"};
+  o.vocab_size = 400;
+  o.soft_limit = true;
+  o.byte_fallback = true;
+  auto v = vocab::train(o);
+  REQUIRE(v.ok());
+  ModelConfig config = test::tiny_config();
+  config.source_vocab_size = config.target_vocab_size = int(v->pieces.size());
+  auto writer = random_model_writer(config, 103);
+  REQUIRE(writer.ok());
+  writer->set_vocabulary(v.value());
+  const std::string path = test::scratch_path("alloc-text.mtm");
+  REQUIRE(writer->write(path).ok());
+  auto model = Model::load(path);
+  REQUIRE(model.ok());
+  SessionOptions so;
+  so.max_batch_size = 4;
+  so.max_text_bytes = 200;
+  so.num_threads = 2;
+  auto session = Session::create(model.value(), so);
+  REQUIRE(session.ok());
+  const std::string_view lines[] = {"A man is walking along the river.", "", "Grüße aus Köln – 😀 \xff!",
+                                    "Zwei Kinder sitzt neben einem roten Haus."};
+  TextTranslations results;
+  for (int beam : {1, 4}) {
+    TranslateOptions options;
+    options.beam_size = beam;
+    REQUIRE(session->translate_text(lines, options, &results).ok());
+    Status status;
+    const long n = allocations_during([&] { status = session->translate_text(lines, options, &results); });
+    INFO("beam " << beam);
+    REQUIRE(status.ok());
+    CHECK(n == 0);
+  }
 }

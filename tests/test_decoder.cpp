@@ -276,7 +276,7 @@ TEST_CASE("a session can work in memory the caller supplies", "[decoder]") {
   o.max_batch_size = 3;
   o.max_source_length = 16;
   o.max_target_length = 10;
-  auto need = Session::required_memory(config, o);
+  auto need = Session::required_memory(*model, o);
   REQUIRE(need.ok());
   std::vector<std::byte> small(need.value() - 64);
   CHECK_FALSE(Session::create(model, o, small).ok());

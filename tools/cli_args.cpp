@@ -25,24 +25,29 @@ Args::Args(int argc, char** argv, const std::vector<std::string>& flags) {
       }
       value = argv[++i];
     }
-    values_[arg] = value;
+    values_[arg].push_back(value);
   }
 }
 
 std::string Args::get(const std::string& name, const std::string& fallback) const {
   const auto it = values_.find(name);
-  return it == values_.end() ? fallback : it->second;
+  return it == values_.end() ? fallback : it->second.back();
+}
+
+std::vector<std::string> Args::all(const std::string& name) const {
+  const auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>() : it->second;
 }
 
 int Args::get_int(const std::string& name, int fallback, int lo, int hi) {
-  const auto it = values_.find(name);
-  if (it == values_.end()) return fallback;
+  if (!has(name)) return fallback;
+  const std::string value = get(name, "");
   errno = 0;
   char* end = nullptr;
-  const long v = std::strtol(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || errno != 0 || v < lo || v > hi) {
+  const long v = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno != 0 || v < lo || v > hi) {
     if (error_.empty()) {
-      error_ = "option " + name + " = '" + it->second + "': expected a whole number in [" +
+      error_ = "option " + name + " = '" + value + "': expected a whole number in [" +
                std::to_string(lo) + ", " + std::to_string(hi) + "]";
     }
     return fallback;
@@ -51,13 +56,13 @@ int Args::get_int(const std::string& name, int fallback, int lo, int hi) {
 }
 
 float Args::get_float(const std::string& name, float fallback, float lo, float hi) {
-  const auto it = values_.find(name);
-  if (it == values_.end()) return fallback;
+  if (!has(name)) return fallback;
+  const std::string value = get(name, "");
   char* end = nullptr;
-  const float v = std::strtof(it->second.c_str(), &end);
-  if (it->second.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
+  const float v = std::strtof(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
     if (error_.empty()) {
-      error_ = "option " + name + " = '" + it->second + "': expected a number in [" +
+      error_ = "option " + name + " = '" + value + "': expected a number in [" +
                std::to_string(lo) + ", " + std::to_string(hi) + "]";
     }
     return fallback;
@@ -66,7 +71,7 @@ float Args::get_float(const std::string& name, float fallback, float lo, float h
 }
 
 void Args::reject_unknown(const std::vector<std::string>& known) {
-  for (const auto& [name, value] : values_) {
+  for (const auto& [name, values] : values_) {
     if (std::find(known.begin(), known.end(), name) == known.end() && error_.empty()) {
       error_ = "unknown option " + name + " (see --help)";
     }

@@ -19,6 +19,8 @@ class Args {
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::string get(const std::string& name, const std::string& fallback) const;
+  // Every value of an option given several times, in order.
+  std::vector<std::string> all(const std::string& name) const;
   // A whole number in [lo, hi]; records an error otherwise.
   int get_int(const std::string& name, int fallback, int lo, int hi);
   float get_float(const std::string& name, float fallback, float lo, float hi);
@@ -26,7 +28,7 @@ class Args {
   void reject_unknown(const std::vector<std::string>& known);
 
  private:
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;
   std::string error_;
 };

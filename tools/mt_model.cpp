@@ -3,6 +3,8 @@
 //   mt_model random --config small -o small.mtm [--seed 1] [--pre-norm] [--gelu] [--untied]
 //   mt_model info model.mtm
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "cli_args.hpp"
@@ -22,6 +24,8 @@ random options:
   --gelu            GELU feed-forward activation instead of ReLU
   --untied          separate source, target and output embeddings
   --max-positions N longest sentence the model accepts (default 1024)
+  --vocab FILE      embed this SentencePiece vocabulary (mt_vocab train); the
+                    vocabulary sizes and special ids follow it
 )";
 
 int fail(const std::string& message) {
@@ -29,9 +33,35 @@ int fail(const std::string& message) {
   return 1;
 }
 
+// Reads a SentencePiece .model and points the config's sizes and special ids at it.
+mt::Status apply_vocabulary(const std::string& path, mt::ModelConfig* config, mt::VocabularyData* vocab) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return mt::Status::error(mt::Errc::io_error, "cannot open '%s'", path.c_str());
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto v = mt::VocabularyData::from_sentencepiece(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  if (!v) return mt::Status::error(v.status().code(), "%s: %s", path.c_str(), v.status().message());
+  *vocab = std::move(v.value());
+  config->source_vocab_size = config->target_vocab_size = int(vocab->pieces.size());
+  int unk = -1, bos = -1, eos = -1, pad = -1;
+  for (size_t i = 0; i < vocab->pieces.size(); ++i) {
+    const auto& p = vocab->pieces[i];
+    if (p.type == mt::PieceType::unknown) unk = int(i);
+    if (p.type == mt::PieceType::control && p.text == "<s>") bos = int(i);
+    if (p.type == mt::PieceType::control && p.text == "</s>") eos = int(i);
+    if (p.type == mt::PieceType::control && p.text == "<pad>") pad = int(i);
+  }
+  if (unk < 0 || bos < 0 || eos < 0) {
+    return mt::Status::error(mt::Errc::invalid_argument, "%s: needs <unk>, <s> and </s> pieces", path.c_str());
+  }
+  config->unk_id = unk, config->bos_id = bos, config->eos_id = eos;
+  config->pad_id = pad >= 0 ? pad : eos;  // padding is never fed to the model
+  return {};
+}
+
 int random_model(mt::cli::Args& args) {
   args.reject_unknown({"--config", "-o", "--output", "--seed", "--pre-norm", "--gelu", "--untied",
-                       "--max-positions"});
+                       "--max-positions", "--vocab"});
   const std::string output = args.get("-o", args.get("--output", ""));
   const int seed = args.get_int("--seed", 1, 0, 2147483647);
   const int max_positions = args.get_int("--max-positions", 1024, 2, 65536);
@@ -44,7 +74,15 @@ int random_model(mt::cli::Args& args) {
   if (args.has("--gelu")) config->activation = mt::Activation::gelu;
   if (args.has("--untied")) config->shared_embeddings = config->tied_output = false;
   config->max_positions = max_positions;
-  const mt::Status status = mt::write_random_model(config.value(), uint64_t(seed), output);
+  mt::VocabularyData vocab;
+  if (args.has("--vocab")) {
+    const mt::Status s = apply_vocabulary(args.get("--vocab", ""), &config.value(), &vocab);
+    if (!s.ok()) return fail(s.message());
+  }
+  auto writer = mt::random_model_writer(config.value(), uint64_t(seed));
+  if (!writer) return fail(writer.status().message());
+  if (vocab.type != mt::VocabularyType::none) writer->set_vocabulary(vocab);
+  const mt::Status status = writer->write(output);
   if (!status.ok()) return fail(status.message());
   std::printf("wrote %s: %lld parameters\n", output.c_str(), static_cast<long long>(config->parameter_count()));
   return 0;
@@ -68,6 +106,14 @@ int info(const std::string& path) {
   std::printf("special ids     pad %d, bos %d, eos %d, unk %d\n", c.pad_id, c.bos_id, c.eos_id, c.unk_id);
   std::printf("parameters      %lld in %zu tensors\n", static_cast<long long>(c.parameter_count()),
               (*model)->tensors().size());
+  if (const mt::VocabularyData* v = (*model)->vocabulary()) {
+    std::printf("tokenizer       SentencePiece %s, %zu pieces, %s normalization%s\n",
+                v->type == mt::VocabularyType::bpe ? "bpe" : "unigram", v->pieces.size(),
+                v->normalization_name.empty() ? "no" : v->normalization_name.c_str(),
+                v->byte_fallback ? ", byte fallback" : "");
+  } else {
+    std::printf("tokenizer       none (translates token ids)\n");
+  }
   if (!m.tool.empty()) std::printf("written by      %s %s\n", m.tool.c_str(), m.tool_version.c_str());
   if (!m.source_language.empty() || !m.target_language.empty())
     std::printf("languages       %s -> %s\n", m.source_language.c_str(), m.target_language.c_str());

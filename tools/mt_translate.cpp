@@ -1,7 +1,11 @@
-// mt_translate: translates sentences given as token ids, one per line, with a
-// libmt model. (Text in, text out arrives with the tokenizer.)
+// mt_translate: translates one sentence per line with a libmt model.
 //
 //   mt_translate -m model.mtm [--input FILE] [--beam 4] [--nbest 2] [--scores] ...
+//
+// Text in, text out with the model's own vocabulary; token ids in and out
+// (--ids, or a model without a vocabulary) otherwise. Every input line gives
+// one output line, in order; an input that cannot be translated stops the
+// run with a message naming its line, never a silently missing line.
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +14,6 @@
 #include <fstream>
 #include <iostream>
 #include <numeric>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,24 +24,31 @@ namespace {
 
 constexpr const char* kUsage = R"(usage: mt_translate -m MODEL [options] < input > output
 
-Reads one sentence per line as space-separated source token ids and writes
-one line per input line, in the same order: the target token ids.
+Translates one sentence per line and writes one line per input line, in the
+same order. With a model that carries a vocabulary, lines are UTF-8 text
+(invalid bytes are read as U+FFFD, as SentencePiece does); with --ids, or a
+model without one, lines are space-separated token ids.
 
 options:
   -m, --model FILE          model file (required)
   -i, --input FILE          read this file instead of standard input
-  --beam N                  beam size, 1 = greedy (default 1)
-  --nbest N                 hypotheses per sentence, <= beam; lines "INDEX ||| IDS ||| SCORE" (default 1)
+  --ids                     token ids in and out, even if the model has a vocabulary
+  --beam N                  beam size, 1 = greedy (default 4)
+  --nbest N                 hypotheses per sentence, <= beam; lines "INDEX ||| HYPOTHESIS ||| SCORE" (default 1)
   --scores                  prefix each line with its score and a tab
   --length-penalty A        score = log P / length^A (default 1)
   --max-length N            generated tokens at most (default 256)
-  --max-length-ratio R      also at most R x source length + --max-length-offset (default off)
+  --max-length-ratio R      also at most R x source tokens + --max-length-offset (default off)
   --max-length-offset N     (default 0)
   --min-length N            no EOS before N tokens (default 0)
-  --max-source-length N     longest source accepted, in tokens (default 256)
+  --max-source-length N     longest source in tokens (default 256)
+  --truncate                cut longer sources to fit, with a warning naming the line
+                            (default: stop with an error naming the line)
   --batch-size N            sentences per batch; input is sorted by length into batches (default 16)
   --threads N               threads (default 1)
   -h, --help                this text
+
+A progress line (sentences, words/s) goes to standard error when it is a terminal.
 )";
 
 int fail(const std::string& message) {
@@ -52,11 +62,11 @@ bool parse_ids(const std::string& line, std::vector<int32_t>* ids, std::string* 
   const char* p = line.c_str();
   const char* end = p + line.size();
   while (p < end) {
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
     if (p == end) break;
     char* stop = nullptr;
     const long v = std::strtol(p, &stop, 10);
-    if (stop == p || (stop < end && *stop != ' ' && *stop != '\t' && *stop != '\r') || v < 0 || v > INT32_MAX) {
+    if (stop == p || (stop < end && *stop != ' ' && *stop != '\t') || v < 0 || v > INT32_MAX) {
       *why = "expected space-separated non-negative token ids";
       return false;
     }
@@ -75,29 +85,51 @@ std::string join(std::span<const int32_t> ids) {
   return out;
 }
 
+size_t count_words(const std::string& line) {
+  size_t words = 0;
+  bool in_word = false;
+  for (char c : line) {
+    const bool space = c == ' ' || c == '\t';
+    words += !space && !in_word;
+    in_word = !space;
+  }
+  return words;
+}
+
+// One output line (or n-best block) per input line, whatever the mode.
+void format_hypothesis(std::string* out, size_t index, size_t k, size_t count, bool nbest, bool scores,
+                       const std::string& text, float score) {
+  if (nbest) {
+    *out += std::to_string(index) + " ||| " + text + " ||| " + std::to_string(score) + (k + 1 < count ? "\n" : "");
+  } else {
+    *out = (scores ? std::to_string(score) + "\t" : std::string()) + text;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  mt::cli::Args args(argc, argv, {"--scores", "--help", "-h"});
+  mt::cli::Args args(argc, argv, {"--scores", "--ids", "--truncate", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  args.reject_unknown({"-m", "--model", "-i", "--input", "--beam", "--nbest", "--scores", "--length-penalty",
+  args.reject_unknown({"-m", "--model", "-i", "--input", "--ids", "--beam", "--nbest", "--scores", "--length-penalty",
                        "--max-length", "--max-length-ratio", "--max-length-offset", "--min-length",
-                       "--max-source-length", "--batch-size", "--threads"});
+                       "--max-source-length", "--truncate", "--batch-size", "--threads"});
   const std::string model_path = args.get("-m", args.get("--model", ""));
   const std::string input_path = args.get("-i", args.get("--input", ""));
   mt::TranslateOptions topts;
-  topts.beam_size = args.get_int("--beam", 1, 1, 256);
+  topts.beam_size = args.get_int("--beam", 4, 1, 256);
   topts.num_hypotheses = args.get_int("--nbest", 1, 1, 256);
   topts.length_penalty = args.get_float("--length-penalty", 1.0f, 0.0f, 10.0f);
   const int max_length = args.get_int("--max-length", 256, 1, 65536);
   topts.max_length_ratio = args.get_float("--max-length-ratio", 0.0f, 0.0f, 1000.0f);
   topts.max_length_offset = args.get_int("--max-length-offset", 0, 0, 65536);
   topts.min_decoding_length = args.get_int("--min-length", 0, 0, 65536);
+  topts.truncate_long_sources = args.has("--truncate");
   mt::SessionOptions sopts;
-  sopts.max_source_length = args.get_int("--max-source-length", 256, 1, 65536);
+  const int max_source = args.get_int("--max-source-length", 256, 1, 65536);
   sopts.max_batch_size = args.get_int("--batch-size", 16, 1, 4096);
   sopts.num_threads = args.get_int("--threads", 1, 1, 256);
   const bool scores = args.has("--scores");
@@ -109,9 +141,14 @@ int main(int argc, char** argv) {
 
   auto model = mt::Model::load(model_path);
   if (!model) return fail(model.status().message());
-  const int positions = (*model)->config().max_positions;
-  sopts.max_target_length = std::min(max_length, positions);
-  sopts.max_source_length = std::min(sopts.max_source_length + 1, positions);  // + EOS
+  const mt::ModelConfig& config = (*model)->config();
+  const bool text_mode = (*model)->vocabulary() != nullptr && !args.has("--ids");
+  if (max_source + 1 > config.max_positions) {
+    return fail("--max-source-length " + std::to_string(max_source) + " exceeds the model's limit of " +
+                std::to_string(config.max_positions - 1) + " tokens");
+  }
+  sopts.max_source_length = max_source + 1;  // + EOS
+  sopts.max_target_length = std::min(max_length, config.max_positions);
   sopts.max_beam_size = topts.beam_size;
   topts.max_decoding_length = sopts.max_target_length;
 
@@ -119,71 +156,97 @@ int main(int argc, char** argv) {
   std::ifstream file;
   std::istream* in = &std::cin;
   if (!input_path.empty()) {
-    file.open(input_path);
+    file.open(input_path, std::ios::binary);
     if (!file) return fail("cannot open '" + input_path + "'");
     in = &file;
   }
-  std::vector<std::vector<int32_t>> sources;
+  std::vector<std::string> lines;
+  std::vector<std::vector<int32_t>> id_lines;
   std::string line, why;
-  std::vector<int32_t> ids;
-  const int vocab = (*model)->config().source_vocab_size;
+  size_t longest = 1;
   while (std::getline(*in, line)) {
-    if (!parse_ids(line, &ids, &why)) return fail("line " + std::to_string(sources.size() + 1) + ": " + why);
-    for (int32_t id : ids) {
-      if (id >= vocab) {
-        return fail("line " + std::to_string(sources.size() + 1) + ": token id " + std::to_string(id) +
-                    " is outside the model's vocabulary of " + std::to_string(vocab));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    longest = std::max(longest, line.size());
+    if (!text_mode) {
+      std::vector<int32_t> ids;
+      if (!parse_ids(line, &ids, &why)) return fail("line " + std::to_string(lines.size() + 1) + ": " + why);
+      for (int32_t id : ids) {
+        if (id >= config.source_vocab_size) {
+          return fail("line " + std::to_string(lines.size() + 1) + ": token id " + std::to_string(id) +
+                      " is outside the model's vocabulary of " + std::to_string(config.source_vocab_size));
+        }
       }
+      id_lines.push_back(std::move(ids));
     }
-    if (int(ids.size()) + 1 > sopts.max_source_length) {
-      return fail("line " + std::to_string(sources.size() + 1) + " has " + std::to_string(ids.size()) +
-                  " tokens; the limit is " + std::to_string(sopts.max_source_length - 1) +
-                  " (--max-source-length)");
-    }
-    sources.push_back(ids);
+    lines.push_back(line);
   }
   if (in->bad()) return fail("error reading input");
+  // Text longer than this is cut (with --truncate) or refused by the session.
+  sopts.max_text_bytes = int(std::min<size_t>(longest, size_t(1) << 22));
 
   auto session = mt::Session::create(model.value(), sopts);
   if (!session) return fail(session.status().message());
 
-  std::vector<size_t> order(sources.size());
+  std::vector<size_t> order(lines.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
-  std::vector<std::string> outputs(sources.size());
-  std::vector<std::span<const int32_t>> batch;
-  mt::Translations results;
-  const bool progress = isatty(STDERR_FILENO) && sources.size() >= 100;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lines[a].size() < lines[b].size(); });
+  std::vector<std::string> outputs(lines.size());
+  std::vector<std::span<const int32_t>> id_batch;
+  std::vector<std::string_view> text_batch;
+  mt::Translations id_results;
+  mt::TextTranslations text_results;
+  const bool nbest = topts.num_hypotheses > 1;
+  const bool progress = isatty(STDERR_FILENO) && lines.size() >= 100;
   const auto start = std::chrono::steady_clock::now();
-  size_t target_tokens = 0;
+  size_t words = 0;
   for (size_t first = 0; first < order.size(); first += size_t(sopts.max_batch_size)) {
     const size_t last = std::min(order.size(), first + size_t(sopts.max_batch_size));
-    batch.clear();
-    for (size_t i = first; i < last; ++i) batch.push_back(sources[order[i]]);
-    const mt::Status status = session->translate(batch, topts, &results);
-    if (!status.ok()) return fail(status.message());
+    id_batch.clear();
+    text_batch.clear();
     for (size_t i = first; i < last; ++i) {
-      const auto hyps = results[i - first];
-      std::string& out = outputs[order[i]];
-      for (size_t k = 0; k < hyps.size(); ++k) {
-        target_tokens += hyps[k].tokens.size();
-        if (topts.num_hypotheses > 1) {
-          out += std::to_string(order[i]) + " ||| " + join(hyps[k].tokens) + " ||| " +
-                 std::to_string(hyps[k].score) + (k + 1 < hyps.size() ? "\n" : "");
-        } else {
-          out = (scores ? std::to_string(hyps[k].score) + "\t" : std::string()) + join(hyps[k].tokens);
+      if (text_mode) {
+        text_batch.push_back(lines[order[i]]);
+      } else {
+        id_batch.push_back(id_lines[order[i]]);
+      }
+    }
+    const mt::Status status = text_mode ? session->translate_text(text_batch, topts, &text_results)
+                                        : session->translate(id_batch, topts, &id_results);
+    if (!status.ok()) {
+      // Name the input line: the message counts sentences within the batch.
+      std::string where;
+      for (size_t i = first; i < last; ++i) {
+        const std::string message = status.message(), needle = "sentence " + std::to_string(i - first);
+        if (message.rfind(needle + " ", 0) == 0 || message.rfind(needle + ":", 0) == 0) {
+          where = "line " + std::to_string(order[i] + 1) + ": ";
         }
       }
+      return fail(where + status.message() + (status.code() == mt::Errc::capacity_exceeded ? " (see --truncate)" : ""));
+    }
+    for (size_t i = first; i < last; ++i) {
+      const size_t index = order[i];
+      std::string& out = outputs[index];
+      const bool truncated = text_mode ? text_results.truncated(i - first) : id_results.truncated(i - first);
+      if (truncated) std::fprintf(stderr, "mt_translate: warning: line %zu was truncated to fit\n", index + 1);
+      if (text_mode) {
+        const auto hyps = text_results[i - first];
+        for (size_t k = 0; k < hyps.size(); ++k)
+          format_hypothesis(&out, index, k, hyps.size(), nbest, scores, std::string(hyps[k].text), hyps[k].score);
+      } else {
+        const auto hyps = id_results[i - first];
+        for (size_t k = 0; k < hyps.size(); ++k)
+          format_hypothesis(&out, index, k, hyps.size(), nbest, scores, join(hyps[k].tokens), hyps[k].score);
+      }
+      words += count_words(lines[index]);
     }
     if (progress) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::fprintf(stderr, "\r%zu/%zu sentences, %.0f target tokens/s", last, order.size(), target_tokens / s);
+      std::fprintf(stderr, "\r%zu/%zu sentences, %.0f words/s", last, order.size(), double(words) / s);
     }
   }
   if (progress) std::fputc('\n', stderr);
   for (const std::string& out : outputs) {
-    std::fputs(out.c_str(), stdout);
+    std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);
   }
   return std::fflush(stdout) == 0 ? 0 : fail("error writing output");

@@ -17,7 +17,10 @@ struct mt_model {
 struct mt_session {
   mt::Session session;
   std::vector<std::span<const int32_t>> sources;  // max_batch_size entries, sized at creation
+  std::vector<std::string_view> texts;            // the same, for text input
   mt::Translations results;
+  mt::TextTranslations text_results;
+  bool have_results = false, have_text = false;
 };
 
 namespace {
@@ -57,8 +60,41 @@ mt::SessionOptions to_cpp(const mt_session_options* o) {
     s.max_target_length = o->max_target_length;
     s.max_beam_size = o->max_beam_size;
     s.num_threads = o->num_threads;
+    s.max_text_bytes = o->max_text_bytes;
   }
   return s;
+}
+
+mt::TranslateOptions to_cpp(const mt_translate_options* o) {
+  mt::TranslateOptions t;
+  if (o != nullptr) {
+    t.beam_size = o->beam_size;
+    t.num_hypotheses = o->num_hypotheses;
+    t.length_penalty = o->length_penalty;
+    t.max_decoding_length = o->max_decoding_length;
+    t.max_length_ratio = o->max_length_ratio;
+    t.max_length_offset = o->max_length_offset;
+    t.min_decoding_length = o->min_decoding_length;
+    t.truncate_long_sources = o->truncate_long_sources != 0;
+  }
+  return t;
+}
+
+// Batch size check shared by both translate calls.
+mt_status check_count(const mt_session* session, size_t count) {
+  if (count <= session->sources.size()) return MT_OK;
+  char message[128];
+  std::snprintf(message, sizeof(message), "batch of %zu sentences exceeds the session's max_batch_size %zu", count,
+                session->sources.size());
+  return fail(MT_ERROR_CAPACITY_EXCEEDED, message);
+}
+
+// The hypotheses of sentence `sentence` of the last translation, or an error.
+mt_status last_hypotheses(const mt_session* session, size_t sentence, std::span<const mt::Hypothesis>* out) {
+  if (!session->have_results) return fail(MT_ERROR_INVALID_ARGUMENT, "no translation results");
+  if (sentence >= session->results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+  *out = session->results[sentence];
+  return MT_OK;
 }
 
 mt_status create_session(const mt_model* model, const mt_session_options* options, void* buffer,
@@ -71,8 +107,9 @@ mt_status create_session(const mt_model* model, const mt_session_options* option
                      : mt::Session::create(model->model, opts,
                                            {static_cast<std::byte*>(buffer), buffer_size});
   if (!session) return report(session.status());
-  auto* s = new mt_session{std::move(session.value()), {}, {}};
+  auto* s = new mt_session{std::move(session.value()), {}, {}, {}, {}};
   s->sources.resize(size_t(opts.max_batch_size));
+  s->texts.resize(size_t(opts.max_batch_size));
   *out = s;
   return MT_OK;
 }
@@ -99,20 +136,22 @@ void mt_model_free(mt_model* model) { delete model; }
 void mt_session_options_init(mt_session_options* o) {
   if (o == nullptr) return;
   const mt::SessionOptions d;
-  *o = {d.max_batch_size, d.max_source_length, d.max_target_length, d.max_beam_size, d.num_threads};
+  *o = {d.max_batch_size, d.max_source_length, d.max_target_length, d.max_beam_size, d.num_threads,
+        d.max_text_bytes};
 }
 
 void mt_translate_options_init(mt_translate_options* o) {
   if (o == nullptr) return;
   const mt::TranslateOptions d;
-  *o = {d.beam_size, d.num_hypotheses, d.length_penalty, d.max_decoding_length, d.max_length_ratio,
-        d.max_length_offset, d.min_decoding_length};
+  *o = {d.beam_size,        d.num_hypotheses,    d.length_penalty,
+        d.max_decoding_length, d.max_length_ratio,  d.max_length_offset,
+        d.min_decoding_length, d.truncate_long_sources ? 1 : 0};
 }
 
 mt_status mt_session_memory_size(const mt_model* model, const mt_session_options* options, size_t* bytes) {
   if (model == nullptr || bytes == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "model and bytes must not be null");
   return guarded([&] {
-    auto size = mt::Session::required_memory(model->model->config(), to_cpp(options));
+    auto size = mt::Session::required_memory(*model->model, to_cpp(options));
     if (!size) return report(size.status());
     *bytes = size.value();
     return MT_OK;
@@ -134,51 +173,94 @@ void mt_session_free(mt_session* session) { delete session; }
 mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, const size_t* lengths,
                            size_t count, const mt_translate_options* options) {
   if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
-  session->results = {};
+  session->have_results = session->have_text = false;
   if (count > 0 && (sources == nullptr || lengths == nullptr)) {
     return fail(MT_ERROR_INVALID_ARGUMENT, "sources and lengths must not be null");
   }
-  if (count > session->sources.size()) {
-    char message[128];
-    std::snprintf(message, sizeof(message), "batch of %zu sentences exceeds the session's max_batch_size %zu",
-                  count, session->sources.size());
-    return fail(MT_ERROR_CAPACITY_EXCEEDED, message);
-  }
+  if (const mt_status s = check_count(session, count); s != MT_OK) return s;
   for (size_t i = 0; i < count; ++i) {
     if (sources[i] == nullptr && lengths[i] != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "a source pointer is null");
     session->sources[i] = {sources[i], lengths[i]};
   }
-  mt::TranslateOptions opts;
-  if (options != nullptr) {
-    opts.beam_size = options->beam_size;
-    opts.num_hypotheses = options->num_hypotheses;
-    opts.length_penalty = options->length_penalty;
-    opts.max_decoding_length = options->max_decoding_length;
-    opts.max_length_ratio = options->max_length_ratio;
-    opts.max_length_offset = options->max_length_offset;
-    opts.min_decoding_length = options->min_decoding_length;
+  return guarded([&] {
+    const mt_status s = report(session->session.translate({session->sources.data(), count}, to_cpp(options),
+                                                          &session->results));
+    session->have_results = s == MT_OK;
+    return s;
+  });
+}
+
+mt_status mt_translate_text(mt_session* session, const char* const* texts, const size_t* lengths, size_t count,
+                            const mt_translate_options* options) {
+  if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
+  session->have_results = session->have_text = false;
+  if (count > 0 && (texts == nullptr || lengths == nullptr)) {
+    return fail(MT_ERROR_INVALID_ARGUMENT, "texts and lengths must not be null");
+  }
+  if (const mt_status s = check_count(session, count); s != MT_OK) return s;
+  for (size_t i = 0; i < count; ++i) {
+    if (texts[i] == nullptr && lengths[i] != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "a text pointer is null");
+    session->texts[i] = {texts[i], lengths[i]};
   }
   return guarded([&] {
-    return report(session->session.translate({session->sources.data(), count}, opts, &session->results));
+    const mt_status s = report(session->session.translate_text({session->texts.data(), count}, to_cpp(options),
+                                                               &session->text_results));
+    session->have_text = s == MT_OK;
+    return s;
   });
 }
 
 mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count) {
   if (session == nullptr || count == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session and count must not be null");
-  if (sentence >= session->results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
-  *count = session->results[sentence].size();
+  if (session->have_text) {
+    if (sentence >= session->text_results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+    *count = session->text_results[sentence].size();
+    return MT_OK;
+  }
+  std::span<const mt::Hypothesis> hyps;
+  if (const mt_status s = last_hypotheses(session, sentence, &hyps); s != MT_OK) return s;
+  *count = hyps.size();
   return MT_OK;
 }
 
 mt_status mt_result_hypothesis(const mt_session* session, size_t sentence, size_t k, const int32_t** tokens,
                                size_t* length, float* score) {
   if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
-  if (sentence >= session->results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
-  const auto hyps = session->results[sentence];
+  if (session->have_text) {
+    return fail(MT_ERROR_INVALID_ARGUMENT, "the last translation was text: read it with mt_result_text");
+  }
+  std::span<const mt::Hypothesis> hyps;
+  if (const mt_status s = last_hypotheses(session, sentence, &hyps); s != MT_OK) return s;
   if (k >= hyps.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "hypothesis index out of range");
   if (tokens != nullptr) *tokens = hyps[k].tokens.data();
   if (length != nullptr) *length = hyps[k].tokens.size();
   if (score != nullptr) *score = hyps[k].score;
+  return MT_OK;
+}
+
+mt_status mt_result_text(const mt_session* session, size_t sentence, size_t k, const char** text, size_t* length,
+                         float* score) {
+  if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
+  if (!session->have_text) return fail(MT_ERROR_INVALID_ARGUMENT, "no text translation results");
+  if (sentence >= session->text_results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+  const auto hyps = session->text_results[sentence];
+  if (k >= hyps.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "hypothesis index out of range");
+  if (text != nullptr) *text = hyps[k].text.data();
+  if (length != nullptr) *length = hyps[k].text.size();
+  if (score != nullptr) *score = hyps[k].score;
+  return MT_OK;
+}
+
+mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated) {
+  if (session == nullptr || truncated == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session and truncated must not be null");
+  if (session->have_text) {
+    if (sentence >= session->text_results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+    *truncated = session->text_results.truncated(sentence) ? 1 : 0;
+    return MT_OK;
+  }
+  if (!session->have_results) return fail(MT_ERROR_INVALID_ARGUMENT, "no translation results");
+  if (sentence >= session->results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+  *truncated = session->results.truncated(sentence) ? 1 : 0;
   return MT_OK;
 }
 

@@ -12,6 +12,7 @@
 #include "model_generated.h"
 #include "model_weights.hpp"
 #include "mt/model_spec.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace mt {
 
@@ -23,6 +24,8 @@ struct Model::Impl {
   ModelMetadata metadata;
   std::vector<TensorView> tensors;  // sorted by name
   detail::ModelWeights weights;
+  std::optional<VocabularyData> vocabulary;
+  std::unique_ptr<const detail::Tokenizer> tokenizer;
 };
 
 namespace {
@@ -235,6 +238,52 @@ ModelMetadata read_metadata(const fb::Metadata* m) {
   return out;
 }
 
+VocabularyData read_vocabulary(const fb::Vocabulary& v) {
+  VocabularyData out;
+  out.type = static_cast<VocabularyType>(v.type());
+  if (v.pieces()) {
+    out.pieces.reserve(v.pieces()->size());
+    for (const fb::Piece* p : *v.pieces()) {
+      out.pieces.push_back({p->text()->str(), p->score(), static_cast<PieceType>(p->type())});
+    }
+  }
+  if (v.precompiled_charsmap()) {
+    out.precompiled_charsmap.assign(v.precompiled_charsmap()->begin(), v.precompiled_charsmap()->end());
+  }
+  out.normalization_name = str(v.normalization_name());
+  out.add_dummy_prefix = v.add_dummy_prefix();
+  out.remove_extra_whitespaces = v.remove_extra_whitespaces();
+  out.escape_whitespaces = v.escape_whitespaces();
+  out.byte_fallback = v.byte_fallback();
+  out.treat_whitespace_as_suffix = v.treat_whitespace_as_suffix();
+  if (v.unk_surface()) out.unk_surface = v.unk_surface()->str();
+  return out;
+}
+
+// The vocabulary is the tokenizer of both sides: one joint vocabulary whose
+// ids are the model's, special pieces where the config says.
+Status check_vocabulary(const ModelConfig& config, const VocabularyData& v) {
+  MT_RETURN_IF_ERROR(v.validate());
+  const int size = int(v.pieces.size());
+  if (size != config.source_vocab_size || size != config.target_vocab_size) {
+    return Status::error(Errc::invalid_model,
+                         "vocabulary has %d pieces but the config's vocabulary sizes are %d (source) and %d (target)",
+                         size, config.source_vocab_size, config.target_vocab_size);
+  }
+  const struct { const char* name; int id; PieceType type; } specials[] = {
+      {"unk_id", config.unk_id, PieceType::unknown},
+      {"bos_id", config.bos_id, PieceType::control},
+      {"eos_id", config.eos_id, PieceType::control}};
+  for (const auto& s : specials) {
+    if (v.pieces[size_t(s.id)].type != s.type) {
+      return Status::error(Errc::invalid_model, "config field '%s' = %d names vocabulary piece '%s', which is not a %s piece",
+                           s.name, s.id, v.pieces[size_t(s.id)].text.c_str(),
+                           s.type == PieceType::unknown ? "unknown" : "control");
+    }
+  }
+  return {};
+}
+
 Status parse(Model::Impl& impl, const LoadOptions& options) {
   const std::span<const uint8_t> bytes = impl.bytes;
   if (bytes.size() < 8) {
@@ -282,6 +331,13 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   if (options.check_weights_finite) MT_RETURN_IF_ERROR(check_finite(impl.tensors));
   impl.weights = resolve_weights(impl.config, impl.tensors);
   impl.metadata = read_metadata(model->metadata());
+  if (model->vocabulary() != nullptr && model->vocabulary()->type() != fb::VocabularyType::none) {
+    impl.vocabulary = read_vocabulary(*model->vocabulary());
+    MT_RETURN_IF_ERROR(check_vocabulary(impl.config, *impl.vocabulary));
+    auto tokenizer = detail::Tokenizer::create(*impl.vocabulary);
+    if (!tokenizer) return tokenizer.status();
+    impl.tokenizer = std::move(tokenizer.value());
+  }
   return {};
 }
 
@@ -322,5 +378,7 @@ std::span<const TensorView> Model::tensors() const { return impl_->tensors; }
 const TensorView* Model::find_tensor(std::string_view name) const { return find_in(impl_->tensors, name); }
 std::span<const uint8_t> Model::bytes() const { return impl_->bytes; }
 const detail::ModelWeights& Model::weights() const { return impl_->weights; }
+const VocabularyData* Model::vocabulary() const { return impl_->vocabulary ? &*impl_->vocabulary : nullptr; }
+const detail::Tokenizer* Model::tokenizer() const { return impl_->tokenizer.get(); }
 
 }  // namespace mt

@@ -49,6 +49,18 @@ flatbuffers::Offset<fb::Metadata> build_metadata(flatbuffers::FlatBufferBuilder&
                                   m.created.c_str(), &extra);
 }
 
+flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuilder& b, const VocabularyData& v) {
+  std::vector<flatbuffers::Offset<fb::Piece>> pieces;
+  pieces.reserve(v.pieces.size());
+  for (const VocabularyPiece& p : v.pieces) {
+    pieces.push_back(fb::CreatePieceDirect(b, p.text.c_str(), p.score, static_cast<fb::PieceType>(p.type)));
+  }
+  return fb::CreateVocabularyDirect(b, static_cast<fb::VocabularyType>(v.type), &pieces, &v.precompiled_charsmap,
+                                    v.add_dummy_prefix, v.remove_extra_whitespaces, v.escape_whitespaces,
+                                    v.byte_fallback, v.normalization_name.c_str(), v.treat_whitespace_as_suffix,
+                                    v.unk_surface.c_str());
+}
+
 }  // namespace
 
 ModelWriter::ModelWriter(const ModelConfig& config) : config_(config) {}
@@ -120,11 +132,14 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   auto tensor_vector = b.CreateVector(tensors);
   auto metadata = build_metadata(b, metadata_);
   auto config = build_config(b, config_);
+  flatbuffers::Offset<fb::Vocabulary> vocabulary;
+  if (vocabulary_.type != VocabularyType::none) vocabulary = build_vocabulary(b, vocabulary_);
   fb::ModelBuilder mb(b);
   mb.add_format_version(format_version_);
   mb.add_config(config);
   mb.add_tensors(tensor_vector);
   mb.add_metadata(metadata);
+  if (!vocabulary.IsNull()) mb.add_vocabulary(vocabulary);
   fb::FinishModelBuffer(b, mb.Finish());
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }

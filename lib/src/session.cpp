@@ -6,6 +6,7 @@
 
 #include "model_weights.hpp"
 #include "arena.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "session_impl.hpp"
 
 namespace mt {
@@ -24,6 +25,7 @@ Status SessionOptions::validate(const ModelConfig& config) const {
   if (max_beam_size < 1 || max_beam_size > 256) return bad("max_beam_size", max_beam_size, "must be in [1, 256]");
   if (max_beam_size >= config.target_vocab_size) return bad("max_beam_size", max_beam_size, "must be smaller than the target vocabulary");
   if (num_threads < 1 || num_threads > 256) return bad("num_threads", num_threads, "must be in [1, 256]");
+  if (max_text_bytes < 1 || max_text_bytes > (1 << 24)) return bad("max_text_bytes", max_text_bytes, "must be in [1, 16777216]");
   return {};
 }
 
@@ -52,7 +54,10 @@ Status TranslateOptions::validate(const SessionOptions& session) const {
 
 namespace detail {
 
-SessionPlan SessionPlan::make(const ModelConfig& cfg, const SessionOptions& o) {
+using detail::Tokenizer;
+
+SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
+  const ModelConfig& cfg = model.config();
   SessionPlan p;
   p.B = o.max_batch_size;
   p.S = o.max_source_length;
@@ -100,15 +105,27 @@ SessionPlan SessionPlan::make(const ModelConfig& cfg, const SessionOptions& o) {
   p.length_limits = a.reserve<int>(B);
   p.hypotheses = a.reserve<Hypothesis>(B * K);
   p.hypothesis_counts = a.reserve<int>(B);
+  p.truncated = a.reserve<int>(B);
+  p.source_spans = a.reserve<std::span<const int32_t>>(B);
+  if (const Tokenizer* tok = model.tokenizer()) {
+    const size_t text_bytes = size_t(o.max_text_bytes);
+    p.text_workspace_bytes = tok->encode_workspace_bytes(text_bytes);
+    p.text_workspace = a.reserve<std::byte>(p.text_workspace_bytes);
+    p.text_ids_stride = tok->max_encoded_ids(text_bytes);
+    p.text_ids = a.reserve<int32_t>(B * p.text_ids_stride);
+    p.text_out_stride = tok->max_decoded_bytes(T);
+    p.text_out = a.reserve<char>(B * K * p.text_out_stride);
+    p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
+  }
   p.total = a.size();
   return p;
 }
 
 }  // namespace detail
 
-Expected<size_t> Session::required_memory(const ModelConfig& config, const SessionOptions& options) {
-  MT_RETURN_IF_ERROR(options.validate(config));
-  return SessionPlan::make(config, options).total;
+Expected<size_t> Session::required_memory(const Model& model, const SessionOptions& options) {
+  MT_RETURN_IF_ERROR(options.validate(model.config()));
+  return SessionPlan::make(model, options).total;
 }
 
 namespace {
@@ -119,7 +136,7 @@ Expected<Session::Impl*> make_impl(std::shared_ptr<const Model>& model, const Se
   auto* impl = new Session::Impl;
   impl->model = std::move(model);
   impl->options = options;
-  impl->plan = SessionPlan::make(impl->model->config(), options);
+  impl->plan = SessionPlan::make(*impl->model, options);
   impl->kernels = &best_kernels();
   return impl;
 }
@@ -163,6 +180,10 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
   detail::fill_positions(s.at<float>(s.plan.positions), std::max(s.plan.S, s.plan.T), cfg.d_model);
   // Hypothesis holds spans: start their lifetimes in the arena.
   for (int i = 0; i < s.plan.B * s.plan.K; ++i) new (s.at<Hypothesis>(s.plan.hypotheses) + i) Hypothesis{};
+  for (int i = 0; i < s.plan.B; ++i) new (s.at<std::span<const int32_t>>(s.plan.source_spans) + i) std::span<const int32_t>{};
+  if (s.plan.text_hypotheses != 0) {
+    for (int i = 0; i < s.plan.B * s.plan.K; ++i) new (s.at<TextHypothesis>(s.plan.text_hypotheses) + i) TextHypothesis{};
+  }
   s.pool = std::make_unique<detail::ThreadPool>(s.options.num_threads);
   s.transformer.emplace(cfg, s.model->weights(), *s.kernels, *s.pool, s.at<float>(s.plan.positions),
                         s.at<float>(s.plan.attention_scratch), s.plan.scratch_stride);
@@ -211,13 +232,18 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
   int32_t* tokens = at<int32_t>(plan.source_tokens);
   int* offsets = at<int>(plan.source_offsets);
   int* limits = at<int>(plan.length_limits);
+  int* truncated = at<int>(plan.truncated);
   offsets[0] = 0;
   for (size_t b = 0; b < sources.size(); ++b) {
-    const std::span<const int32_t> src = sources[b];
+    std::span<const int32_t> src = sources[b];
     if (src.size() + 1 > size_t(plan.S)) {
-      return Status::error(Errc::capacity_exceeded,
-                           "sentence %zu has %zu tokens; the session allows %d (max_source_length %d, EOS included)",
-                           b, src.size(), plan.S - 1, plan.S);
+      if (!options.truncate_long_sources) {
+        return Status::error(Errc::capacity_exceeded,
+                             "sentence %zu has %zu tokens; the session allows %d (max_source_length %d, EOS included)",
+                             b, src.size(), plan.S - 1, plan.S);
+      }
+      src = src.first(size_t(plan.S - 1));
+      truncated[b] = 1;
     }
     for (size_t i = 0; i < src.size(); ++i) {
       if (src[i] < 0 || src[i] >= cfg.source_vocab_size) {
@@ -240,25 +266,102 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
   return {};
 }
 
+void Session::Impl::run(int B, const TranslateOptions& options) {
+  encode(B);
+  const detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
+                                    options.length_penalty};
+  if (options.beam_size == 1) {
+    greedy_search(B, search);
+  } else {
+    beam_search(B, search);
+  }
+}
+
 Status Session::translate(std::span<const std::span<const int32_t>> sources,
                           const TranslateOptions& options, Translations* results) {
   Impl& s = *impl_;
   if (results == nullptr) return Status::error(Errc::invalid_argument, "results must not be null");
   *results = Translations{};
+  std::fill_n(s.at<int>(s.plan.truncated), s.plan.B, 0);
   MT_RETURN_IF_ERROR(s.load_sources(sources, options));
   const int B = int(sources.size());
   if (B == 0) return {};
-
-  s.encode(B);
-  const detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
-                                    options.length_penalty};
-  if (options.beam_size == 1) {
-    s.greedy_search(B, search);
-  } else {
-    s.beam_search(B, search);
-  }
+  s.run(B, options);
   results->hypotheses_ = s.at<Hypothesis>(s.plan.hypotheses);
   results->counts_ = s.at<int>(s.plan.hypothesis_counts);
+  results->truncated_ = s.at<int>(s.plan.truncated);
+  results->stride_ = size_t(s.plan.K);
+  results->sentences_ = size_t(B);
+  return {};
+}
+
+namespace {
+
+// The longest prefix of `text` of at most `limit` bytes that ends on a
+// UTF-8 character boundary.
+std::string_view utf8_prefix(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return text;
+  size_t end = limit;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+}  // namespace
+
+Status Session::translate_text(std::span<const std::string_view> sources, const TranslateOptions& options,
+                               TextTranslations* results) {
+  Impl& s = *impl_;
+  if (results == nullptr) return Status::error(Errc::invalid_argument, "results must not be null");
+  *results = TextTranslations{};
+  const detail::Tokenizer* tokenizer = s.model->tokenizer();
+  if (tokenizer == nullptr) {
+    return Status::error(Errc::invalid_argument, "this model has no vocabulary: translate token ids instead");
+  }
+  MT_RETURN_IF_ERROR(options.validate(s.options));
+  if (sources.size() > size_t(s.plan.B)) {
+    return Status::error(Errc::capacity_exceeded, "batch of %zu sentences exceeds the session's max_batch_size %d",
+                         sources.size(), s.plan.B);
+  }
+  const int B = int(sources.size());
+  int* truncated = s.at<int>(s.plan.truncated);
+  std::fill_n(truncated, s.plan.B, 0);
+  auto* spans = s.at<std::span<const int32_t>>(s.plan.source_spans);
+  const std::span<std::byte> workspace{s.at<std::byte>(s.plan.text_workspace), s.plan.text_workspace_bytes};
+  for (int b = 0; b < B; ++b) {
+    std::string_view text = sources[size_t(b)];
+    if (text.size() > size_t(s.options.max_text_bytes)) {
+      if (!options.truncate_long_sources) {
+        return Status::error(Errc::capacity_exceeded, "sentence %d has %zu bytes; the session allows %d (max_text_bytes)",
+                             b, text.size(), s.options.max_text_bytes);
+      }
+      text = utf8_prefix(text, size_t(s.options.max_text_bytes));
+      truncated[b] = 1;
+    }
+    int32_t* ids = s.at<int32_t>(s.plan.text_ids) + size_t(b) * s.plan.text_ids_stride;
+    size_t count = 0;
+    const Status encoded = tokenizer->encode(text, workspace, {ids, s.plan.text_ids_stride}, &count);
+    if (!encoded.ok()) return Status::error(encoded.code(), "sentence %d: %s", b, encoded.message());
+    spans[b] = {ids, count};
+  }
+  MT_RETURN_IF_ERROR(s.load_sources({spans, size_t(B)}, options));
+  if (B == 0) return {};
+  s.run(B, options);
+
+  const Hypothesis* hyps = s.at<Hypothesis>(s.plan.hypotheses);
+  TextHypothesis* texts = s.at<TextHypothesis>(s.plan.text_hypotheses);
+  const int* counts = s.at<int>(s.plan.hypothesis_counts);
+  for (int b = 0; b < B; ++b) {
+    for (int k = 0; k < counts[b]; ++k) {
+      const size_t slot = size_t(b) * s.plan.K + size_t(k);
+      char* out = s.at<char>(s.plan.text_out) + slot * s.plan.text_out_stride;
+      size_t length = 0;
+      MT_RETURN_IF_ERROR(tokenizer->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
+      texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob};
+    }
+  }
+  results->hypotheses_ = texts;
+  results->counts_ = counts;
+  results->truncated_ = truncated;
   results->stride_ = size_t(s.plan.K);
   results->sentences_ = size_t(B);
   return {};

@@ -30,10 +30,15 @@ struct SessionPlan {
   size_t self_cache = 0, self_cache_stride = 0, reorder_scratch = 0, attention_scratch = 0;
   size_t step_tokens = 0, beam_scores = 0, history = 0, history_scratch = 0, parents = 0;
   size_t candidates = 0, finished = 0, finished_tokens = 0, source_done = 0, length_limits = 0;
-  size_t hypotheses = 0, hypothesis_counts = 0;
+  size_t hypotheses = 0, hypothesis_counts = 0, truncated = 0;
+  // Text path (models with a vocabulary): tokenizer scratch, source ids per
+  // sentence, detokenized outputs.
+  size_t text_workspace = 0, text_workspace_bytes = 0;
+  size_t text_ids = 0, text_ids_stride = 0, source_spans = 0;
+  size_t text_out = 0, text_out_stride = 0, text_hypotheses = 0;
   size_t total = 0;
 
-  static SessionPlan make(const ModelConfig& config, const SessionOptions& options);
+  static SessionPlan make(const Model& model, const SessionOptions& options);
 };
 
 // A hypothesis of the beam: where it came from and its running log-probability.
@@ -83,6 +88,8 @@ struct Session::Impl {
   Status load_sources(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options);
   // Encodes sources already copied (with EOS) into the arena; sets offsets.
   void encode(int B);
+  // Encodes the loaded sources and searches: hypotheses and counts filled.
+  void run(int B, const TranslateOptions& options);
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);
   void beam_search(int B, const detail::SearchLimits& limits);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The command-line tools as a user runs them: outputs, exit codes, messages.
-# Usage: test_tools.sh BIN_DIR SCRATCH_DIR
+# Usage: test_tools.sh BIN_DIR SCRATCH_DIR DATA_DIR
 set -u
 bin=$1
 dir=$2
+data=$3
 mkdir -p "$dir"
 failures=0
 check() {  # check NAME CONDITION...
@@ -18,11 +19,11 @@ check "mt_model random writes a model" test -s "$model"
 check "mt_model info describes it" grep -q "4 encoder + 4 decoder" "$dir/info.txt"
 
 printf '5 6 7\n\n100 200 300 400\n9' > "$dir/in.txt"   # an empty line, no final newline
-"$bin/mt_translate" -m "$model" --max-length 8 < "$dir/in.txt" > "$dir/out.txt"
+"$bin/mt_translate" -m "$model" --max-length 8 --beam 1 < "$dir/in.txt" > "$dir/out.txt"
 check "one output line per input line" test "$(wc -l < "$dir/out.txt")" -eq 4
-"$bin/mt_translate" -m "$model" --max-length 8 --batch-size 1 -i "$dir/in.txt" > "$dir/out1.txt"
+"$bin/mt_translate" -m "$model" --max-length 8 --beam 1 --batch-size 1 -i "$dir/in.txt" > "$dir/out1.txt"
 check "batch size does not change the output" cmp -s "$dir/out.txt" "$dir/out1.txt"
-"$bin/mt_translate" -m "$model" --max-length 8 --threads 2 < "$dir/in.txt" > "$dir/out2.txt"
+"$bin/mt_translate" -m "$model" --max-length 8 --beam 1 --threads 2 < "$dir/in.txt" > "$dir/out2.txt"
 check "threads do not change the output" cmp -s "$dir/out.txt" "$dir/out2.txt"
 "$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 < "$dir/in.txt" > "$dir/nbest.txt"
 check "n-best writes beam lines with index and score" test "$(grep -c '^[0-9]* ||| .* ||| -' "$dir/nbest.txt")" -eq 8
@@ -40,7 +41,7 @@ expect_error "no model" "a model is required" "$bin/mt_translate"
 expect_error "missing model file" "cannot open" "$bin/mt_translate" -m "$dir/none.mtm"
 expect_error "not a model" "not a libmt model" "$bin/mt_translate" -m "$dir/in.txt"
 expect_error "beam 0" "--beam" "$bin/mt_translate" -m "$model" --beam 0
-expect_error "nbest > beam" "--nbest must not exceed --beam" "$bin/mt_translate" -m "$model" --nbest 3
+expect_error "nbest > beam" "--nbest must not exceed --beam" "$bin/mt_translate" -m "$model" --beam 2 --nbest 3
 expect_error "unknown option" "unknown option --bogus" "$bin/mt_translate" -m "$model" --bogus 1
 expect_error "threads 0" "--threads" "$bin/mt_translate" -m "$model" --threads 0
 printf '5 x 7\n' > "$dir/bad.txt"
@@ -48,6 +49,37 @@ expect_error "bad ids" "line 1" "$bin/mt_translate" -m "$model" -i "$dir/bad.txt
 printf '5 9999999\n' > "$dir/oov.txt"
 expect_error "id outside the vocabulary" "outside the model's vocabulary" "$bin/mt_translate" -m "$model" -i "$dir/oov.txt"
 expect_error "unknown preset" "unknown model preset" "$bin/mt_model" random --config huge -o "$dir/x.mtm"
+
+# Text in, text out: a vocabulary trained with mt_vocab, embedded by mt_model.
+vocab=$dir/tools.vocab
+"$bin/mt_vocab" train --input "$data/text/corpus.txt" --size 600 --soft-limit --byte-fallback -o "$vocab" > /dev/null
+check "mt_vocab train writes a vocabulary" test -s "$vocab"
+"$bin/mt_vocab" info "$vocab" > "$dir/vocab-info.txt"
+check "mt_vocab info describes it" grep -q "unigram" "$dir/vocab-info.txt"
+text_model=$dir/tools-text.mtm
+"$bin/mt_model" random --config tiny --vocab "$vocab" -o "$text_model" > /dev/null
+"$bin/mt_model" info "$text_model" > "$dir/text-info.txt"
+check "the model carries the tokenizer" grep -q "tokenizer       SentencePiece unigram" "$dir/text-info.txt"
+# Empty and blank lines, invalid UTF-8, a NUL byte, a tab, no final newline.
+printf 'A man is walking along the river.\n\n   \n\xff\xfe broken \xc3\nnul\x00byte\ttab\nEin Hund' > "$dir/text-in.txt"
+"$bin/mt_translate" -m "$text_model" --max-length 6 < "$dir/text-in.txt" > "$dir/text-out.txt"
+check "text: exit 0" test $? -eq 0
+check "text: one output line per input line" test "$(wc -l < "$dir/text-out.txt")" -eq 6
+"$bin/mt_translate" -m "$text_model" --max-length 6 --ids <<< "5 6 7" > "$dir/ids-out.txt"
+check "--ids translates ids with a text model" grep -qE '^[0-9 ]*$' "$dir/ids-out.txt"
+head -c 3000 /dev/zero | tr '\0' 'a' > "$dir/long.txt"; echo >> "$dir/long.txt"; echo "short" >> "$dir/long.txt"
+expect_error_in() {  # like expect_error with an input file
+  local name=$1 words=$2 input=$3; shift 3
+  "$@" < "$input" > /dev/null 2> "$dir/err.txt"
+  local rc=$?
+  check "$name: non-zero exit" test $rc -ne 0
+  check "$name: says '$words'" grep -q -- "$words" "$dir/err.txt"
+}
+expect_error_in "too long without --truncate" "line 1:" "$dir/long.txt" "$bin/mt_translate" -m "$text_model" --max-source-length 20
+"$bin/mt_translate" -m "$text_model" --max-source-length 20 --max-length 4 --truncate < "$dir/long.txt" > "$dir/long-out.txt" 2> "$dir/long-err.txt"
+check "--truncate: exit 0" test $? -eq 0
+check "--truncate: warns about line 1" grep -q "line 1 was truncated" "$dir/long-err.txt"
+check "--truncate: both lines translated" test "$(wc -l < "$dir/long-out.txt")" -eq 2
 
 if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
 echo "all tool checks passed"

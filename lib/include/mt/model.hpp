@@ -15,6 +15,7 @@
 
 #include "mt/kernels.h"
 #include "mt/status.hpp"
+#include "mt/vocabulary.hpp"
 
 namespace mt {
 
@@ -87,6 +88,7 @@ struct LoadOptions {
 
 namespace detail {
 struct ModelWeights;
+class Tokenizer;
 }
 
 class Model {
@@ -113,8 +115,12 @@ class Model {
   // The whole file's bytes (the mapping).
   std::span<const uint8_t> bytes() const;
 
-  // Resolved per-layer weight pointers, used by sessions (lib/src/model_weights.hpp).
+  // The tokenizer's vocabulary, or null for a model that translates token ids only.
+  const VocabularyData* vocabulary() const;
+
+  // Resolved per-layer weight pointers and the tokenizer, used by sessions.
   const detail::ModelWeights& weights() const;
+  const detail::Tokenizer* tokenizer() const;
 
   struct Impl;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mt/model.hpp"
+#include "mt/vocabulary.hpp"
 
 namespace mt {
 
@@ -16,6 +17,8 @@ class ModelWriter {
   explicit ModelWriter(const ModelConfig& config);
 
   void set_metadata(const ModelMetadata& metadata) { metadata_ = metadata; }
+  // The tokenizer's vocabulary; its size must equal the config's vocabulary sizes.
+  void set_vocabulary(const VocabularyData& vocabulary) { vocabulary_ = vocabulary; }
   // Format version to write; only tests write anything but the current one.
   void set_format_version(uint32_t version) { format_version_ = version; }
 
@@ -39,6 +42,7 @@ class ModelWriter {
   };
   ModelConfig config_;
   ModelMetadata metadata_;
+  VocabularyData vocabulary_;
   uint32_t format_version_ = kModelFormatVersion;
   std::vector<PendingTensor> tensors_;
 };

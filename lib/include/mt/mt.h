@@ -45,6 +45,7 @@ typedef struct mt_session_options {
   int max_target_length; /* generated tokens, EOS included (default 128) */
   int max_beam_size;     /* largest beam_size used later (default 4) */
   int num_threads;       /* threads of the session (default 1) */
+  int max_text_bytes;    /* longest source text in bytes, for mt_translate_text (default 4096) */
 } mt_session_options;
 
 typedef struct mt_translate_options {
@@ -55,6 +56,7 @@ typedef struct mt_translate_options {
   float max_length_ratio;   /* > 0: at most ratio * source length + max_length_offset (default 0) */
   int max_length_offset;    /* (default 0) */
   int min_decoding_length;  /* EOS forbidden before this many tokens (default 0) */
+  int truncate_long_sources; /* nonzero: cut over-long sources to fit instead of failing (default 0) */
 } mt_translate_options;
 
 /* Message of the calling thread's last failed call ("" if none). */
@@ -81,9 +83,22 @@ void mt_session_free(mt_session* session);
  * (without BOS/EOS). Makes no heap allocation. */
 mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, const size_t* lengths,
                            size_t count, const mt_translate_options* options);
+/* Translates `count` UTF-8 sentences (texts[i] of lengths[i] bytes, not
+ * necessarily NUL-terminated) with the model's vocabulary. Makes no heap
+ * allocation. MT_ERROR_INVALID_ARGUMENT if the model has no vocabulary. */
+mt_status mt_translate_text(mt_session* session, const char* const* texts, const size_t* lengths, size_t count,
+                            const mt_translate_options* options);
+/* Hypothesis k of sentence i of the last mt_translate_text: UTF-8 text of
+ * `length` bytes (owned by the session, not NUL-terminated) and score. */
+mt_status mt_result_text(const mt_session* session, size_t sentence, size_t k, const char** text, size_t* length,
+                         float* score);
+/* Whether sentence i of the last translation was truncated to fit (0 or 1). */
+mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);
+
 /* Number of hypotheses of sentence i in the last results. */
 mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count);
-/* Hypothesis k of sentence i: its tokens (owned by the session) and score. */
+/* Hypothesis k of sentence i of the last translation (ids or text): its
+ * tokens (owned by the session) and score. */
 mt_status mt_result_hypothesis(const mt_session* session, size_t sentence, size_t k, const int32_t** tokens,
                                size_t* length, float* score);
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "mt/model.hpp"
 #include "mt/status.hpp"
@@ -24,6 +25,7 @@ struct SessionOptions {
   int max_target_length = 128; // generated tokens, EOS included
   int max_beam_size = 4;       // largest TranslateOptions::beam_size
   int num_threads = 1;         // threads of the session's pool (the caller's thread included)
+  int max_text_bytes = 4096;   // longest source text, in UTF-8 bytes (models with a vocabulary)
 
   Status validate(const ModelConfig& config) const;
 };
@@ -36,6 +38,10 @@ struct TranslateOptions {
   float max_length_ratio = 0.0f; // > 0: also at most ratio * source length + max_length_offset
   int max_length_offset = 0;
   int min_decoding_length = 0;   // EOS is not allowed before this many tokens
+  // A source longer than the session allows (max_source_length tokens or
+  // max_text_bytes bytes) is an error, or is cut to fit when this is set; the
+  // results then say it was truncated.
+  bool truncate_long_sources = false;
 
   Status validate(const SessionOptions& session) const;
 };
@@ -55,11 +61,39 @@ class Translations {
   std::span<const Hypothesis> operator[](size_t i) const {
     return {hypotheses_ + i * stride_, size_t(counts_[i])};
   }
+  // Whether sentence i was cut to fit (TranslateOptions::truncate_long_sources).
+  bool truncated(size_t i) const { return truncated_[i] != 0; }
 
  private:
   friend class Session;
   const Hypothesis* hypotheses_ = nullptr;
   const int* counts_ = nullptr;
+  const int* truncated_ = nullptr;
+  size_t stride_ = 0;
+  size_t sentences_ = 0;
+};
+
+struct TextHypothesis {
+  std::string_view text;  // UTF-8
+  float score = 0.0f;
+  float log_prob = 0.0f;
+};
+
+// Results of the last translate_text() call, valid until the next call.
+class TextTranslations {
+ public:
+  size_t size() const { return sentences_; }
+  std::span<const TextHypothesis> operator[](size_t i) const {
+    return {hypotheses_ + i * stride_, size_t(counts_[i])};
+  }
+  // Whether sentence i was cut to fit (TranslateOptions::truncate_long_sources).
+  bool truncated(size_t i) const { return truncated_[i] != 0; }
+
+ private:
+  friend class Session;
+  const TextHypothesis* hypotheses_ = nullptr;
+  const int* counts_ = nullptr;
+  const int* truncated_ = nullptr;
   size_t stride_ = 0;
   size_t sentences_ = 0;
 };
@@ -67,7 +101,7 @@ class Translations {
 class Session {
  public:
   // Bytes of working memory a session needs (what create() allocates).
-  static Expected<size_t> required_memory(const ModelConfig& config, const SessionOptions& options);
+  static Expected<size_t> required_memory(const Model& model, const SessionOptions& options);
 
   static Expected<Session> create(std::shared_ptr<const Model> model, const SessionOptions& options);
   // Uses `buffer` (at least required_memory() bytes, 64-byte aligned, owned by
@@ -83,6 +117,13 @@ class Session {
   // EOS: libmt appends EOS). Results stay valid until the next call.
   Status translate(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options,
                    Translations* results);
+
+  // Translates UTF-8 sentences with the model's own vocabulary: tokenize,
+  // translate, detokenize, all in the session's memory (no heap allocation).
+  // Invalid UTF-8 is read as SentencePiece reads it: each bad byte is U+FFFD.
+  // Error if the model has no vocabulary.
+  Status translate_text(std::span<const std::string_view> sources, const TranslateOptions& options,
+                        TextTranslations* results);
 
   const Model& model() const;
   const SessionOptions& options() const;

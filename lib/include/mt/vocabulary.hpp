@@ -1,0 +1,47 @@
+// The vocabulary a model file carries: a SentencePiece model (unigram or BPE),
+// whole, so no other file is needed at translation time. libmt tokenizes with
+// its own implementation (lib/src/tokenizer/), identical to SentencePiece's.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mt/status.hpp"
+
+namespace mt {
+
+enum class VocabularyType : uint8_t { none = 0, unigram = 1, bpe = 2 };
+enum class PieceType : uint8_t { normal = 0, unknown = 1, control = 2, user_defined = 3, byte = 4, unused = 5 };
+
+struct VocabularyPiece {
+  std::string text;  // UTF-8; U+2581 stands for a space
+  float score = 0.0f;
+  PieceType type = PieceType::normal;
+};
+
+struct VocabularyData {
+  VocabularyType type = VocabularyType::none;
+  std::vector<VocabularyPiece> pieces;  // index = token id
+  // SentencePiece's compiled normalization rules (e.g. nmt_nfkc): a
+  // double-array trie over UTF-8 plus the replacement strings. Empty: identity.
+  std::vector<uint8_t> precompiled_charsmap;
+  std::string normalization_name;
+  bool add_dummy_prefix = true;
+  bool remove_extra_whitespaces = true;
+  bool escape_whitespaces = true;
+  bool treat_whitespace_as_suffix = false;
+  bool byte_fallback = false;
+  std::string unk_surface = " \xE2\x81\x87 ";  // what an unknown piece decodes to
+
+  // Reads a SentencePiece model (the bytes of a .model file: a serialized
+  // ModelProto). Errors name the field at fault.
+  static Expected<VocabularyData> from_sentencepiece(std::span<const uint8_t> model_proto);
+
+  // Structural checks: known type, pieces non-empty and unique, at most one
+  // unknown piece, byte pieces present when byte_fallback is on...
+  Status validate() const;
+};
+
+}  // namespace mt

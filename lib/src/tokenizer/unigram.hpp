@@ -1,0 +1,44 @@
+// Unigram encoding as SentencePiece 0.1.97's default encoder
+// (unigram_model.cc, Model::EncodeOptimized): a Viterbi pass over byte
+// positions keeping the best path that ends at each one. Ties keep the path
+// found first; user-defined pieces score length * max_score - 0.1 (in
+// bytes); a character no piece starts with becomes <unk>, scored
+// min_score - 10. The float/double mix of the original is kept on purpose:
+// it decides near-ties.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "mt/status.hpp"
+#include "mt/vocabulary.hpp"
+#include "tokenizer/encoded_piece.hpp"
+#include "tokenizer/piece_trie.hpp"
+#include "tokenizer/scratch.hpp"
+
+namespace mt::detail {
+
+class UnigramEncoder {
+ public:
+  // `trie` holds every piece (value = id) and must outlive the encoder.
+  UnigramEncoder(const VocabularyData& vocabulary, const PieceTrie& trie);
+
+  // Scratch bytes encode() takes for `normalized_bytes` of normalized text.
+  static size_t workspace_bytes(size_t normalized_bytes);
+
+  // Splits `normalized` (non-empty) into pieces; `pieces` holds at least
+  // normalized.size() entries.
+  Status encode(std::string_view normalized, Scratch& scratch, std::span<EncodedPiece> pieces, size_t* count) const;
+
+ private:
+  const PieceTrie* trie_;
+  std::vector<PieceType> types_;
+  std::vector<float> scores_;
+  float min_score_;
+  float max_score_;
+  int32_t unk_id_ = 0;
+};
+
+}  // namespace mt::detail

@@ -1,0 +1,221 @@
+// Text in, text out: a model file carrying its vocabulary translates UTF-8
+// through the session, the C API and mt_translate's library path.
+#include <cstring>
+
+#include "mt/mt.h"
+#include "test_util.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "vocab/vocab_train.hpp"
+
+using namespace mt;
+
+namespace {
+
+// A unigram vocabulary of 500 pieces trained once on tests/data/text/corpus.txt.
+const VocabularyData& corpus_vocabulary() {
+  static const VocabularyData vocab = [] {
+    vocab::TrainOptions o;
+    o.inputs = {std::string(MT_TEXT_DATA_DIR) + "/corpus.txt"};
+    o.vocab_size = 500;
+    o.byte_fallback = true;
+    o.soft_limit = true;
+    auto v = vocab::train(o);
+    INFO(v.status().message());
+    REQUIRE(v.ok());
+    return v.value();
+  }();
+  return vocab;
+}
+
+ModelConfig config_for(const VocabularyData& v) {
+  ModelConfig c = test::tiny_config();
+  c.source_vocab_size = c.target_vocab_size = int(v.pieces.size());
+  return c;
+}
+
+std::shared_ptr<const Model> text_model(uint64_t seed) {
+  const VocabularyData& v = corpus_vocabulary();
+  auto writer = random_model_writer(config_for(v), seed);
+  REQUIRE(writer.ok());
+  writer->set_vocabulary(v);
+  const std::string path = test::scratch_path("text-" + std::to_string(seed) + ".mtm");
+  REQUIRE(writer->write(path).ok());
+  auto model = Model::load(path);
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  return model.value();
+}
+
+Session text_session(std::shared_ptr<const Model> model, int max_text_bytes = 400) {
+  SessionOptions o;
+  o.max_batch_size = 8;
+  o.max_source_length = 64;
+  o.max_target_length = 16;
+  o.max_text_bytes = max_text_bytes;
+  auto s = Session::create(std::move(model), o);
+  INFO(s.status().message());
+  REQUIRE(s.ok());
+  return std::move(s.value());
+}
+
+bool valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("the vocabulary survives a write -> load round trip", "[text]") {
+  auto model = text_model(1);
+  const VocabularyData* loaded = model->vocabulary();
+  REQUIRE(loaded != nullptr);
+  const VocabularyData& v = corpus_vocabulary();
+  REQUIRE(loaded->pieces.size() == v.pieces.size());
+  for (size_t i = 0; i < v.pieces.size(); ++i) {
+    CHECK(loaded->pieces[i].text == v.pieces[i].text);
+    CHECK(loaded->pieces[i].score == v.pieces[i].score);
+    CHECK(loaded->pieces[i].type == v.pieces[i].type);
+  }
+  CHECK(loaded->precompiled_charsmap == v.precompiled_charsmap);
+  CHECK(loaded->normalization_name == "nmt_nfkc");
+  CHECK(loaded->byte_fallback);
+  CHECK(loaded->type == VocabularyType::unigram);
+  REQUIRE(model->tokenizer() != nullptr);
+}
+
+TEST_CASE("a model without a vocabulary refuses text", "[text]") {
+  auto model = test::random_model(test::tiny_config(), 2);
+  CHECK(model->vocabulary() == nullptr);
+  auto session = Session::create(model, {});
+  REQUIRE(session.ok());
+  std::string_view one[] = {"hello"};
+  TextTranslations out;
+  const Status s = session->translate_text(one, {}, &out);
+  CHECK_THAT(s.message(), Catch::Contains("no vocabulary"));
+}
+
+TEST_CASE("vocabularies that do not fit the config are refused by name", "[text]") {
+  const VocabularyData& v = corpus_vocabulary();
+  const std::string path = test::scratch_path("bad-vocab.mtm");
+  SECTION("size") {
+    ModelConfig c = config_for(v);
+    c.source_vocab_size = c.target_vocab_size = int(v.pieces.size()) + 1;
+    auto writer = random_model_writer(c, 3);
+    REQUIRE(writer.ok());
+    writer->set_vocabulary(v);
+    REQUIRE(writer->write(path).ok());
+    CHECK_THAT(Model::load(path).status().message(),
+               Catch::Contains("vocabulary has " + std::to_string(v.pieces.size()) + " pieces"));
+  }
+  SECTION("special ids") {
+    ModelConfig c = config_for(v);
+    c.unk_id = 10;
+    auto writer = random_model_writer(c, 3);
+    REQUIRE(writer.ok());
+    writer->set_vocabulary(v);
+    REQUIRE(writer->write(path).ok());
+    CHECK_THAT(Model::load(path).status().message(), Catch::Contains("'unk_id' = 10"));
+  }
+}
+
+TEST_CASE("text translation equals tokenize -> translate ids -> detokenize", "[text]") {
+  auto model = text_model(4);
+  Session session = text_session(model);
+  const std::vector<std::string> lines = {"A man is walking along the river.", "",
+                                          "Zwei Kinder sitzt neben einem roten Haus.", "Grüße aus Köln!",
+                                          "  spaces   everywhere  ", "emoji 😀 and 中文", "\xff\xfe invalid \xc3"};
+  std::vector<std::string_view> views(lines.begin(), lines.end());
+  for (int beam : {1, 3}) {
+    TranslateOptions options;
+    options.beam_size = beam;
+    options.num_hypotheses = beam;
+    TextTranslations texts;
+    const Status s = session.translate_text(views, options, &texts);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    REQUIRE(texts.size() == lines.size());
+
+    const detail::Tokenizer& tok = *model->tokenizer();
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::vector<std::byte> ws(tok.encode_workspace_bytes(lines[i].size()));
+      std::vector<int32_t> ids(tok.max_encoded_ids(lines[i].size()));
+      size_t n = 0;
+      REQUIRE(tok.encode(lines[i], ws, ids, &n).ok());
+      ids.resize(n);
+      std::vector<std::span<const int32_t>> one = {ids};
+      Translations id_results;
+      Session alone = text_session(model);
+      REQUIRE(alone.translate(one, options, &id_results).ok());
+      REQUIRE(id_results[0].size() == texts[i].size());
+      CHECK_FALSE(texts.truncated(i));
+      for (size_t k = 0; k < texts[i].size(); ++k) {
+        std::vector<char> buf(tok.max_decoded_bytes(id_results[0][k].tokens.size()));
+        size_t len = 0;
+        REQUIRE(tok.decode(id_results[0][k].tokens, buf, &len).ok());
+        CHECK(texts[i][k].text == std::string_view(buf.data(), len));
+        CHECK(texts[i][k].score == id_results[0][k].score);
+        CHECK(valid_utf8(texts[i][k].text));
+      }
+    }
+  }
+}
+
+TEST_CASE("over-long text is refused or truncated as asked", "[text]") {
+  auto model = text_model(5);
+  Session session = text_session(model, 40);
+  const std::string long_line = "Ein Mann geht entlang dem Fluss und ein junges Mädchen malt einen hohen Baum.";
+  std::string_view views[] = {"A dog.", long_line};
+  TextTranslations out;
+  const Status refused = session.translate_text(views, {}, &out);
+  CHECK(refused.code() == Errc::capacity_exceeded);
+  CHECK_THAT(refused.message(), Catch::Contains("sentence 1 has 78 bytes"));
+  TranslateOptions truncate;
+  truncate.truncate_long_sources = true;
+  REQUIRE(session.translate_text(views, truncate, &out).ok());
+  REQUIRE(out.size() == 2);
+  CHECK_FALSE(out.truncated(0));
+  CHECK(out.truncated(1));
+
+  // Too many tokens, within the byte limit: same choice.
+  SessionOptions few;
+  few.max_source_length = 4;
+  few.max_text_bytes = 400;
+  auto small = Session::create(model, few);
+  REQUIRE(small.ok());
+  std::string_view one[] = {long_line};
+  CHECK_THAT(small->translate_text(one, {}, &out).message(), Catch::Contains("sentence 0 has"));
+  REQUIRE(small->translate_text(one, truncate, &out).ok());
+  CHECK(out.truncated(0));
+}
+
+TEST_CASE("the C API translates text", "[text]") {
+  auto model = text_model(6);
+  mt_model* m = nullptr;
+  REQUIRE(mt_model_load(test::scratch_path("text-6.mtm").c_str(), &m) == MT_OK);
+  mt_session* s = nullptr;
+  REQUIRE(mt_session_create(m, nullptr, &s) == MT_OK);
+  const char* texts[] = {"A woman looks at the old bridge.", "Der Hund"};
+  const size_t lengths[] = {std::strlen(texts[0]), std::strlen(texts[1])};
+  REQUIRE(mt_translate_text(s, texts, lengths, 2, nullptr) == MT_OK);
+  size_t count = 0;
+  REQUIRE(mt_result_count(s, 1, &count) == MT_OK);
+  CHECK(count == 1);
+  const char* text = nullptr;
+  size_t length = 0;
+  float score = 0;
+  REQUIRE(mt_result_text(s, 0, 0, &text, &length, &score) == MT_OK);
+  CHECK(valid_utf8({text, length}));
+  CHECK(mt_result_hypothesis(s, 0, 0, nullptr, nullptr, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+  int truncated = 1;
+  REQUIRE(mt_result_truncated(s, 0, &truncated) == MT_OK);
+  CHECK(truncated == 0);
+  mt_session_free(s);
+  mt_model_free(m);
+}

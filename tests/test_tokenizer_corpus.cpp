@@ -1,0 +1,56 @@
+// Corpus parity: libmt's tokenizer and libsentencepiece 0.1.97 give the same
+// ids and decoded text for every line of Multi30k (en, de, fr, cs) and
+// Tatoeba (en, zh), with joint unigram and BPE vocabularies of 8k and 32k
+// trained here (cached in the build tree). Skipped without ../shared/data.
+#include "tokenizer_parity.hpp"
+
+namespace mt::test {
+namespace {
+
+const std::filesystem::path kShared = MT_SHARED_DATA_DIR;
+
+struct Corpus {
+  const char* dir;
+  std::vector<const char*> languages;
+  std::vector<const char*> splits;
+};
+
+const Corpus kMulti30k{"multi30k", {"en", "de", "fr", "cs"}, {"train", "val", "test_2016_flickr"}};
+const Corpus kTatoeba{"tatoeba-cmn", {"en", "zh"}, {"train", "dev", "test"}};
+
+void check_corpus(const Corpus& corpus, const char* type, int vocab_size) {
+  const std::filesystem::path dir = kShared / corpus.dir;
+  if (!std::filesystem::exists(dir)) {
+    WARN("skipped: " << dir << " is absent");
+    return;
+  }
+  std::vector<std::filesystem::path> train;
+  for (const char* language : corpus.languages) train.push_back(dir / (std::string("train.") + language));
+  const std::string name = std::string(corpus.dir) + "-" + type + "-" + std::to_string(vocab_size);
+  const std::string model = cached_model(name,
+                                         std::string("--model_type=") + type + " --vocab_size=" +
+                                             std::to_string(vocab_size) +
+                                             " --hard_vocab_limit=false --num_threads=2 --input_sentence_size=200000",
+                                         train);
+  const auto pair = load_pair(model);
+  ParityChecker checker(*pair);
+  for (const char* split : corpus.splits) {
+    for (const char* language : corpus.languages) {
+      for (const std::string& line : read_lines(dir / (std::string(split) + "." + language))) checker.check(line);
+    }
+  }
+  INFO(checker.compared() << " lines compared");
+  checker.require_none();
+}
+
+TEST_CASE("tokenizer corpus parity multi30k unigram 8k", "[tokenizer][corpus]") { check_corpus(kMulti30k, "unigram", 8000); }
+TEST_CASE("tokenizer corpus parity multi30k unigram 32k", "[tokenizer][corpus]") { check_corpus(kMulti30k, "unigram", 32000); }
+TEST_CASE("tokenizer corpus parity multi30k bpe 8k", "[tokenizer][corpus]") { check_corpus(kMulti30k, "bpe", 8000); }
+TEST_CASE("tokenizer corpus parity multi30k bpe 32k", "[tokenizer][corpus]") { check_corpus(kMulti30k, "bpe", 32000); }
+TEST_CASE("tokenizer corpus parity tatoeba unigram 8k", "[tokenizer][corpus]") { check_corpus(kTatoeba, "unigram", 8000); }
+TEST_CASE("tokenizer corpus parity tatoeba unigram 32k", "[tokenizer][corpus]") { check_corpus(kTatoeba, "unigram", 32000); }
+TEST_CASE("tokenizer corpus parity tatoeba bpe 8k", "[tokenizer][corpus]") { check_corpus(kTatoeba, "bpe", 8000); }
+TEST_CASE("tokenizer corpus parity tatoeba bpe 32k", "[tokenizer][corpus]") { check_corpus(kTatoeba, "bpe", 32000); }
+
+}  // namespace
+}  // namespace mt::test
