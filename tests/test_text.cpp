@@ -219,3 +219,26 @@ TEST_CASE("the C API translates text", "[text]") {
   mt_session_free(s);
   mt_model_free(m);
 }
+
+TEST_CASE("a normalization bound that is too small fails cleanly", "[text]") {
+  // The writer stores the charsmap's expansion so loading skips walking it; a
+  // file that understates it must give an error, never an overflow.
+  VocabularyData v = corpus_vocabulary();
+  v.normalized_expansion = 3;  // NFKC turns U+FDFA (3 bytes) into 33
+  auto tok = detail::Tokenizer::create(v);
+  REQUIRE(tok.ok());
+  const std::string text = "\xEF\xB7\xBA\xEF\xB7\xBA\xEF\xB7\xBA";
+  std::vector<std::byte> ws((*tok)->encode_workspace_bytes(text.size()));
+  std::vector<int32_t> ids((*tok)->max_encoded_ids(text.size()));
+  size_t n = 0;
+  const Status s = (*tok)->encode(text, ws, ids, &n);
+  CHECK(s.code() == Errc::capacity_exceeded);
+  // With the true bound (computed when 0) it encodes.
+  v.normalized_expansion = 0;
+  auto exact = detail::Tokenizer::create(v);
+  REQUIRE(exact.ok());
+  std::vector<std::byte> ws2((*exact)->encode_workspace_bytes(text.size()));
+  std::vector<int32_t> ids2((*exact)->max_encoded_ids(text.size()));
+  CHECK((*exact)->encode(text, ws2, ids2, &n).ok());
+  CHECK(n > 3);
+}

@@ -24,8 +24,7 @@ struct Model::Impl {
   ModelMetadata metadata;
   std::vector<TensorView> tensors;  // sorted by name
   detail::ModelWeights weights;
-  std::optional<VocabularyData> vocabulary;
-  std::unique_ptr<const detail::Tokenizer> tokenizer;
+  std::unique_ptr<const detail::Tokenizer> tokenizer;  // holds the vocabulary
 };
 
 namespace {
@@ -257,13 +256,13 @@ VocabularyData read_vocabulary(const fb::Vocabulary& v) {
   out.byte_fallback = v.byte_fallback();
   out.treat_whitespace_as_suffix = v.treat_whitespace_as_suffix();
   if (v.unk_surface()) out.unk_surface = v.unk_surface()->str();
+  out.normalized_expansion = v.normalized_expansion();
   return out;
 }
 
 // The vocabulary is the tokenizer of both sides: one joint vocabulary whose
 // ids are the model's, special pieces where the config says.
 Status check_vocabulary(const ModelConfig& config, const VocabularyData& v) {
-  MT_RETURN_IF_ERROR(v.validate());
   const int size = int(v.pieces.size());
   if (size != config.source_vocab_size || size != config.target_vocab_size) {
     return Status::error(Errc::invalid_model,
@@ -332,10 +331,9 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   impl.weights = resolve_weights(impl.config, impl.tensors);
   impl.metadata = read_metadata(model->metadata());
   if (model->vocabulary() != nullptr && model->vocabulary()->type() != fb::VocabularyType::none) {
-    impl.vocabulary = read_vocabulary(*model->vocabulary());
-    MT_RETURN_IF_ERROR(check_vocabulary(impl.config, *impl.vocabulary));
-    auto tokenizer = detail::Tokenizer::create(*impl.vocabulary);
+    auto tokenizer = detail::Tokenizer::create(read_vocabulary(*model->vocabulary()));  // validates it
     if (!tokenizer) return tokenizer.status();
+    MT_RETURN_IF_ERROR(check_vocabulary(impl.config, (*tokenizer)->vocabulary()));
     impl.tokenizer = std::move(tokenizer.value());
   }
   return {};
@@ -378,7 +376,9 @@ std::span<const TensorView> Model::tensors() const { return impl_->tensors; }
 const TensorView* Model::find_tensor(std::string_view name) const { return find_in(impl_->tensors, name); }
 std::span<const uint8_t> Model::bytes() const { return impl_->bytes; }
 const detail::ModelWeights& Model::weights() const { return impl_->weights; }
-const VocabularyData* Model::vocabulary() const { return impl_->vocabulary ? &*impl_->vocabulary : nullptr; }
+const VocabularyData* Model::vocabulary() const {
+  return impl_->tokenizer ? &impl_->tokenizer->vocabulary() : nullptr;
+}
 const detail::Tokenizer* Model::tokenizer() const { return impl_->tokenizer.get(); }
 
 }  // namespace mt

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "model_generated.h"
+#include "tokenizer/normalizer.hpp"
 
 namespace mt {
 
@@ -49,7 +50,8 @@ flatbuffers::Offset<fb::Metadata> build_metadata(flatbuffers::FlatBufferBuilder&
                                   m.created.c_str(), &extra);
 }
 
-flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuilder& b, const VocabularyData& v) {
+flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuilder& b, const VocabularyData& v,
+                                                     uint32_t expansion) {
   std::vector<flatbuffers::Offset<fb::Piece>> pieces;
   pieces.reserve(v.pieces.size());
   for (const VocabularyPiece& p : v.pieces) {
@@ -58,7 +60,7 @@ flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuil
   return fb::CreateVocabularyDirect(b, static_cast<fb::VocabularyType>(v.type), &pieces, &v.precompiled_charsmap,
                                     v.add_dummy_prefix, v.remove_extra_whitespaces, v.escape_whitespaces,
                                     v.byte_fallback, v.normalization_name.c_str(), v.treat_whitespace_as_suffix,
-                                    v.unk_surface.c_str());
+                                    v.unk_surface.c_str(), expansion);
 }
 
 }  // namespace
@@ -133,7 +135,14 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   auto metadata = build_metadata(b, metadata_);
   auto config = build_config(b, config_);
   flatbuffers::Offset<fb::Vocabulary> vocabulary;
-  if (vocabulary_.type != VocabularyType::none) vocabulary = build_vocabulary(b, vocabulary_);
+  if (vocabulary_.type != VocabularyType::none) {
+    // Walk the normalizer's trie once here, so loading need not.
+    size_t expansion = vocabulary_.normalized_expansion;
+    if (expansion == 0 && !vocabulary_.precompiled_charsmap.empty()) {
+      MT_RETURN_IF_ERROR(detail::check_charsmap(vocabulary_.precompiled_charsmap, &expansion));
+    }
+    vocabulary = build_vocabulary(b, vocabulary_, uint32_t(expansion));
+  }
   fb::ModelBuilder mb(b);
   mb.add_format_version(format_version_);
   mb.add_config(config);

@@ -316,7 +316,9 @@ Status VocabularyData::validate() const {
       if (!bytes_found[b]) return Status::error(Errc::invalid_model, "vocabulary: byte_fallback is on but piece <0x%02X> is missing", b);
     }
   }
-  if (!precompiled_charsmap.empty()) MT_RETURN_IF_ERROR(detail::check_charsmap(precompiled_charsmap, nullptr));
+  // The trie itself is walked once, by the writer or when the tokenizer is
+  // built without a known expansion; here only its layout is checked.
+  if (!precompiled_charsmap.empty()) MT_RETURN_IF_ERROR(detail::check_charsmap_layout(precompiled_charsmap));
   return {};
 }
 

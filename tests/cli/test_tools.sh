@@ -81,5 +81,15 @@ check "--truncate: exit 0" test $? -eq 0
 check "--truncate: warns about line 1" grep -q "line 1 was truncated" "$dir/long-err.txt"
 check "--truncate: both lines translated" test "$(wc -l < "$dir/long-out.txt")" -eq 2
 
+# The progress line: on a terminal only.
+for i in $(seq 150); do echo "A dog is running past the river $i."; done > "$dir/many.txt"
+"$bin/mt_translate" -m "$text_model" --beam 1 --max-length 3 --batch-size 64 < "$dir/many.txt" > "$dir/many-out.txt" 2> "$dir/many-err.txt"
+check "150 lines in, 150 out" test "$(wc -l < "$dir/many-out.txt")" -eq 150
+check "no progress line when stderr is not a terminal" test ! -s "$dir/many-err.txt"
+if command -v script > /dev/null; then
+  script -qec "'$bin/mt_translate' -m '$text_model' --beam 1 --max-length 3 --batch-size 64 -i '$dir/many.txt' 2>&1 >/dev/null" /dev/null > "$dir/tty.txt"
+  check "a progress line on a terminal" grep -q "150/150 sentences" "$dir/tty.txt"
+fi
+
 if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
 echo "all tool checks passed"

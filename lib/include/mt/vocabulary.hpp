@@ -34,6 +34,12 @@ struct VocabularyData {
   bool treat_whitespace_as_suffix = false;
   bool byte_fallback = false;
   std::string unk_surface = " \xE2\x81\x87 ";  // what an unknown piece decodes to
+  // Most bytes one input byte can normalize to, for planning memory; 0: not
+  // known, computed from the charsmap when the tokenizer is built (a walk of
+  // the whole trie, ~10 ms for nmt_nfkc). ModelWriter fills it in so loading
+  // skips that walk. A value too small makes encoding fail cleanly
+  // (capacity_exceeded), never overflow: every access is bounds-checked.
+  uint32_t normalized_expansion = 0;
 
   // Reads a SentencePiece model (the bytes of a .model file: a serialized
   // ModelProto). Errors name the field at fault.

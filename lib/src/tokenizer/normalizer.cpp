@@ -44,6 +44,11 @@ Status split_charsmap(std::span<const uint8_t> blob, CharsmapView* view) {
 
 }  // namespace
 
+Status check_charsmap_layout(std::span<const uint8_t> blob) {
+  CharsmapView v;
+  return split_charsmap(blob, &v);
+}
+
 Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion) {
   CharsmapView v;
   MT_RETURN_IF_ERROR(split_charsmap(blob, &v));
@@ -89,7 +94,11 @@ Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion) {
 Expected<Normalizer> Normalizer::create(const VocabularyData& vocabulary, const PieceTrie* user_symbols) {
   Normalizer n;
   if (!vocabulary.precompiled_charsmap.empty()) {
-    MT_RETURN_IF_ERROR(check_charsmap(vocabulary.precompiled_charsmap, &n.max_expansion_));
+    if (vocabulary.normalized_expansion == 0) {
+      MT_RETURN_IF_ERROR(check_charsmap(vocabulary.precompiled_charsmap, &n.max_expansion_));
+    } else {
+      n.max_expansion_ = std::max<size_t>(3, vocabulary.normalized_expansion);
+    }
     CharsmapView v;
     MT_RETURN_IF_ERROR(split_charsmap(vocabulary.precompiled_charsmap, &v));
     n.units_ = v.units;

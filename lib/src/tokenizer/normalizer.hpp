@@ -30,6 +30,8 @@ namespace mt::detail {
 // Checks a precompiled charsmap (see above). On success, `max_expansion` (if
 // not null) receives the most bytes one input byte can become under its rules.
 Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion);
+// The blob's layout only (sizes consistent): cheap, no walk of the trie.
+Status check_charsmap_layout(std::span<const uint8_t> blob);
 
 class Normalizer {
  public:

@@ -6,44 +6,37 @@
 namespace mt::detail {
 
 PieceTrie PieceTrie::build(const std::vector<Key>& keys) {
-  // First a pointer trie with unsorted edges, then flattened with each
-  // node's edges sorted by label for binary search.
-  struct Building {
-    std::vector<std::pair<uint8_t, int32_t>> edges;
-    int32_t value = kNone;
-  };
-  std::vector<Building> nodes(1);
-  for (const Key& key : keys) {
-    int32_t node = 0;
-    for (const char c : key.text) {
-      const auto label = static_cast<uint8_t>(c);
-      int32_t child = kNone;
-      for (const auto& [l, to] : nodes[node].edges) {
-        if (l == label) { child = to; break; }
-      }
-      if (child == kNone) {
-        child = static_cast<int32_t>(nodes.size());
-        nodes[node].edges.emplace_back(label, child);
-        nodes.emplace_back();
-      }
-      node = child;
-    }
-    nodes[node].value = key.value;
-  }
-
+  // Keys sorted bytewise put every node's subtree in one contiguous range, so
+  // the flat trie is built depth first with each node's edges laid out
+  // together: no per-node containers, one pass over the key bytes.
+  std::vector<Key> sorted = keys;
+  // string_view compares with memcmp: bytes as unsigned, as the labels are.
+  std::sort(sorted.begin(), sorted.end(), [](const Key& a, const Key& b) { return a.text < b.text; });
   PieceTrie trie;
-  trie.nodes_.resize(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    auto& edges = nodes[i].edges;
-    std::sort(edges.begin(), edges.end());
-    Node& out = trie.nodes_[i];
-    out.first_edge = static_cast<uint32_t>(trie.labels_.size());
-    out.edge_count = static_cast<uint32_t>(edges.size());
-    out.value = nodes[i].value;
-    for (const auto& [label, child] : edges) {
+  trie.nodes_.emplace_back();
+  struct Range {
+    int32_t node;
+    size_t begin, end, depth;  // keys [begin, end) share their first `depth` bytes
+  };
+  std::vector<Range> stack{{0, 0, sorted.size(), 0}};
+  while (!stack.empty()) {
+    const Range r = stack.back();
+    stack.pop_back();
+    size_t i = r.begin;
+    if (i < r.end && sorted[i].text.size() == r.depth) trie.nodes_[size_t(r.node)].value = sorted[i++].value;
+    trie.nodes_[size_t(r.node)].first_edge = static_cast<uint32_t>(trie.labels_.size());
+    while (i < r.end) {  // one child per distinct next byte
+      const auto label = static_cast<uint8_t>(sorted[i].text[r.depth]);
+      size_t j = i + 1;
+      while (j < r.end && static_cast<uint8_t>(sorted[j].text[r.depth]) == label) ++j;
+      const auto child = static_cast<int32_t>(trie.nodes_.size());
+      trie.nodes_.emplace_back();
       trie.labels_.push_back(label);
       trie.children_.push_back(child);
+      stack.push_back({child, i, j, r.depth + 1});
+      i = j;
     }
+    trie.nodes_[size_t(r.node)].edge_count = static_cast<uint32_t>(trie.labels_.size()) - trie.nodes_[size_t(r.node)].first_edge;
   }
   return trie;
 }
