@@ -1,0 +1,108 @@
+// The trainer's Transformer: its gradient against finite differences, its
+// logits against libmt's for the same weights (exported through a model file).
+#include <cmath>
+
+#include "autograd/gradcheck.hpp"
+#include "model/transformer_model.hpp"
+#include "session_impl.hpp"
+#include "test_util.hpp"
+
+using namespace mt;
+using namespace mt::train;
+
+namespace {
+
+// Two sentence pairs of different lengths.
+std::vector<SentencePair> pairs(int vocab) {
+  auto ids = [&](std::vector<int> v) {
+    for (int& x : v) x = 4 + x % (vocab - 4);
+    return std::vector<int32_t>(v.begin(), v.end());
+  };
+  return {{ids({5, 9, 14, 3, 8}), ids({7, 2, 11}), 1}, {ids({6, 1}), ids({3, 12, 4, 9, 10, 2}), 2}};
+}
+
+ModelConfig micro_config(int variant) {
+  ModelConfig c;
+  c.encoder_layers = 1;
+  c.decoder_layers = 1;
+  c.d_model = 8;
+  c.heads = 2;
+  c.d_ff = 12;
+  c.source_vocab_size = c.target_vocab_size = 11;
+  c.max_positions = 32;
+  c.shared_embeddings = c.tied_output = variant != 2;
+  c.pre_norm = variant == 1;
+  c.activation = variant == 1 ? Activation::gelu : Activation::relu;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a whole tiny model's gradient matches finite differences", "[train_model]") {
+  const int variant = GENERATE(0, 1, 2);
+  const ModelConfig config = micro_config(variant);
+  autograd::Graph<double> g;
+  TransformerModel<double> model(g, config);
+  model.initialize(3);
+  const auto corpus = pairs(config.target_vocab_size);
+  const Batch batch = assemble_batch(corpus, {0, 1}, {config.pad_id, config.bos_id, config.eos_id});
+  ForwardOptions o;
+  o.dropout = 0.1;  // the same masks on every evaluation
+  o.label_smoothing = 0.1;
+  g.set_seed(5);
+  const auto result = autograd::grad_check(g, [&](autograd::Graph<double>& graph) {
+    return model.loss(batch, o).loss;
+  }, 1e-5, 1e-3, 6);
+  INFO("variant " << variant << ": " << result.worst);
+  CHECK(result.entries > 100);
+  CHECK(result.max_rel_error < 1e-5);
+}
+
+TEST_CASE("trainer logits equal libmt's for the same weights", "[train_model]") {
+  const int variant = GENERATE(0, 1, 2);
+  ModelConfig config = test::tiny_config();
+  config.pre_norm = variant == 1;
+  config.activation = variant == 1 ? Activation::gelu : Activation::relu;
+  if (variant == 2) config.shared_embeddings = config.tied_output = false;
+  autograd::Graph<float> g;
+  TransformerModel<float> model(g, config);
+  model.initialize(11);
+  g.set_training(false);
+  const auto corpus = pairs(config.target_vocab_size);
+  const Batch batch = assemble_batch(corpus, {0, 1}, {config.pad_id, config.bos_id, config.eos_id});
+  const autograd::Tensor<float>* logits = model.forward(batch, {});
+  const int V = config.target_vocab_size;
+  REQUIRE(logits->rows() == int64_t(batch.B) * batch.T);
+
+  const std::string path = test::scratch_path("trained-" + std::to_string(variant) + ".mtm");
+  REQUIRE(model.export_model(path, nullptr, {}).ok());
+  auto loaded = Model::load(path);
+  INFO(loaded.status().message());
+  REQUIRE(loaded.ok());
+  SessionOptions so;
+  so.max_batch_size = 1;
+  so.max_beam_size = 1;
+  auto session = Session::create(loaded.value(), so);
+  REQUIRE(session.ok());
+  Session::Impl& s = *session->impl();
+  for (int b = 0; b < batch.B; ++b) {
+    const SentencePair& p = corpus[size_t(b)];
+    const std::span<const int32_t> src[] = {p.source};
+    REQUIRE(s.load_sources(src, {}).ok());
+    s.encode(1);
+    const int T = batch.target_lengths[size_t(b)], C = config.d_model, F = config.d_ff;
+    std::vector<float> x(T * C), y(T * C), qkv(T * 3 * C), q(T * C), attn(T * C), hidden(T * F), full(T * V);
+    s.transformer->decode_full(batch.target_input.data() + size_t(b) * batch.T, 1, T, s.decoder_state(1),
+                               {x.data(), y.data(), qkv.data(), q.data(), attn.data(), hidden.data()}, full.data());
+    double max_diff = 0.0, max_abs = 0.0;
+    for (int t = 0; t < T; ++t) {
+      for (int v = 0; v < V; ++v) {
+        const float ours = logits->value[(size_t(b) * batch.T + t) * V + v];
+        max_diff = std::max(max_diff, double(std::fabs(ours - full[size_t(t) * V + v])));
+        max_abs = std::max(max_abs, double(std::fabs(full[size_t(t) * V + v])));
+      }
+    }
+    INFO("variant " << variant << " sentence " << b << ": max diff " << max_diff << " of " << max_abs);
+    CHECK(max_diff / max_abs <= 1e-4);
+  }
+}

@@ -1,0 +1,20 @@
+// Activations and the row-wise softmax.
+#pragma once
+
+#include "autograd/graph.hpp"
+
+namespace mt::autograd {
+
+// y = max(x, 0); the gradient at 0 is taken as 0.
+template <class T>
+Tensor<T>* relu(Graph<T>& g, Tensor<T>* x);
+
+// y = 0.5 x (1 + erf(x / sqrt 2)): exact GELU (Hendrycks & Gimpel 2016), as the runtime.
+template <class T>
+Tensor<T>* gelu(Graph<T>& g, Tensor<T>* x);
+
+// y[M, N] = softmax over each row of x[M, N].
+template <class T>
+Tensor<T>* softmax(Graph<T>& g, Tensor<T>* x);
+
+}  // namespace mt::autograd

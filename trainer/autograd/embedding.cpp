@@ -1,0 +1,82 @@
+// Embedding lookup: forward y[r] = scale * table[ids[r]] + pos[r % L],
+// backward dtable[ids[r]] += scale * dy[r] (a scatter-add).
+#include "autograd/embedding.hpp"
+
+#include <cmath>
+
+#include "autograd/parallel.hpp"
+
+namespace mt::autograd {
+
+namespace {
+
+// op: in = {table}, f = {scale}, ints = ids
+template <class T>
+void embedding_backward(Graph<T>& g, const Op<T>& op) {
+  Tensor<T>* table = op.in[0];
+  const int C = table->cols();
+  const T s = T(op.f[0]);
+  const T* dy = op.out->grad_data();
+  const std::vector<int>& ids = op.ints;
+  // Ids repeat, so split by columns: no two tasks write the same value, and
+  // each value sums its rows in order whatever the thread count.
+  parallel_range(g, C, 32, [&](int64_t c0, int64_t c1, int) {
+    for (size_t r = 0; r < ids.size(); ++r) {
+      T* dt = table->grad_data() + size_t(ids[r]) * C;
+      const T* d = dy + r * C;
+      for (int64_t c = c0; c < c1; ++c) dt[c] += s * d[c];
+    }
+  });
+}
+
+}  // namespace
+
+template <class T>
+void sinusoid_positions(int P, int C, T* positions) {
+  for (int p = 0; p < P; ++p) {
+    for (int i = 0; i < C; i += 2) {
+      const double angle = double(p) / std::pow(10000.0, double(i) / double(C));
+      positions[size_t(p) * C + i] = T(std::sin(angle));
+      if (i + 1 < C) positions[size_t(p) * C + i + 1] = T(std::cos(angle));
+    }
+  }
+}
+
+template <class T>
+Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, int L, double scale,
+                     bool add_positions) {
+  MT_AG_CHECK(table->shape.rank == 2, "embedding: table must be [V, C], not " + table->shape.str());
+  const int V = table->shape[0], C = table->shape[1];
+  MT_AG_CHECK(L > 0 && ids.size() % size_t(L) == 0, "embedding: ids are not B rows of L");
+  for (int id : ids) MT_AG_CHECK(id >= 0 && id < V, "embedding: id " + std::to_string(id) + " outside the vocabulary");
+  const int rows = int(ids.size());
+  Tensor<T>* y = g.make(Shape{rows, C}, table->requires_grad);
+  T* pos = nullptr;
+  if (add_positions) {
+    pos = g.scratch(0, size_t(L) * C);
+    sinusoid_positions(L, C, pos);
+  }
+  const T s = T(scale);
+  parallel_range(g, rows, 64, [&](int64_t r0, int64_t r1, int) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* e = table->data() + size_t(ids[r]) * C;
+      T* yr = y->data() + r * C;
+      for (int c = 0; c < C; ++c) yr[c] = e[c] * s;
+      if (pos) accumulate(yr, pos + (r % L) * C, C);
+    }
+  });
+  if (y->requires_grad) {
+    Op<T>& op = g.record(&embedding_backward<T>, y);
+    op.in[0] = table;
+    op.f[0] = scale;
+    op.ints.assign(ids.begin(), ids.end());
+  }
+  return y;
+}
+
+template void sinusoid_positions<float>(int, int, float*);
+template void sinusoid_positions<double>(int, int, double*);
+template Tensor<float>* embedding<float>(Graph<float>&, Tensor<float>*, std::span<const int>, int, double, bool);
+template Tensor<double>* embedding<double>(Graph<double>&, Tensor<double>*, std::span<const int>, int, double, bool);
+
+}  // namespace mt::autograd

@@ -1,0 +1,36 @@
+// Matrix products for the ops (internal to autograd): one entry point over
+// both operand layouts. T = float runs the platforms GEMM (mt/kernels.h,
+// gemm_f32 on packed weights): the right operand is packed into panels at
+// each call, since weights change every step, and transposes cost nothing
+// more than packing from the other layout. T = double runs plain loops.
+#pragma once
+
+#include <cstddef>
+
+#include "autograd/graph.hpp"
+
+namespace mt::autograd {
+
+// How B is stored: [N, K] (C = A B^T, the linear layer's W) or [K, N] (C = A B).
+enum class BLayout { nk, kn };
+
+// C[M, N] = A[M, K] op(B) + bias[N] (+ C when accumulate), row strides lda,
+// ldb, ldc; bias may be null. Split over the pool by panels of output
+// columns, as lib/src/transformer.cpp's linear does.
+template <class T>
+void gemm(Graph<T>& g, int M, int N, int K, const T* A, size_t lda, const T* B, size_t ldb,
+          BLayout layout, const T* bias, T* C, size_t ldc, bool accumulate);
+
+// The same on the calling thread only (for ops already split over the pool).
+// pack: gemm_pack_size(N, K) values of scratch (unused for double).
+template <class T>
+void gemm_serial(const Graph<T>& g, T* pack, int M, int N, int K, const T* A, size_t lda,
+                 const T* B, size_t ldb, BLayout layout, const T* bias, T* C, size_t ldc,
+                 bool accumulate);
+size_t gemm_pack_size(int N, int K);
+
+// dst[c, r] = src[r, c]: src [R, Cn] with row stride ld, dst [Cn, R] dense.
+template <class T>
+void transpose(const T* src, int R, int Cn, size_t ld, T* dst);
+
+}  // namespace mt::autograd

@@ -1,0 +1,156 @@
+// Linear layers and matrix products. With y = a op(b) and dy = d loss / dy:
+//   da = dy op(b)^T,   d op(b) = a^T dy   (so db = dy^T a when op(b) = b^T),
+//   dbias = sum over rows of dy.
+// Every product goes through gemm.hpp, accumulating into the gradients.
+#include "autograd/linear.hpp"
+
+#include <algorithm>
+
+#include "autograd/gemm.hpp"
+#include "autograd/parallel.hpp"
+
+namespace mt::autograd {
+
+namespace {
+
+// Gradients of y[M, N] = a[M, K] op(b) for one pair of matrices, added into
+// da and db (either may be null). mm(M, N, K, A, lda, B, ldb, layout, C, ldc)
+// accumulates C += A op(B); tmp holds max(M, K) * max(N, M) values for a transpose.
+template <class T, class Mm>
+void matmul_grads(Mm&& mm, T* tmp, const T* a, T* da, const T* b, T* db, const T* dy, int M,
+                  int N, int K, bool trans_b) {
+  if (da) {
+    // da[M, K] += dy[M, N] op(b)^T: b read as [N, K] (kn: inner N) or [K, N] (nk).
+    if (trans_b) mm(M, K, N, dy, size_t(N), b, size_t(K), BLayout::kn, da, size_t(K));
+    else mm(M, K, N, dy, size_t(N), b, size_t(N), BLayout::nk, da, size_t(K));
+  }
+  if (db) {
+    if (trans_b) {
+      // db[N, K] += dy^T[N, M] a[M, K]
+      transpose(dy, M, N, size_t(N), tmp);
+      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, db, size_t(K));
+    } else {
+      // db[K, N] += a^T[K, M] dy[M, N]
+      transpose(a, M, K, size_t(K), tmp);
+      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, db, size_t(N));
+    }
+  }
+}
+
+template <class T>
+T* grad_or_null(Tensor<T>* t) {
+  return t && t->requires_grad ? t->grad_data() : nullptr;
+}
+
+// op: in = {a, b, bias}, i = {M, N, K, trans_b}
+template <class T>
+void matmul_backward(Graph<T>& g, const Op<T>& op) {
+  Tensor<T>* a = op.in[0];
+  Tensor<T>* b = op.in[1];
+  Tensor<T>* bias = op.in[2];
+  const int M = int(op.i[0]), N = int(op.i[1]), K = int(op.i[2]);
+  const bool trans_b = op.i[3] != 0;
+  const T* dy = op.out->grad_data();
+  T* tmp = g.scratch(0, size_t(std::max(M, K)) * size_t(std::max(N, M)));
+  auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C,
+                size_t ldc) { gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true); };
+  matmul_grads(mm, tmp, a->data(), grad_or_null(a), b->data(), grad_or_null(b), dy, M, N, K, trans_b);
+  if (T* db = grad_or_null(bias)) {
+    // Each task sums its own columns over every row.
+    parallel_range(g, N, 64, [&](int64_t n0, int64_t n1, int) {
+      for (int m = 0; m < M; ++m) accumulate(db + n0, dy + size_t(m) * N + n0, n1 - n0);
+    });
+  }
+}
+
+template <class T>
+Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, bool trans_b,
+                       Shape out_shape, int M, int N, int K) {
+  const bool rg = a->requires_grad || b->requires_grad || (bias && bias->requires_grad);
+  Tensor<T>* y = g.make(out_shape, rg);
+  gemm(g, M, N, K, a->data(), size_t(K), b->data(), size_t(trans_b ? K : N),
+       trans_b ? BLayout::nk : BLayout::kn, bias ? bias->data() : nullptr, y->data(), size_t(N), false);
+  if (rg) {
+    Op<T>& op = g.record(&matmul_backward<T>, y);
+    op.in = {a, b, bias, nullptr};
+    op.i[0] = M, op.i[1] = N, op.i[2] = K, op.i[3] = trans_b;
+  }
+  return y;
+}
+
+// op: in = {a, b}, i = {Bt, M, N, K, trans_b}
+template <class T>
+void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
+  Tensor<T>* a = op.in[0];
+  Tensor<T>* b = op.in[1];
+  const int Bt = int(op.i[0]), M = int(op.i[1]), N = int(op.i[2]), K = int(op.i[3]);
+  const bool trans_b = op.i[4] != 0;
+  T* da = grad_or_null(a);
+  T* db = grad_or_null(b);
+  const size_t pack = std::max({gemm_pack_size(K, N), gemm_pack_size(K, M), gemm_pack_size(N, M)});
+  const size_t tmp = size_t(std::max(M, K)) * size_t(std::max(N, M));
+  parallel_tasks(g, Bt, [&](int item, int thread) {
+    T* s = g.scratch(thread, pack + tmp);
+    auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C,
+                  size_t ldc) { gemm_serial(g, s, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true); };
+    const size_t ao = size_t(item) * M * K, bo = size_t(item) * K * N;
+    matmul_grads(mm, s + pack, a->data() + ao, da ? da + ao : nullptr, b->data() + bo,
+                 db ? db + bo : nullptr, op.out->grad_data() + size_t(item) * M * N, M, N, K, trans_b);
+  });
+}
+
+}  // namespace
+
+template <class T>
+Tensor<T>* linear(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b) {
+  MT_AG_CHECK(w->shape.rank == 2, "linear: weight must be [out, in], not " + w->shape.str());
+  const int N = w->shape[0], K = w->shape[1];
+  MT_AG_CHECK(x->cols() == K, "linear: input " + x->shape.str() + " does not match weight " + w->shape.str());
+  MT_AG_CHECK(!b || (b->numel() == N), "linear: bias " + (b ? b->shape.str() : "") + " for " + w->shape.str());
+  Shape out = x->shape;
+  out.dims[out.rank - 1] = N;
+  return matmul_impl(g, x, w, b, true, out, int(x->rows()), N, K);
+}
+
+template <class T>
+Tensor<T>* matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b) {
+  MT_AG_CHECK(a->shape.rank == 2 && b->shape.rank == 2, "matmul: operands must be matrices");
+  const int M = a->shape[0], K = a->shape[1];
+  const int N = trans_b ? b->shape[0] : b->shape[1];
+  MT_AG_CHECK((trans_b ? b->shape[1] : b->shape[0]) == K,
+              "matmul: " + a->shape.str() + " by " + b->shape.str() + (trans_b ? "^T" : ""));
+  return matmul_impl(g, a, b, static_cast<Tensor<T>*>(nullptr), trans_b, Shape{M, N}, M, N, K);
+}
+
+template <class T>
+Tensor<T>* batched_matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b) {
+  MT_AG_CHECK(a->shape.rank == 3 && b->shape.rank == 3 && a->shape[0] == b->shape[0],
+              "batched_matmul: operands must be [Bt, ., .] with the same Bt");
+  const int Bt = a->shape[0], M = a->shape[1], K = a->shape[2];
+  const int N = trans_b ? b->shape[1] : b->shape[2];
+  MT_AG_CHECK((trans_b ? b->shape[2] : b->shape[1]) == K,
+              "batched_matmul: " + a->shape.str() + " by " + b->shape.str() + (trans_b ? "^T" : ""));
+  const bool rg = a->requires_grad || b->requires_grad;
+  Tensor<T>* y = g.make(Shape{Bt, M, N}, rg);
+  const size_t pack = gemm_pack_size(N, K);
+  parallel_tasks(g, Bt, [&](int item, int thread) {
+    gemm_serial(g, g.scratch(thread, pack), M, N, K, a->data() + size_t(item) * M * K, size_t(K),
+                b->data() + size_t(item) * K * N, size_t(trans_b ? K : N), trans_b ? BLayout::nk : BLayout::kn,
+                static_cast<const T*>(nullptr), y->data() + size_t(item) * M * N, size_t(N), false);
+  });
+  if (rg) {
+    Op<T>& op = g.record(&batched_matmul_backward<T>, y);
+    op.in = {a, b, nullptr, nullptr};
+    op.i[0] = Bt, op.i[1] = M, op.i[2] = N, op.i[3] = K, op.i[4] = trans_b;
+  }
+  return y;
+}
+
+#define MT_AG_INSTANTIATE(T)                                                        \
+  template Tensor<T>* linear<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*);     \
+  template Tensor<T>* matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);           \
+  template Tensor<T>* batched_matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);
+MT_AG_INSTANTIATE(float)
+MT_AG_INSTANTIATE(double)
+
+}  // namespace mt::autograd

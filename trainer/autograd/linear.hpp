@@ -1,0 +1,23 @@
+// Linear layers and matrix products, each a forward and a backward.
+// Shapes: M rows (all leading dimensions of x flattened), K inputs, N outputs.
+#pragma once
+
+#include "autograd/graph.hpp"
+
+namespace mt::autograd {
+
+// y[..., N] = x[..., K] W[N, K]^T + b[N]: the runtime's linear (weights are
+// [out, in] as in model_spec.hpp). b may be null.
+template <class T>
+Tensor<T>* linear(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b = nullptr);
+
+// y[M, N] = a[M, K] b[K, N], or a[M, K] b[N, K]^T when trans_b.
+template <class T>
+Tensor<T>* matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b = false);
+
+// y[Bt, M, N] = a[Bt, M, K] b[Bt, K, N], or a b^T with b [Bt, N, K] when
+// trans_b (attention scores Q K^T; then P V without it). Split over Bt.
+template <class T>
+Tensor<T>* batched_matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b = false);
+
+}  // namespace mt::autograd

@@ -1,0 +1,98 @@
+// Cross-entropy from logits z [N, V]. Per non-pad row, with lse = log sum exp z:
+//   log p[v] = z[v] - lse
+//   loss_r   = -(1 - eps) log p[t] - (eps / V) sum_v log p[v]
+//   d loss_r / d z[v] = p[v] - (1 - eps) [v == t] - eps / V
+// Only lse [N] is saved: p is recomputed from the logits in backward, so no
+// second [N, V] buffer is kept.
+#include "autograd/loss.hpp"
+
+#include <cmath>
+
+#include "autograd/parallel.hpp"
+
+namespace mt::autograd {
+
+namespace {
+
+// op: in = {logits}, saved = {lse [N]}, i = {pad_id}, f = {eps}, ints = targets
+template <class T>
+void cross_entropy_backward(Graph<T>& g, const Op<T>& op) {
+  Tensor<T>* logits = op.in[0];
+  const int V = logits->cols();
+  const T* lse = op.saved[0]->data();
+  const int pad = int(op.i[0]);
+  const T eps = T(op.f[0]);
+  const T dl = op.out->grad[0];
+  const T off = dl * eps / T(V);
+  const std::vector<int>& targets = op.ints;
+  parallel_range(g, int64_t(targets.size()), 4, [&](int64_t r0, int64_t r1, int) {
+    for (int64_t r = r0; r < r1; ++r) {
+      if (targets[r] == pad) continue;
+      const T* z = logits->data() + r * V;
+      T* dz = logits->grad_data() + r * V;
+      for (int v = 0; v < V; ++v) dz[v] += dl * std::exp(z[v] - lse[r]) - off;
+      dz[targets[r]] -= dl * (T(1) - eps);
+    }
+  });
+}
+
+}  // namespace
+
+template <class T>
+CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const int> targets, int pad_id,
+                              double label_smoothing) {
+  const int V = logits->cols();
+  const int64_t N = logits->rows();
+  MT_AG_CHECK(int64_t(targets.size()) == N, "cross_entropy: one target per row of " + logits->shape.str());
+  MT_AG_CHECK(label_smoothing >= 0.0 && label_smoothing < 1.0, "cross_entropy: label smoothing outside [0, 1)");
+  for (int t : targets)
+    MT_AG_CHECK(t == pad_id || (t >= 0 && t < V), "cross_entropy: target " + std::to_string(t) + " outside the vocabulary");
+  Tensor<T>* lse = g.make(Shape{int(N)}, false);
+  Tensor<T>* row_nll = g.make(Shape{int(N)}, false);     // -log p[t], 0 on padding
+  Tensor<T>* row_smooth = g.make(Shape{int(N)}, false);  // -mean log p, 0 on padding
+  parallel_range(g, N, 4, [&](int64_t r0, int64_t r1, int) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* z = logits->data() + r * V;
+      if (targets[r] == pad_id) {
+        lse->value[r] = row_nll->value[r] = row_smooth->value[r] = T(0);
+        continue;
+      }
+      T mx = z[0];
+      for (int v = 1; v < V; ++v) mx = z[v] > mx ? z[v] : mx;
+      T s = 0, zsum = 0;
+      for (int v = 0; v < V; ++v) {
+        s += std::exp(z[v] - mx);
+        zsum += z[v];
+      }
+      const T l = mx + std::log(s);
+      lse->value[r] = l;
+      row_nll->value[r] = l - z[targets[r]];
+      row_smooth->value[r] = l - zsum / T(V);
+    }
+  });
+  // Summed in row order in double: the same total whatever the thread count.
+  CrossEntropy<T> result;
+  double smooth = 0.0;
+  for (int64_t r = 0; r < N; ++r) {
+    if (targets[r] == pad_id) continue;
+    ++result.tokens;
+    result.nll += double(row_nll->value[r]);
+    smooth += double(row_smooth->value[r]);
+  }
+  result.loss = g.make(Shape{1}, logits->requires_grad);
+  result.loss->value[0] = T((1.0 - label_smoothing) * result.nll + label_smoothing * smooth);
+  if (logits->requires_grad) {
+    Op<T>& op = g.record(&cross_entropy_backward<T>, result.loss);
+    op.in[0] = logits;
+    op.saved[0] = lse;
+    op.i[0] = pad_id;
+    op.f[0] = label_smoothing;
+    op.ints.assign(targets.begin(), targets.end());
+  }
+  return result;
+}
+
+template CrossEntropy<float> cross_entropy<float>(Graph<float>&, Tensor<float>*, std::span<const int>, int, double);
+template CrossEntropy<double> cross_entropy<double>(Graph<double>&, Tensor<double>*, std::span<const int>, int, double);
+
+}  // namespace mt::autograd

@@ -1,0 +1,105 @@
+// LayerNorm forward and backward (as in llm.c's layernorm_forward/_backward).
+// With xhat = (x - mean) rstd and dn = dy * gamma, per row of C values:
+//   dx += rstd (dn - mean(dn) - xhat mean(dn xhat)),
+//   dgamma += sum over rows of dy xhat,   dbeta += sum over rows of dy.
+#include "autograd/norm.hpp"
+
+#include <cmath>
+
+#include "autograd/parallel.hpp"
+
+namespace mt::autograd {
+
+namespace {
+
+// op: in = {x, gamma, beta}, saved = {mean [M], rstd [M]}
+template <class T>
+void layer_norm_backward(Graph<T>& g, const Op<T>& op) {
+  Tensor<T>* x = op.in[0];
+  Tensor<T>* gamma = op.in[1];
+  Tensor<T>* beta = op.in[2];
+  const T* mean = op.saved[0]->data();
+  const T* rstd = op.saved[1]->data();
+  const T* dy = op.out->grad_data();
+  const int64_t M = x->rows();
+  const int C = x->cols();
+  if (x->requires_grad) {
+    parallel_range(g, M, 16, [&](int64_t m0, int64_t m1, int) {
+      for (int64_t m = m0; m < m1; ++m) {
+        const T* xr = x->data() + m * C;
+        const T* dyr = dy + m * C;
+        T* dxr = x->grad_data() + m * C;
+        T dn_mean = 0, dn_xhat_mean = 0;
+        for (int c = 0; c < C; ++c) {
+          const T xhat = (xr[c] - mean[m]) * rstd[m];
+          const T dn = dyr[c] * gamma->value[c];
+          dn_mean += dn;
+          dn_xhat_mean += dn * xhat;
+        }
+        dn_mean /= T(C);
+        dn_xhat_mean /= T(C);
+        for (int c = 0; c < C; ++c) {
+          const T xhat = (xr[c] - mean[m]) * rstd[m];
+          const T dn = dyr[c] * gamma->value[c];
+          dxr[c] += rstd[m] * (dn - dn_mean - xhat * dn_xhat_mean);
+        }
+      }
+    });
+  }
+  // Parameter gradients sum over rows: split by columns so no two tasks write
+  // the same value and the sum order does not depend on the thread count.
+  if (gamma->requires_grad || beta->requires_grad) {
+    parallel_range(g, C, 32, [&](int64_t c0, int64_t c1, int) {
+      for (int64_t m = 0; m < M; ++m) {
+        const T* xr = x->data() + m * C;
+        const T* dyr = dy + m * C;
+        for (int64_t c = c0; c < c1; ++c) {
+          if (gamma->requires_grad) gamma->grad[c] += dyr[c] * (xr[c] - mean[m]) * rstd[m];
+          if (beta->requires_grad) beta->grad[c] += dyr[c];
+        }
+      }
+    });
+  }
+}
+
+}  // namespace
+
+template <class T>
+Tensor<T>* layer_norm(Graph<T>& g, Tensor<T>* x, Tensor<T>* gamma, Tensor<T>* beta, double eps) {
+  const int C = x->cols();
+  const int64_t M = x->rows();
+  MT_AG_CHECK(gamma->numel() == C && beta->numel() == C,
+              "layer_norm: gamma/beta " + gamma->shape.str() + " for input " + x->shape.str());
+  const bool rg = x->requires_grad || gamma->requires_grad || beta->requires_grad;
+  Tensor<T>* y = g.make(x->shape, rg);
+  Tensor<T>* mean = g.make(Shape{int(M)}, false);
+  Tensor<T>* rstd = g.make(Shape{int(M)}, false);
+  const T e = T(eps);
+  parallel_range(g, M, 16, [&](int64_t m0, int64_t m1, int) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const T* xr = x->data() + m * C;
+      T* yr = y->data() + m * C;
+      // Two passes, as the runtime: accurate when |mean| >> stddev.
+      T s = 0;
+      for (int c = 0; c < C; ++c) s += xr[c];
+      const T mu = s / T(C);
+      T sq = 0;
+      for (int c = 0; c < C; ++c) sq += (xr[c] - mu) * (xr[c] - mu);
+      const T r = T(1) / std::sqrt(sq / T(C) + e);
+      for (int c = 0; c < C; ++c) yr[c] = (xr[c] - mu) * r * gamma->value[c] + beta->value[c];
+      mean->value[m] = mu;
+      rstd->value[m] = r;
+    }
+  });
+  if (rg) {
+    Op<T>& op = g.record(&layer_norm_backward<T>, y);
+    op.in = {x, gamma, beta, nullptr};
+    op.saved = {mean, rstd, nullptr};
+  }
+  return y;
+}
+
+template Tensor<float>* layer_norm<float>(Graph<float>&, Tensor<float>*, Tensor<float>*, Tensor<float>*, double);
+template Tensor<double>* layer_norm<double>(Graph<double>&, Tensor<double>*, Tensor<double>*, Tensor<double>*, double);
+
+}  // namespace mt::autograd

@@ -1,0 +1,58 @@
+// The trainer's Transformer: the same function as the runtime's
+// (lib/src/transformer.cpp), written with the autograd ops, its parameters
+// named and shaped as model_spec.hpp says, so exporting is a copy.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "autograd/ops.hpp"
+#include "data/parallel_corpus.hpp"
+#include "mt/model.hpp"
+#include "mt/model_writer.hpp"
+
+namespace mt::train {
+
+struct ForwardOptions {
+  double dropout = 0.0;          // on embeddings, sublayer outputs and the FFN hidden layer
+  double label_smoothing = 0.0;
+};
+
+template <class T>
+class TransformerModel {
+ public:
+  // Creates every parameter of `config` in the graph (zero values).
+  TransformerModel(autograd::Graph<T>& graph, const ModelConfig& config);
+
+  // Seeded initialisation: Xavier-uniform linear weights, N(0, 1/C)-scale
+  // uniform embeddings, zero biases, unit LayerNorm.
+  void initialize(uint64_t seed);
+
+  // Teacher-forced forward: logits [B*T, V] for the batch's target positions.
+  autograd::Tensor<T>* forward(const Batch& batch, const ForwardOptions& options);
+  // Forward + label-smoothed cross-entropy summed over the batch's labels.
+  autograd::CrossEntropy<T> loss(const Batch& batch, const ForwardOptions& options);
+
+  autograd::Tensor<T>* parameter(const std::string& name) const { return params_.at(name); }
+  const ModelConfig& config() const { return config_; }
+
+  // A libmt model file of the current weights (fp32), with vocabulary and metadata.
+  Status export_model(const std::string& path, const VocabularyData* vocabulary, const ModelMetadata& metadata) const;
+
+ private:
+  autograd::Tensor<T>* p(const std::string& name) const { return params_.at(name); }
+  autograd::Tensor<T>* sublayer_input(autograd::Tensor<T>* x, const std::string& norm);
+  autograd::Tensor<T>* sublayer_output(autograd::Tensor<T>* x, autograd::Tensor<T>* out, const std::string& norm,
+                                       double dropout);
+  autograd::Tensor<T>* ffn(autograd::Tensor<T>* x, const std::string& scope, double dropout);
+
+  autograd::Graph<T>& g_;
+  ModelConfig config_;
+  std::map<std::string, autograd::Tensor<T>*> params_;
+};
+
+extern template class TransformerModel<float>;
+extern template class TransformerModel<double>;
+
+}  // namespace mt::train
