@@ -1,0 +1,105 @@
+#include "optim/adam.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace mt::train {
+
+double learning_rate(const AdamOptions& o, int64_t step) {
+  const double s = double(std::max<int64_t>(step, 1)), w = double(std::max(o.warmup, 1));
+  if (o.schedule == Schedule::noam) return o.lr * std::pow(double(o.d_model), -0.5) * std::min(std::pow(s, -0.5), s * std::pow(w, -1.5));
+  return o.lr * std::min(s / w, std::sqrt(w / s));
+}
+
+template <class T>
+Adam<T>::Adam(autograd::Graph<T>& graph, const AdamOptions& options) : g_(graph), o_(options) {
+  for (const autograd::Tensor<T>* p : g_.parameters()) {
+    m_.emplace_back(size_t(p->numel()), T(0));
+    v_.emplace_back(size_t(p->numel()), T(0));
+    decay_.push_back(p->shape.rank == 2);  // weights and embeddings; not biases or LayerNorm
+  }
+}
+
+template <class T>
+double Adam<T>::step(double grad_scale) {
+  const auto& params = g_.parameters();
+  double norm2 = 0.0;
+  for (const autograd::Tensor<T>* p : params) {
+    if (p->grad.empty()) continue;
+    for (T x : p->grad) norm2 += double(x) * double(x);
+  }
+  const double norm = std::sqrt(norm2) * grad_scale;
+  double scale = grad_scale;
+  if (o_.clip_norm > 0.0 && norm > o_.clip_norm) scale *= o_.clip_norm / norm;
+
+  ++step_;
+  last_lr_ = learning_rate(o_, step_);
+  const double bias1 = 1.0 - std::pow(o_.beta1, double(step_));
+  const double bias2 = 1.0 - std::pow(o_.beta2, double(step_));
+  const double step_size = last_lr_ / bias1;
+  const T b1 = T(o_.beta1), b2 = T(o_.beta2), one = T(1);
+  for (size_t i = 0; i < params.size(); ++i) {
+    autograd::Tensor<T>* p = params[i];
+    if (p->grad.empty()) continue;
+    T* w = p->value.data();
+    const T* gr = p->grad.data();
+    T* m = m_[i].data();
+    T* v = v_[i].data();
+    const T decay = decay_[i] ? T(last_lr_ * o_.weight_decay) : T(0);
+    const T s = T(scale), ss = T(step_size), sb2 = T(std::sqrt(bias2)), eps = T(o_.eps);
+    for (int64_t j = 0; j < p->numel(); ++j) {
+      const T gj = gr[j] * s;
+      m[j] = b1 * m[j] + (one - b1) * gj;
+      v[j] = b2 * v[j] + (one - b2) * gj * gj;
+      // Bias-corrected: w -= lr * m_hat / (sqrt(v_hat) + eps).
+      w[j] -= ss * m[j] / (std::sqrt(v[j]) / sb2 + eps) + decay * w[j];
+    }
+  }
+  return norm;
+}
+
+template <class T>
+void Adam<T>::save(std::vector<char>* out) const {
+  auto put = [&](const void* p, size_t n) { out->insert(out->end(), static_cast<const char*>(p), static_cast<const char*>(p) + n); };
+  const uint64_t count = m_.size();
+  put(&step_, sizeof(step_));
+  put(&count, sizeof(count));
+  for (size_t i = 0; i < m_.size(); ++i) {
+    const uint64_t n = m_[i].size();
+    put(&n, sizeof(n));
+    put(m_[i].data(), n * sizeof(T));
+    put(v_[i].data(), n * sizeof(T));
+  }
+}
+
+template <class T>
+Status Adam<T>::load(const char* data, size_t size, size_t* consumed) {
+  size_t at = 0;
+  auto get = [&](void* p, size_t n) {
+    if (n > size - at) return false;
+    std::memcpy(p, data + at, n);
+    at += n;
+    return true;
+  };
+  uint64_t count = 0;
+  int64_t step = 0;
+  if (!get(&step, sizeof(step)) || !get(&count, sizeof(count)) || count != m_.size()) {
+    return Status::error(Errc::invalid_argument, "checkpoint: optimizer state does not match the model (%llu tensors, expected %zu)",
+                         static_cast<unsigned long long>(count), m_.size());
+  }
+  for (size_t i = 0; i < m_.size(); ++i) {
+    uint64_t n = 0;
+    if (!get(&n, sizeof(n)) || n != m_[i].size() || !get(m_[i].data(), n * sizeof(T)) || !get(v_[i].data(), n * sizeof(T))) {
+      return Status::error(Errc::invalid_argument, "checkpoint: optimizer state of tensor %zu is truncated or mis-sized", i);
+    }
+  }
+  step_ = step;
+  *consumed = at;
+  return {};
+}
+
+template class Adam<float>;
+template class Adam<double>;
+
+}  // namespace mt::train

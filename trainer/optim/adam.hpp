@@ -1,0 +1,60 @@
+// Adam (Kingma & Ba 2015) with the settings of Vaswani et al. 2017 (beta1 0.9,
+// beta2 0.98, eps 1e-9), decoupled weight decay (Loshchilov & Hutter 2019) as
+// an option, gradient-norm clipping, and the learning-rate schedules:
+//   noam:         lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)   (the paper, eq. 3)
+//   inverse_sqrt: lr = peak * min(step / warmup, sqrt(warmup / step))              (fairseq)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autograd/graph.hpp"
+#include "mt/status.hpp"
+
+namespace mt::train {
+
+enum class Schedule { noam, inverse_sqrt };
+
+struct AdamOptions {
+  double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;
+  double weight_decay = 0.0;  // decoupled: w -= lr * weight_decay * w (not on biases or LayerNorm)
+  double clip_norm = 0.0;     // > 0: scale gradients so their global L2 norm is at most this
+  Schedule schedule = Schedule::inverse_sqrt;
+  double lr = 5e-4;           // inverse_sqrt: the peak; noam: the factor
+  int warmup = 4000;
+  int d_model = 512;          // noam only
+};
+
+double learning_rate(const AdamOptions& o, int64_t step);
+
+template <class T>
+class Adam {
+ public:
+  Adam(autograd::Graph<T>& graph, const AdamOptions& options);
+
+  // One update from the gradients now in the graph's parameters, each scaled
+  // by grad_scale first (e.g. 1 / target tokens). Returns the gradient norm
+  // before clipping. Leaves the gradients as they are (zero_grad is the caller's).
+  double step(double grad_scale = 1.0);
+
+  int64_t steps() const { return step_; }
+  double last_learning_rate() const { return last_lr_; }
+
+  // Optimizer state, for checkpoints: the step and both moments.
+  void save(std::vector<char>* out) const;
+  Status load(const char* data, size_t size, size_t* consumed);
+
+ private:
+  autograd::Graph<T>& g_;
+  AdamOptions o_;
+  int64_t step_ = 0;
+  double last_lr_ = 0.0;
+  std::vector<std::vector<T>> m_, v_;  // per parameter, in graph.parameters() order
+  std::vector<bool> decay_;            // weight decay applies (matrices, not biases/norms)
+};
+
+extern template class Adam<float>;
+extern template class Adam<double>;
+
+}  // namespace mt::train
