@@ -1,0 +1,151 @@
+#include "trainer.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace mt::train {
+
+namespace {
+
+constexpr char kCheckpointMagic[8] = {'M', 'T', 'C', 'K', 'P', 'T', '0', '1'};
+
+SpecialIds special_ids(const ModelConfig& c) { return {c.pad_id, c.bos_id, c.eos_id}; }
+
+}  // namespace
+
+Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
+    : o_(options), train_(std::move(train)), graph_(options.threads), model_(graph_, options.model),
+      adam_(graph_, options.adam) {
+  model_.initialize(o_.seed);
+  graph_.set_seed(o_.seed);
+  start_epoch(0);
+}
+
+// Each epoch's batches come from (seed, epoch) alone, so a resumed run
+// rebuilds the same order.
+void Trainer::start_epoch(int epoch) {
+  epoch_ = epoch;
+  position_ = 0;
+  batches_ = make_batches(train_, o_.batching, o_.seed * 1000003ull + uint64_t(epoch));
+}
+
+StepStats Trainer::step() {
+  if (position_ >= batches_.size()) start_epoch(epoch_ + 1);
+  const Batch batch = assemble_batch(train_, batches_[position_++], special_ids(o_.model));
+  graph_.clear();
+  graph_.zero_grad();
+  graph_.set_training(true);
+  ForwardOptions fo;
+  fo.dropout = o_.dropout;
+  fo.label_smoothing = o_.label_smoothing;
+  const auto ce = model_.loss(batch, fo);
+  graph_.backward(ce.loss);
+  StepStats s;
+  s.tokens = ce.tokens;
+  s.loss = double(ce.loss->value[0]) / double(std::max<int64_t>(ce.tokens, 1));
+  s.nll = ce.nll / double(std::max<int64_t>(ce.tokens, 1));
+  // The loss is a sum over tokens: average the gradient per token.
+  s.grad_norm = adam_.step(1.0 / double(std::max<int64_t>(ce.tokens, 1)));
+  s.learning_rate = adam_.last_learning_rate();
+  return s;
+}
+
+StepStats Trainer::evaluate(const std::vector<SentencePair>& pairs) {
+  graph_.set_training(false);
+  BatchingOptions b = o_.batching;
+  StepStats total;
+  double loss = 0.0, nll = 0.0;
+  for (const auto& batch : make_batches(pairs, b, 1)) {
+    graph_.clear();
+    const auto ce = model_.loss(assemble_batch(pairs, batch, special_ids(o_.model)), {0.0, o_.label_smoothing});
+    loss += double(ce.loss->value[0]);
+    nll += ce.nll;
+    total.tokens += ce.tokens;
+  }
+  graph_.clear();
+  graph_.set_training(true);
+  total.loss = loss / double(std::max<int64_t>(total.tokens, 1));
+  total.nll = nll / double(std::max<int64_t>(total.tokens, 1));
+  return total;
+}
+
+Status Trainer::save_checkpoint(const std::string& path) const {
+  std::vector<char> out(kCheckpointMagic, kCheckpointMagic + sizeof(kCheckpointMagic));
+  auto put = [&](const void* p, size_t n) { out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n); };
+  const int64_t epoch = epoch_, position = int64_t(position_);
+  const autograd::RngState rng = graph_.rng_state();
+  put(&epoch, sizeof(epoch));
+  put(&position, sizeof(position));
+  put(&rng.seed, sizeof(rng.seed));
+  put(&rng.calls, sizeof(rng.calls));
+  const uint64_t count = graph_.parameters().size();
+  put(&count, sizeof(count));
+  for (const autograd::Tensor<float>* p : graph_.parameters()) {
+    const uint64_t name_size = p->name.size(), n = p->value.size();
+    put(&name_size, sizeof(name_size));
+    put(p->name.data(), name_size);
+    put(&n, sizeof(n));
+    put(p->value.data(), n * sizeof(float));
+  }
+  adam_.save(&out);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(out.data(), std::streamsize(out.size()));
+    if (!f.flush()) {
+      std::remove(tmp.c_str());
+      return Status::error(Errc::io_error, "cannot write checkpoint '%s'", path.c_str());
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::error(Errc::io_error, "cannot write checkpoint '%s'", path.c_str());
+  }
+  return {};
+}
+
+Status Trainer::load_checkpoint(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::error(Errc::io_error, "cannot open checkpoint '%s'", path.c_str());
+  const std::vector<char> in((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  size_t at = 0;
+  auto get = [&](void* p, size_t n) {
+    if (n > in.size() - at) return false;
+    std::memcpy(p, in.data() + at, n);
+    at += n;
+    return true;
+  };
+  char magic[sizeof(kCheckpointMagic)];
+  if (!get(magic, sizeof(magic)) || std::memcmp(magic, kCheckpointMagic, sizeof(magic)) != 0) {
+    return Status::error(Errc::invalid_argument, "'%s' is not an mt_train checkpoint", path.c_str());
+  }
+  int64_t epoch = 0, position = 0;
+  autograd::RngState rng;
+  uint64_t count = 0;
+  if (!get(&epoch, sizeof(epoch)) || !get(&position, sizeof(position)) || !get(&rng.seed, sizeof(rng.seed)) ||
+      !get(&rng.calls, sizeof(rng.calls)) || !get(&count, sizeof(count)) || count != graph_.parameters().size()) {
+    return Status::error(Errc::invalid_argument, "checkpoint '%s' does not match this model", path.c_str());
+  }
+  for (autograd::Tensor<float>* p : graph_.parameters()) {
+    uint64_t name_size = 0, n = 0;
+    std::string name;
+    if (!get(&name_size, sizeof(name_size)) || name_size > 4096) return Status::error(Errc::invalid_argument, "checkpoint '%s' is corrupt", path.c_str());
+    name.resize(name_size);
+    if (!get(name.data(), name_size) || name != p->name || !get(&n, sizeof(n)) || n != p->value.size() ||
+        !get(p->value.data(), n * sizeof(float))) {
+      return Status::error(Errc::invalid_argument, "checkpoint '%s': parameter '%s' is missing or mis-sized", path.c_str(),
+                           p->name.c_str());
+    }
+  }
+  size_t used = 0;
+  MT_RETURN_IF_ERROR(adam_.load(in.data() + at, in.size() - at, &used));
+  start_epoch(int(epoch));
+  if (size_t(position) > batches_.size()) return Status::error(Errc::invalid_argument, "checkpoint '%s': batch position out of range", path.c_str());
+  position_ = size_t(position);
+  graph_.set_rng_state(rng);
+  return {};
+}
+
+}  // namespace mt::train
