@@ -10,6 +10,7 @@ packages=(
   catch2
   libbenchmark-dev
   libsentencepiece-dev sentencepiece
+  gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# mt_train as a user runs it: a tiny model on our own corpus for two epochs,
+# its outputs, the exported model translating, --resume, and bad input.
+# Usage: test_train.sh BIN_DIR SCRATCH_DIR DATA_DIR
+set -u
+bin=$1
+dir=$2
+data=$3
+rm -rf "$dir"; mkdir -p "$dir"
+failures=0
+check() {
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
+}
+# tests/data/text/corpus.txt alternates English and German lines.
+head -580 "$data/text/corpus.txt" | awk 'NR % 2 == 1' > "$dir/train.en"
+head -580 "$data/text/corpus.txt" | awk 'NR % 2 == 0' > "$dir/train.de"
+head -20 "$dir/train.en" > "$dir/dev.en"
+head -20 "$dir/train.de" > "$dir/dev.de"
+args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-tgt "$dir/dev.de"
+      --config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200
+      --max-tokens 400 --warmup 10 --lr 3e-3 --log-every 5 --threads 2)
+
+"$bin/mt_train" "${args[@]}" --out "$dir/run" --epochs 2 2> "$dir/train.err"
+check "mt_train exits 0" test $? -eq 0
+for f in model_best.mtm model_last.mtm checkpoint.bin vocab.model train.tsv dev.tsv; do
+  check "writes $f" test -s "$dir/run/$f"
+done
+check "dev.tsv has one line per epoch" test "$(wc -l < "$dir/run/dev.tsv")" -eq 3
+check "no progress bar when stderr is not a terminal" test "$(grep -c 'ETA' "$dir/train.err")" -eq 0
+"$bin/mt_model" info "$dir/run/model_best.mtm" > "$dir/info.txt"
+check "the model carries its metadata" grep -q "written by      mt_train" "$dir/info.txt"
+check "and its vocabulary" grep -q "tokenizer       SentencePiece unigram" "$dir/info.txt"
+printf 'A man is walking along the river.\nTwo children look at a small boat.\n' |
+  "$bin/mt_translate" -m "$dir/run/model_best.mtm" --max-length 12 > "$dir/out.txt"
+check "the exported model translates" test "$(wc -l < "$dir/out.txt")" -eq 2
+
+"$bin/mt_train" "${args[@]}" --out "$dir/run" --epochs 3 --resume 2> "$dir/resume.err"
+check "--resume continues" grep -q "resumed at step" "$dir/resume.err"
+check "--resume adds an epoch" test "$(wc -l < "$dir/run/dev.tsv")" -eq 4
+
+"$bin/mt_train" --out "$dir/x" > /dev/null 2> "$dir/err.txt"
+check "missing data: non-zero exit" test $? -ne 0
+check "missing data: says what is required" grep -q "are required" "$dir/err.txt"
+head -5 "$dir/train.de" > "$dir/short.de"
+"$bin/mt_train" "${args[@]/$dir\/train.de/$dir/short.de}" --out "$dir/y" --epochs 1 > /dev/null 2> "$dir/err.txt"
+check "misaligned files: non-zero exit" test $? -ne 0
+check "misaligned files: says so" grep -q "must be aligned" "$dir/err.txt"
+"$bin/mt_train" "${args[@]}" --out "$dir/z" --schedule cosine > /dev/null 2> "$dir/err.txt"
+check "unknown schedule: says so" grep -q "unknown --schedule" "$dir/err.txt"
+
+if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+echo "all mt_train checks passed"

@@ -1,0 +1,355 @@
+// mt_train: trains a Transformer on a parallel corpus with libmt's own
+// autograd and writes libmt model files.
+//
+//   mt_train --train-src train.en --train-tgt train.de --dev-src val.en --dev-tgt val.de \
+//            --config tiny --vocab-size 8000 --out runs/en-de --time-budget 80
+//
+// Every epoch: dev loss, dev BLEU from translating the dev set with libmt
+// itself from the exported model (so every checkpoint is known to load and
+// translate), the best model by dev BLEU kept, a checkpoint to resume from.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli_args.hpp"
+#include "eval/scoring.hpp"
+#include "mt/mt.hpp"
+#include "trainer.hpp"
+#include "vocab/vocab_train.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: mt_train --train-src FILE --train-tgt FILE --dev-src FILE --dev-tgt FILE --out DIR [options]
+
+Trains an encoder-decoder Transformer and writes, in DIR:
+  model_best.mtm   the model with the best dev BLEU so far (libmt model file with vocabulary)
+  model_last.mtm   the model at the end of the last epoch
+  checkpoint.bin   weights, optimizer, dropout stream and data position (--resume continues exactly)
+  vocab.model      the SentencePiece vocabulary (trained unless --vocab is given)
+  train.tsv        step, epoch, loss, ppl, lr, grad_norm, tokens/s, elapsed_s (every --log-every steps)
+  dev.tsv          step, epoch, dev_loss, dev_ppl, dev_bleu, dev_chrf, elapsed_s (every epoch)
+Plot the logs with scripts/plot_training.sh DIR.
+
+data:
+  --train-src/--train-tgt FILE   aligned training text, one sentence per line
+  --dev-src/--dev-tgt FILE       aligned dev text (model selection)
+  --src-lang/--tgt-lang CODE     for the model's metadata (default: the files' extensions)
+  --vocab FILE                   an existing SentencePiece vocabulary (pad 0, bos 1, eos 2, unk 3)
+  --vocab-size N                 otherwise train a joint one of N pieces (default 8000)
+  --vocab-type unigram|bpe       (default unigram)
+  --max-length N                 drop pairs longer than N tokens on either side (default 100)
+model:
+  --config NAME                  tiny, small or base (default tiny)
+  --encoder-layers/--decoder-layers/--d-model/--heads/--d-ff N   override the config
+  --pre-norm, --gelu             pre-norm and GELU instead of post-norm and ReLU
+training:
+  --max-tokens N                 padded tokens per batch (default 4096)
+  --lr X                         peak learning rate (inverse_sqrt) or factor (noam) (default 5e-4)
+  --warmup N                     warm-up updates (default 4000)
+  --schedule inverse_sqrt|noam   (default inverse_sqrt)
+  --label-smoothing X            (default 0.1)
+  --dropout X                    (default 0.1)
+  --clip-norm X                  gradient norm clipping, 0 off (default 0)
+  --weight-decay X               decoupled weight decay (default 0)
+  --epochs N / --max-steps N     stop after N epochs / updates (default: no limit)
+  --time-budget MINUTES          stop after this much training time (default: no limit)
+  --early-stopping N             stop after N epochs without a better dev BLEU (default off)
+  --dev-beam N                   beam for dev BLEU (default 1)
+  --seed N                       (default 1)
+  --threads N                    (default 2)
+  --log-every N                  (default 50)
+  --resume                       continue from DIR/checkpoint.bin
+)";
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "mt_train: %s\n", message.c_str());
+  return 1;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string extension(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? std::string() : path.substr(dot + 1);
+}
+
+std::string today() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+struct DevScore {
+  double bleu = 0.0, chrf = 0.0;
+};
+
+// Translates the dev source with libmt from the exported model file and scores it.
+mt::Expected<DevScore> dev_score(const std::string& model_path, const std::vector<std::string>& sources,
+                                 const std::vector<std::string>& references, int beam, int threads) {
+  auto model = mt::Model::load(model_path);
+  if (!model) return model.status();
+  mt::SessionOptions so;
+  so.max_batch_size = 64;
+  so.max_beam_size = beam;
+  so.num_threads = threads;
+  so.max_source_length = std::min(256, (*model)->config().max_positions);
+  so.max_target_length = std::min(256, (*model)->config().max_positions);
+  size_t longest = 1;
+  for (const auto& s : sources) longest = std::max(longest, s.size());
+  so.max_text_bytes = int(longest);
+  auto session = mt::Session::create(model.value(), so);
+  if (!session) return session.status();
+  mt::TranslateOptions to;
+  to.beam_size = beam;
+  to.max_length_ratio = 2.0f;
+  to.max_length_offset = 10;
+  to.truncate_long_sources = true;
+  std::vector<std::string> hypotheses;
+  mt::TextTranslations out;
+  for (size_t first = 0; first < sources.size(); first += 64) {
+    std::vector<std::string_view> batch;
+    for (size_t i = first; i < std::min(sources.size(), first + 64); ++i) batch.push_back(sources[i]);
+    MT_RETURN_IF_ERROR(session->translate_text(batch, to, &out));
+    for (size_t i = 0; i < out.size(); ++i) hypotheses.emplace_back(out[i][0].text);
+  }
+  auto bleu = mt::eval::corpus_bleu(hypotheses, references);
+  if (!bleu) return bleu.status();
+  auto chrf = mt::eval::corpus_chrf(hypotheses, references);
+  if (!chrf) return chrf.status();
+  return DevScore{bleu->score, chrf->score};
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  const long t = long(s);
+  std::snprintf(buf, sizeof(buf), "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace mt;
+  cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--resume", "--help", "-h"});
+  if (args.has("--help") || args.has("-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  args.reject_unknown({"--train-src", "--train-tgt", "--dev-src", "--dev-tgt", "--src-lang", "--tgt-lang", "--vocab",
+                       "--vocab-size", "--vocab-type", "--max-length", "--config", "--encoder-layers",
+                       "--decoder-layers", "--d-model", "--heads", "--d-ff", "--pre-norm", "--gelu", "--max-tokens",
+                       "--lr", "--warmup", "--schedule", "--label-smoothing", "--dropout", "--clip-norm",
+                       "--weight-decay", "--epochs", "--max-steps", "--time-budget", "--early-stopping", "--dev-beam",
+                       "--seed", "--threads", "--log-every", "--resume", "--out"});
+  const std::string train_src = args.get("--train-src", ""), train_tgt = args.get("--train-tgt", "");
+  const std::string dev_src = args.get("--dev-src", ""), dev_tgt = args.get("--dev-tgt", "");
+  const std::string out = args.get("--out", "");
+  const int vocab_size = args.get_int("--vocab-size", 8000, 16, 1 << 20);
+  const int max_length = args.get_int("--max-length", 100, 1, 1000);
+  train::TrainerOptions o;
+  o.batching.max_tokens = args.get_int("--max-tokens", 4096, 16, 1 << 24);
+  o.adam.lr = args.get_float("--lr", 5e-4f, 0.0f, 100.0f);
+  o.adam.warmup = args.get_int("--warmup", 4000, 1, 1 << 24);
+  o.label_smoothing = args.get_float("--label-smoothing", 0.1f, 0.0f, 0.99f);
+  o.dropout = args.get_float("--dropout", 0.1f, 0.0f, 0.9f);
+  o.adam.clip_norm = args.get_float("--clip-norm", 0.0f, 0.0f, 1e6f);
+  o.adam.weight_decay = args.get_float("--weight-decay", 0.0f, 0.0f, 1.0f);
+  o.seed = uint64_t(args.get_int("--seed", 1, 0, 1 << 30));
+  o.threads = args.get_int("--threads", 2, 1, 256);
+  const int max_epochs = args.get_int("--epochs", 0, 0, 1 << 20);
+  const int max_steps = args.get_int("--max-steps", 0, 0, 1 << 30);
+  const double budget_s = 60.0 * args.get_float("--time-budget", 0.0f, 0.0f, 1e6f);
+  const int patience = args.get_int("--early-stopping", 0, 0, 1 << 20);
+  const int dev_beam = args.get_int("--dev-beam", 1, 1, 64);
+  const int log_every = args.get_int("--log-every", 50, 1, 1 << 20);
+  const std::string schedule = args.get("--schedule", "inverse_sqrt");
+  if (!args.ok()) return fail(args.error());
+  if (train_src.empty() || train_tgt.empty() || dev_src.empty() || dev_tgt.empty() || out.empty()) {
+    return fail("--train-src, --train-tgt, --dev-src, --dev-tgt and --out are required (see --help)");
+  }
+  if (schedule == "noam") {
+    o.adam.schedule = train::Schedule::noam;
+  } else if (schedule != "inverse_sqrt") {
+    return fail("unknown --schedule '" + schedule + "' (inverse_sqrt or noam)");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) return fail("cannot create '" + out + "': " + ec.message());
+
+  // Vocabulary: given, or trained jointly on both sides of the training data.
+  const std::string vocab_path = out + "/vocab.model";
+  VocabularyData vocab;
+  {
+    std::string proto;
+    if (args.has("--vocab")) {
+      std::ifstream f(args.get("--vocab", ""), std::ios::binary);
+      if (!f) return fail("cannot open '" + args.get("--vocab", "") + "'");
+      proto.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      auto v = VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(proto.data()), proto.size()});
+      if (!v) return fail(v.status().message());
+      vocab = std::move(v.value());
+    } else if (args.has("--resume") && std::filesystem::exists(vocab_path)) {
+      std::ifstream f(vocab_path, std::ios::binary);
+      proto.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      auto v = VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(proto.data()), proto.size()});
+      if (!v) return fail(v.status().message());
+      vocab = std::move(v.value());
+    } else {
+      vocab::TrainOptions vo;
+      vo.inputs = {train_src, train_tgt};
+      vo.vocab_size = vocab_size;
+      vo.type = args.get("--vocab-type", "unigram") == "bpe" ? VocabularyType::bpe : VocabularyType::unigram;
+      vo.soft_limit = true;
+      std::fprintf(stderr, "mt_train: training a %d-piece vocabulary\n", vocab_size);
+      auto v = vocab::train(vo, &proto);
+      if (!v) return fail(v.status().message());
+      vocab = std::move(v.value());
+    }
+    std::ofstream(vocab_path, std::ios::binary).write(proto.data(), std::streamsize(proto.size()));
+  }
+
+  auto config = ModelConfig::preset(args.get("--config", "tiny"));
+  if (!config) return fail(config.status().message());
+  ModelConfig& c = config.value();
+  c.encoder_layers = args.get_int("--encoder-layers", c.encoder_layers, 1, 64);
+  c.decoder_layers = args.get_int("--decoder-layers", c.decoder_layers, 1, 64);
+  c.d_model = args.get_int("--d-model", c.d_model, 8, 8192);
+  c.heads = args.get_int("--heads", c.heads, 1, 256);
+  c.d_ff = args.get_int("--d-ff", c.d_ff, 8, 65536);
+  c.pre_norm = args.has("--pre-norm");
+  if (args.has("--gelu")) c.activation = Activation::gelu;
+  c.source_vocab_size = c.target_vocab_size = int(vocab.pieces.size());
+  c.max_positions = 1024;
+  c.pad_id = 0, c.bos_id = 1, c.eos_id = 2, c.unk_id = 3;
+  if (!args.ok()) return fail(args.error());
+  if (const Status s = c.validate(); !s.ok()) return fail(s.message());
+  o.model = c;
+  o.adam.d_model = c.d_model;
+
+  train::CorpusFilter filter;
+  filter.max_tokens = max_length;
+  train::CorpusStats stats;
+  auto train_pairs = train::read_parallel_corpus(train_src, train_tgt, vocab, filter, &stats);
+  if (!train_pairs) return fail(train_pairs.status().message());
+  std::fprintf(stderr, "mt_train: %zu of %zu training pairs kept (%zu too long, %zu empty), %zu target tokens\n",
+               stats.kept, stats.lines, stats.dropped_long, stats.dropped_empty, stats.target_tokens);
+  train::CorpusFilter keep_all;
+  keep_all.max_tokens = 1000;
+  auto dev_pairs = train::read_parallel_corpus(dev_src, dev_tgt, vocab, keep_all, nullptr);
+  if (!dev_pairs) return fail(dev_pairs.status().message());
+  const std::vector<std::string> dev_sources = read_lines(dev_src), dev_references = read_lines(dev_tgt);
+
+  train::Trainer trainer(o, std::move(train_pairs.value()));
+  const std::string checkpoint = out + "/checkpoint.bin";
+  if (args.has("--resume")) {
+    if (const Status s = trainer.load_checkpoint(checkpoint); !s.ok()) return fail(s.message());
+    std::fprintf(stderr, "mt_train: resumed at step %lld, epoch %d\n", static_cast<long long>(trainer.steps()),
+                 trainer.epoch() + 1);
+  }
+
+  ModelMetadata meta;
+  meta.source_language = args.get("--src-lang", extension(train_src));
+  meta.target_language = args.get("--tgt-lang", extension(train_tgt));
+  meta.training_corpus = std::filesystem::path(train_src).filename().string() + " + " +
+                         std::filesystem::path(train_tgt).filename().string();
+  meta.tool = "mt_train";
+  meta.tool_version = "0.1.0";
+  meta.created = today();
+
+  const bool tty = isatty(STDERR_FILENO);
+  std::ofstream train_log(out + "/train.tsv", args.has("--resume") ? std::ios::app : std::ios::trunc);
+  std::ofstream dev_log(out + "/dev.tsv", args.has("--resume") ? std::ios::app : std::ios::trunc);
+  if (!args.has("--resume")) {
+    train_log << "step\tepoch\tloss\tppl\tlr\tgrad_norm\ttokens_per_s\telapsed_s\n";
+    dev_log << "step\tepoch\tdev_loss\tdev_ppl\tdev_bleu\tdev_chrf\telapsed_s\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  double best_bleu = -1.0, window_loss = 0.0, window_nll = 0.0;
+  int64_t window_tokens = 0;
+  int stale_epochs = 0;
+  double window_start = 0.0;
+  bool stop = false;
+  while (!stop) {
+    const train::StepStats s = trainer.step();
+    window_loss += s.loss * double(s.tokens);
+    window_nll += s.nll * double(s.tokens);
+    window_tokens += s.tokens;
+    const int64_t step = trainer.steps();
+    const double now = elapsed();
+    if (step % log_every == 0) {
+      const double tps = double(window_tokens) / std::max(1e-9, now - window_start);
+      const double loss = window_loss / double(window_tokens), ppl = std::exp(window_nll / double(window_tokens));
+      train_log << step << '\t' << trainer.epoch() + 1 << '\t' << loss << '\t' << ppl << '\t' << s.learning_rate << '\t'
+                << s.grad_norm << '\t' << tps << '\t' << now << '\n'
+                << std::flush;
+      if (tty) {
+        const double frac = double(trainer.batch_in_epoch()) / double(std::max<size_t>(1, trainer.batches_per_epoch()));
+        const double eta = budget_s > 0 ? budget_s - now : (max_steps > 0 ? (max_steps - step) * now / double(step) : 0.0);
+        char bar[21];
+        for (int i = 0; i < 20; ++i) bar[i] = i < int(frac * 20) ? '#' : '.';
+        bar[20] = 0;
+        std::fprintf(stderr, "\repoch %d [%s] step %lld  loss %.3f  ppl %.1f  lr %.2e  %.0f tok/s  ETA %s   ",
+                     trainer.epoch() + 1, bar, static_cast<long long>(step), loss, ppl, s.learning_rate, tps,
+                     format_duration(std::max(0.0, eta)).c_str());
+      }
+      window_loss = window_nll = 0.0;
+      window_tokens = 0;
+      window_start = now;
+    }
+    const bool epoch_end = trainer.batch_in_epoch() == trainer.batches_per_epoch();
+    const bool out_of_time = budget_s > 0 && now >= budget_s;
+    const bool out_of_steps = max_steps > 0 && step >= max_steps;
+    if (!epoch_end && !out_of_time && !out_of_steps) continue;
+
+    // Evaluate: dev loss, then dev BLEU through libmt from the exported file.
+    if (tty) std::fputc('\n', stderr);
+    const train::StepStats dev = trainer.evaluate(*dev_pairs);
+    meta.extra = {{"steps", std::to_string(step)}, {"epochs", std::to_string(trainer.epoch() + (epoch_end ? 1 : 0))}};
+    const std::string last = out + "/model_last.mtm";
+    if (const Status st = trainer.model().export_model(last, &vocab, meta); !st.ok()) return fail(st.message());
+    auto score = dev_score(last, dev_sources, dev_references, dev_beam, o.threads);
+    if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
+    dev_log << step << '\t' << trainer.epoch() + 1 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t' << score->bleu
+            << '\t' << score->chrf << '\t' << elapsed() << '\n'
+            << std::flush;
+    std::fprintf(stderr, "mt_train: epoch %d step %lld: dev loss %.3f ppl %.2f BLEU %.2f chrF %.2f (%s)\n",
+                 trainer.epoch() + 1, static_cast<long long>(step), dev.loss, std::exp(dev.nll), score->bleu,
+                 score->chrf, format_duration(elapsed()).c_str());
+    if (score->bleu > best_bleu) {
+      best_bleu = score->bleu;
+      stale_epochs = 0;
+      char bleu[32];
+      std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
+      meta.extra.push_back({"dev_bleu", bleu});
+      if (const Status st = trainer.model().export_model(out + "/model_best.mtm", &vocab, meta); !st.ok()) return fail(st.message());
+    } else {
+      ++stale_epochs;
+    }
+    if (const Status st = trainer.save_checkpoint(checkpoint); !st.ok()) return fail(st.message());
+    const bool out_of_epochs = max_epochs > 0 && trainer.epoch() + 1 >= max_epochs && epoch_end;
+    const bool impatient = patience > 0 && stale_epochs >= patience;
+    if (impatient) std::fprintf(stderr, "mt_train: no better dev BLEU for %d epochs: stopping\n", patience);
+    stop = out_of_time || out_of_steps || out_of_epochs || impatient;
+  }
+  std::fprintf(stderr, "mt_train: done after %lld steps, best dev BLEU %.2f, %s\n", static_cast<long long>(trainer.steps()),
+               best_bleu, format_duration(elapsed()).c_str());
+  return 0;
+}
