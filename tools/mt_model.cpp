@@ -42,20 +42,8 @@ mt::Status apply_vocabulary(const std::string& path, mt::ModelConfig* config, mt
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   if (!v) return mt::Status::error(v.status().code(), "%s: %s", path.c_str(), v.status().message());
   *vocab = std::move(v.value());
-  config->source_vocab_size = config->target_vocab_size = int(vocab->pieces.size());
-  int unk = -1, bos = -1, eos = -1, pad = -1;
-  for (size_t i = 0; i < vocab->pieces.size(); ++i) {
-    const auto& p = vocab->pieces[i];
-    if (p.type == mt::PieceType::unknown) unk = int(i);
-    if (p.type == mt::PieceType::control && p.text == "<s>") bos = int(i);
-    if (p.type == mt::PieceType::control && p.text == "</s>") eos = int(i);
-    if (p.type == mt::PieceType::control && p.text == "<pad>") pad = int(i);
-  }
-  if (unk < 0 || bos < 0 || eos < 0) {
-    return mt::Status::error(mt::Errc::invalid_argument, "%s: needs <unk>, <s> and </s> pieces", path.c_str());
-  }
-  config->unk_id = unk, config->bos_id = bos, config->eos_id = eos;
-  config->pad_id = pad >= 0 ? pad : eos;  // padding is never fed to the model
+  const mt::Status used = config->use_vocabulary(*vocab);
+  if (!used.ok()) return mt::Status::error(used.code(), "%s: %s", path.c_str(), used.message());
   return {};
 }
 

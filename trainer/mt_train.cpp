@@ -235,9 +235,8 @@ int main(int argc, char** argv) {
   c.d_ff = args.get_int("--d-ff", c.d_ff, 8, 65536);
   c.pre_norm = args.has("--pre-norm");
   if (args.has("--gelu")) c.activation = Activation::gelu;
-  c.source_vocab_size = c.target_vocab_size = int(vocab.pieces.size());
+  if (const Status s = c.use_vocabulary(vocab); !s.ok()) return fail(s.message());
   c.max_positions = 1024;
-  c.pad_id = 0, c.bos_id = 1, c.eos_id = 2, c.unk_id = 3;
   if (!args.ok()) return fail(args.error());
   if (const Status s = c.validate(); !s.ok()) return fail(s.message());
   o.model = c;

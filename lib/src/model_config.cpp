@@ -51,6 +51,24 @@ Status ModelConfig::validate() const {
   return {};
 }
 
+Status ModelConfig::use_vocabulary(const VocabularyData& v) {
+  int unk = -1, bos = -1, eos = -1, pad = -1;
+  for (size_t i = 0; i < v.pieces.size(); ++i) {
+    const VocabularyPiece& p = v.pieces[i];
+    if (p.type == PieceType::unknown) unk = int(i);
+    if (p.type == PieceType::control && p.text == "<s>") bos = int(i);
+    if (p.type == PieceType::control && p.text == "</s>") eos = int(i);
+    if (p.type == PieceType::control && p.text == "<pad>") pad = int(i);
+  }
+  if (unk < 0 || bos < 0 || eos < 0) {
+    return Status::error(Errc::invalid_argument, "vocabulary needs an unknown piece, <s> and </s>");
+  }
+  source_vocab_size = target_vocab_size = int(v.pieces.size());
+  unk_id = unk, bos_id = bos, eos_id = eos;
+  pad_id = pad >= 0 ? pad : eos;
+  return {};
+}
+
 int64_t ModelConfig::parameter_count() const {
   int64_t n = 0;
   for (const TensorSpec& spec : model_tensor_specs(*this)) n += int64_t(spec.element_count());

@@ -45,6 +45,11 @@ struct ModelConfig {
   // All with shared and tied embeddings, post-norm, ReLU. Unknown name: error.
   static Expected<ModelConfig> preset(std::string_view name);
 
+  // Points the vocabulary sizes and special ids at `vocabulary`'s pieces:
+  // unk = its unknown piece, bos = "<s>", eos = "</s>", pad = "<pad>" (or eos
+  // when absent: padding is never fed to the model). Error if one is missing.
+  Status use_vocabulary(const VocabularyData& vocabulary);
+
   // Checks the values are usable (positive sizes, heads divide d_model, ids in range...).
   Status validate() const;
   int64_t parameter_count() const;
