@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""PyTorch counterpart of bench_train_step: one training step (forward +
+backward + Adam) of the "tiny" and "small" configs on 128 sentences x 32
+random tokens on both sides (4096 target tokens), label smoothing 0.1, no
+dropout, post-norm ReLU, sinusoidal positions, shared and tied embeddings.
+Prints seconds per step and target tokens/s.
+
+Threads: MT_BENCH_THREADS (default 1), passed to torch.set_num_threads;
+MT_BENCH_MIN_TIME: seconds of timed steps per config (default 3, at least 2 steps).
+PyTorch's fastest setting on the project machine (/work/shared/PEERS.md):
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE \\
+      MT_BENCH_THREADS=2 /usr/bin/python3 bench/torch_train_step.py [tiny|small ...]
+"""
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+CONFIGS = {  # layers enc+dec, d_model, heads, d_ff, vocab
+    "tiny": (4, 4, 128, 4, 256, 8000),
+    "small": (6, 2, 256, 4, 1024, 8000),
+}
+SENTENCES, LENGTH = 128, 32
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, enc, dec, C, H, Fd, V):
+        super().__init__()
+        self.C = C
+        self.embedding = nn.Embedding(V, C)  # source, target and output (tied)
+        self.out_bias = nn.Parameter(torch.zeros(V))
+        enc_layer = nn.TransformerEncoderLayer(C, H, Fd, dropout=0.0, activation="relu", batch_first=True)
+        dec_layer = nn.TransformerDecoderLayer(C, H, Fd, dropout=0.0, activation="relu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(enc_layer, enc, enable_nested_tensor=False)
+        self.decoder = nn.TransformerDecoder(dec_layer, dec)
+        pos = torch.arange(1024, dtype=torch.float32).unsqueeze(1)
+        freq = torch.pow(10000.0, -torch.arange(0, C, 2, dtype=torch.float32) / C)
+        pe = torch.zeros(1024, C)
+        pe[:, 0::2] = torch.sin(pos * freq)
+        pe[:, 1::2] = torch.cos(pos * freq)
+        self.register_buffer("pe", pe)
+
+    def embed(self, ids):
+        return self.embedding(ids) * math.sqrt(self.C) + self.pe[: ids.shape[1]]
+
+    def forward(self, source, target_input, causal):
+        memory = self.encoder(self.embed(source))
+        y = self.decoder(self.embed(target_input), memory, tgt_mask=causal)
+        return F.linear(y, self.embedding.weight, self.out_bias)
+
+
+def bench(name, threads, min_time=3.0):
+    enc, dec, C, H, Fd, V = CONFIGS[name]
+    torch.manual_seed(1)
+    model = Seq2Seq(enc, dec, C, H, Fd, V)
+    opt = torch.optim.Adam(model.parameters(), lr=5e-4, betas=(0.9, 0.98), eps=1e-9)
+    source = torch.randint(4, V, (SENTENCES, LENGTH))
+    target = torch.randint(4, V, (SENTENCES, LENGTH))
+    target_input = torch.cat([torch.ones(SENTENCES, 1, dtype=torch.long), target[:, :-1]], dim=1)
+    causal = torch.triu(torch.full((LENGTH, LENGTH), float("-inf")), diagonal=1)
+    tokens = SENTENCES * LENGTH
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        logits = model(source, target_input, causal)
+        loss = F.cross_entropy(logits.reshape(-1, V), target.reshape(-1), ignore_index=0,
+                               reduction="sum", label_smoothing=0.1)
+        (loss / tokens).backward()
+        opt.step()
+        return float(loss)
+
+    step()  # warm-up: allocator and Adam state
+    n, start = 0, time.perf_counter()
+    while True:
+        step()
+        n += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time and n >= 2:
+            break
+    per_step = elapsed / n
+    params = sum(p.numel() for p in model.parameters())
+    print("torch %s %-5s threads %d: %.3f s/step, %.0f target tokens/s (%d steps, %.2fM params)" %
+          (torch.__version__, name, threads, per_step, tokens / per_step, n, params / 1e6), flush=True)
+
+
+def main():
+    threads = max(1, int(os.environ.get("MT_BENCH_THREADS", "1")))
+    torch.set_num_threads(threads)
+    names = sys.argv[1:] or ["tiny", "small"]
+    min_time = float(os.environ.get("MT_BENCH_MIN_TIME", "3"))
+    for name in names:
+        bench(name, threads, min_time)
+
+
+if __name__ == "__main__":
+    main()
