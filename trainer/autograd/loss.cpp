@@ -7,6 +7,9 @@
 #include "autograd/loss.hpp"
 
 #include <cmath>
+#include <type_traits>
+
+#include "mt/kernels.h"
 
 #include "autograd/parallel.hpp"
 
@@ -25,12 +28,20 @@ void cross_entropy_backward(Graph<T>& g, const Op<T>& op) {
   const T dl = op.out->grad[0];
   const T off = dl * eps / T(V);
   const std::vector<int>& targets = op.ints;
-  parallel_range(g, int64_t(targets.size()), 4, [&](int64_t r0, int64_t r1, int) {
+  parallel_range(g, int64_t(targets.size()), 4, [&](int64_t r0, int64_t r1, int thread) {
     for (int64_t r = r0; r < r1; ++r) {
       if (targets[r] == pad) continue;
       const T* z = logits->data() + r * V;
       T* dz = logits->grad_data() + r * V;
-      for (int v = 0; v < V; ++v) dz[v] += dl * std::exp(z[v] - lse[r]) - off;
+      if constexpr (std::is_same_v<T, float>) {
+        // p through the SIMD softmax kernel: the exponentials are most of this op.
+        float* p = g.scratch(thread, size_t(V));
+        std::copy(z, z + V, p);
+        g.kernels().softmax_f32(p, V);
+        for (int v = 0; v < V; ++v) dz[v] += dl * p[v] - off;
+      } else {
+        for (int v = 0; v < V; ++v) dz[v] += dl * std::exp(z[v] - lse[r]) - off;
+      }
       dz[targets[r]] -= dl * (T(1) - eps);
     }
   });
@@ -50,11 +61,22 @@ CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const in
   Tensor<T>* lse = g.make(Shape{int(N)}, false);
   Tensor<T>* row_nll = g.make(Shape{int(N)}, false);     // -log p[t], 0 on padding
   Tensor<T>* row_smooth = g.make(Shape{int(N)}, false);  // -mean log p, 0 on padding
-  parallel_range(g, N, 4, [&](int64_t r0, int64_t r1, int) {
+  parallel_range(g, N, 4, [&](int64_t r0, int64_t r1, int thread) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* z = logits->data() + r * V;
       if (targets[r] == pad_id) {
         lse->value[r] = row_nll->value[r] = row_smooth->value[r] = T(0);
+        continue;
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        // log p by the SIMD kernel; sum_v log p = sum_v z - V lse gives the smoothing term.
+        float* logp = g.scratch(thread, size_t(V));
+        const float l = g.kernels().log_softmax_f32(z, logp, V);
+        float sum_logp = 0.0f;
+        for (int v = 0; v < V; ++v) sum_logp += logp[v];
+        lse->value[r] = l;
+        row_nll->value[r] = -logp[targets[r]];
+        row_smooth->value[r] = -sum_logp / float(V);
         continue;
       }
       T mx = z[0];
