@@ -44,6 +44,8 @@ data:
   --vocab FILE                   an existing SentencePiece vocabulary (pad 0, bos 1, eos 2, unk 3)
   --vocab-size N                 otherwise train a joint one of N pieces (default 8000)
   --vocab-type unigram|bpe       (default unigram)
+  --character-coverage X         share of characters the vocabulary covers (default 1.0; 0.9995 for Chinese)
+  --byte-fallback                spell uncovered characters as UTF-8 byte pieces
   --max-length N                 drop pairs longer than N tokens on either side (default 100)
 model:
   --config NAME                  tiny, small or base (default tiny)
@@ -147,13 +149,13 @@ std::string format_duration(double s) {
 
 int main(int argc, char** argv) {
   using namespace mt;
-  cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--resume", "--help", "-h"});
+  cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--resume", "--byte-fallback", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
     std::fputs(kUsage, stdout);
     return 0;
   }
   args.reject_unknown({"--train-src", "--train-tgt", "--dev-src", "--dev-tgt", "--src-lang", "--tgt-lang", "--vocab",
-                       "--vocab-size", "--vocab-type", "--max-length", "--config", "--encoder-layers",
+                       "--vocab-size", "--vocab-type", "--character-coverage", "--byte-fallback", "--max-length", "--config", "--encoder-layers",
                        "--decoder-layers", "--d-model", "--heads", "--d-ff", "--pre-norm", "--gelu", "--max-tokens",
                        "--lr", "--warmup", "--schedule", "--label-smoothing", "--dropout", "--clip-norm",
                        "--weight-decay", "--epochs", "--max-steps", "--time-budget", "--early-stopping", "--dev-beam",
@@ -217,6 +219,9 @@ int main(int argc, char** argv) {
       vo.vocab_size = vocab_size;
       vo.type = args.get("--vocab-type", "unigram") == "bpe" ? VocabularyType::bpe : VocabularyType::unigram;
       vo.soft_limit = true;
+      vo.character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
+      vo.byte_fallback = args.has("--byte-fallback");
+      if (!args.ok()) return fail(args.error());
       std::fprintf(stderr, "mt_train: training a %d-piece vocabulary\n", vocab_size);
       auto v = vocab::train(vo, &proto);
       if (!v) return fail(v.status().message());
