@@ -64,6 +64,7 @@ training:
   --time-budget MINUTES          stop after this much training time (default: no limit)
   --early-stopping N             stop after N epochs without a better dev BLEU (default off)
   --dev-beam N                   beam for dev BLEU (default 1)
+  --dev-tokenize 13a|zh|none     BLEU tokenizer for the dev set (default zh when --tgt-lang is zh, else 13a)
   --seed N                       (default 1)
   --threads N                    (default 2)
   --log-every N                  (default 50)
@@ -104,7 +105,8 @@ struct DevScore {
 
 // Translates the dev source with libmt from the exported model file and scores it.
 mt::Expected<DevScore> dev_score(const std::string& model_path, const std::vector<std::string>& sources,
-                                 const std::vector<std::string>& references, int beam, int threads) {
+                                 const std::vector<std::string>& references, int beam, int threads,
+                                 const mt::eval::BleuOptions& bleu_options) {
   auto model = mt::Model::load(model_path);
   if (!model) return model.status();
   mt::SessionOptions so;
@@ -131,7 +133,7 @@ mt::Expected<DevScore> dev_score(const std::string& model_path, const std::vecto
     MT_RETURN_IF_ERROR(session->translate_text(batch, to, &out));
     for (size_t i = 0; i < out.size(); ++i) hypotheses.emplace_back(out[i][0].text);
   }
-  auto bleu = mt::eval::corpus_bleu(hypotheses, references);
+  auto bleu = mt::eval::corpus_bleu(hypotheses, references, bleu_options);
   if (!bleu) return bleu.status();
   auto chrf = mt::eval::corpus_chrf(hypotheses, references);
   if (!chrf) return chrf.status();
@@ -159,7 +161,7 @@ int main(int argc, char** argv) {
                        "--decoder-layers", "--d-model", "--heads", "--d-ff", "--pre-norm", "--gelu", "--max-tokens",
                        "--lr", "--warmup", "--schedule", "--label-smoothing", "--dropout", "--clip-norm",
                        "--weight-decay", "--epochs", "--max-steps", "--time-budget", "--early-stopping", "--dev-beam",
-                       "--seed", "--threads", "--log-every", "--resume", "--out"});
+                       "--seed", "--threads", "--log-every", "--resume", "--out", "--dev-tokenize"});
   const std::string train_src = args.get("--train-src", ""), train_tgt = args.get("--train-tgt", "");
   const std::string dev_src = args.get("--dev-src", ""), dev_tgt = args.get("--dev-tgt", "");
   const std::string out = args.get("--out", "");
@@ -268,6 +270,18 @@ int main(int argc, char** argv) {
                  trainer.epoch() + 1);
   }
 
+  // Chinese has no spaces for 13a to split on: score it as sacreBLEU's zh does.
+  eval::BleuOptions bleu_options;
+  const std::string tgt_lang = args.get("--tgt-lang", extension(train_tgt));
+  const std::string dev_tok = args.get("--dev-tokenize", tgt_lang.rfind("zh", 0) == 0 ? "zh" : "13a");
+  if (dev_tok == "zh") {
+    bleu_options.tokenizer = eval::BleuTokenizer::zh;
+  } else if (dev_tok == "none") {
+    bleu_options.tokenizer = eval::BleuTokenizer::none;
+  } else if (dev_tok != "13a") {
+    return fail("unknown --dev-tokenize '" + dev_tok + "' (13a, zh or none)");
+  }
+
   ModelMetadata meta;
   meta.source_language = args.get("--src-lang", extension(train_src));
   meta.target_language = args.get("--tgt-lang", extension(train_tgt));
@@ -329,7 +343,7 @@ int main(int argc, char** argv) {
     meta.extra = {{"steps", std::to_string(step)}, {"epochs", std::to_string(trainer.epoch() + (epoch_end ? 1 : 0))}};
     const std::string last = out + "/model_last.mtm";
     if (const Status st = trainer.model().export_model(last, &vocab, meta); !st.ok()) return fail(st.message());
-    auto score = dev_score(last, dev_sources, dev_references, dev_beam, o.threads);
+    auto score = dev_score(last, dev_sources, dev_references, dev_beam, o.threads, bleu_options);
     if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
     dev_log << step << '\t' << trainer.epoch() + 1 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t' << score->bleu
             << '\t' << score->chrf << '\t' << elapsed() << '\n'

@@ -48,6 +48,8 @@ check "misaligned files: non-zero exit" test $? -ne 0
 check "misaligned files: says so" grep -q "must be aligned" "$dir/err.txt"
 "$bin/mt_train" "${args[@]}" --out "$dir/z" --schedule cosine > /dev/null 2> "$dir/err.txt"
 check "unknown schedule: says so" grep -q "unknown --schedule" "$dir/err.txt"
+"$bin/mt_train" "${args[@]}" --out "$dir/z" --dev-tokenize kanji > /dev/null 2> "$dir/err.txt"
+check "unknown dev tokenizer: says so" grep -q "unknown --dev-tokenize" "$dir/err.txt"
 
 if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
 echo "all mt_train checks passed"
