@@ -202,18 +202,16 @@ int main(int argc, char** argv) {
   VocabularyData vocab;
   {
     std::string proto;
-    if (args.has("--vocab")) {
-      std::ifstream f(args.get("--vocab", ""), std::ios::binary);
-      if (!f) return fail("cannot open '" + args.get("--vocab", "") + "'");
+    // An existing vocabulary: the one given, or the run's own when resuming.
+    const std::string existing = args.has("--vocab") ? args.get("--vocab", "")
+                                 : args.has("--resume") && std::filesystem::exists(vocab_path) ? vocab_path
+                                                                                               : std::string();
+    if (!existing.empty()) {
+      std::ifstream f(existing, std::ios::binary);
+      if (!f) return fail("cannot open '" + existing + "'");
       proto.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
       auto v = VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(proto.data()), proto.size()});
-      if (!v) return fail(v.status().message());
-      vocab = std::move(v.value());
-    } else if (args.has("--resume") && std::filesystem::exists(vocab_path)) {
-      std::ifstream f(vocab_path, std::ios::binary);
-      proto.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-      auto v = VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(proto.data()), proto.size()});
-      if (!v) return fail(v.status().message());
+      if (!v) return fail(existing + ": " + v.status().message());
       vocab = std::move(v.value());
     } else {
       vocab::TrainOptions vo;

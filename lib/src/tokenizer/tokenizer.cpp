@@ -32,10 +32,10 @@ struct Tokenizer::Impl {
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Tokenizer::~Tokenizer() = default;
 
-Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(const VocabularyData& vocabulary) {
+Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(VocabularyData vocabulary) {
   MT_RETURN_IF_ERROR(vocabulary.validate());
   auto impl = std::make_unique<Impl>();
-  impl->vocabulary = vocabulary;
+  impl->vocabulary = std::move(vocabulary);
   const VocabularyData& v = impl->vocabulary;
 
   std::vector<PieceTrie::Key> all, user;

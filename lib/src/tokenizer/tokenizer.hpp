@@ -17,7 +17,8 @@ namespace mt::detail {
 class Tokenizer {
  public:
   // Builds the lookup structures (piece trie or hash, normalizer). Allocates; called at model load.
-  static Expected<std::unique_ptr<const Tokenizer>> create(const VocabularyData& vocabulary);
+  // Takes the vocabulary by value: callers that are done with theirs move it in.
+  static Expected<std::unique_ptr<const Tokenizer>> create(VocabularyData vocabulary);
   ~Tokenizer();
 
   const VocabularyData& vocabulary() const;
