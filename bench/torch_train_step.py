@@ -5,7 +5,8 @@ random tokens on both sides (4096 target tokens), label smoothing 0.1, no
 dropout, post-norm ReLU, sinusoidal positions, shared and tied embeddings.
 Prints seconds per step and target tokens/s.
 
-Threads: MT_BENCH_THREADS (default 1), passed to torch.set_num_threads;
+Threads: MT_BENCH_THREADS (default 1), passed to torch.set_num_threads and
+to OpenBLAS (OPENBLAS_NUM_THREADS, which Debian's pthread OpenBLAS reads);
 MT_BENCH_MIN_TIME: seconds of timed steps per config (default 3, at least 2 steps).
 PyTorch's fastest setting on the project machine (/work/shared/PEERS.md):
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE \\
@@ -16,7 +17,14 @@ import os
 import sys
 import time
 
-import torch
+# Debian's torch calls the pthread build of OpenBLAS, whose threads
+# torch.set_num_threads does not govern: without this a "1 thread" run
+# multiplies matrices on every core. Must be set before OpenBLAS loads.
+_threads = str(max(1, int(os.environ.get("MT_BENCH_THREADS", "1"))))
+os.environ["OPENBLAS_NUM_THREADS"] = _threads
+os.environ["OMP_NUM_THREADS"] = _threads
+
+import torch  # noqa: E402
 import torch.nn as nn
 import torch.nn.functional as F
 

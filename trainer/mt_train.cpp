@@ -1,7 +1,7 @@
 // mt_train: trains a Transformer on a parallel corpus with libmt's own
 // autograd and writes libmt model files.
 //
-//   mt_train --train-src train.en --train-tgt train.de --dev-src val.en --dev-tgt val.de \
+//   mt_train --train-src train.en --train-tgt train.de --dev-src val.en --dev-tgt val.de
 //            --config tiny --vocab-size 8000 --out runs/en-de --time-budget 80
 //
 // Every epoch: dev loss, dev BLEU from translating the dev set with libmt

@@ -3,16 +3,18 @@
 //   out_i = sum_j P_ij v_j
 //   dP_ij = dout_i . v_j,   dS_ij = P_ij (dP_ij - sum_j P_ij dP_ij)
 //   dq_i += scale sum_j dS_ij k_j,  dk_j += scale dS_ij q_i,  dv_j += P_ij dout_i
-// P [B, H, Lq, Lk] is saved for backward. Keys are transposed into a per-
-// thread [dh, Lk] scratch so every inner loop is a contiguous axpy the
-// compiler vectorises. Tasks write disjoint columns (heads) of disjoint rows
-// (sequences), so Q, K and V may share one gradient buffer.
+// P [B, H, Lq, Lk] is saved for backward. Each product is a small GEMM on
+// the head's strided rows (gemm.hpp: the platforms kernel for float), the
+// softmax the platforms kernel too. Tasks write disjoint columns (heads) of
+// disjoint rows (sequences), so Q, K and V may share one gradient buffer.
 #include "autograd/attention.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/gemm.hpp"
 #include "autograd/parallel.hpp"
+#include "mt/kernels.h"
 
 namespace mt::autograd {
 
@@ -52,6 +54,48 @@ Layout layout_of(const int64_t* i, const std::vector<int>& ints) {
   return l;
 }
 
+// Rows of one (sequence, head): q_rows valid queries, k_rows valid keys, and
+// where its Q, K, V (and their gradients) start.
+template <class T>
+struct Head {
+  int q_rows, k_rows;
+  size_t q, k, v;  // offsets of the head's first row in the q and kv tensors
+};
+
+template <class T>
+Head<T> head_of(const Layout& l, int b, int h) {
+  const size_t kv = size_t(b) * l.Lk * l.kv_stride + size_t(h) * l.dh;
+  return Head<T>{l.q_len[b], l.q_len[b] > 0 ? l.k_len[b] : 0,
+                 size_t(b) * l.Lq * l.q_stride + size_t(h) * l.dh, kv + l.k_off, kv + l.v_off};
+}
+
+// Scratch of one task: GEMM packing plus two [Lq, Lk] matrices.
+inline size_t attention_scratch(const Layout& l) {
+  const size_t pack = std::max({gemm_pack_size(l.Lk, l.dh), gemm_pack_size(l.dh, l.Lk),
+                                gemm_pack_size(l.dh, l.Lq)});
+  return pack + 2 * size_t(l.Lq) * l.Lk;
+}
+
+// In place over p[0, n): softmax(scale * p), then zeros up to Lk.
+void softmax_row(const Graph<float>& g, float* p, int n, int Lk, float scale) {
+  for (int j = 0; j < n; ++j) p[j] *= scale;
+  g.kernels().softmax_f32(p, n);
+  std::fill(p + n, p + Lk, 0.0f);
+}
+
+void softmax_row(const Graph<double>&, double* p, int n, int Lk, double scale) {
+  double mx = p[0] * scale;
+  for (int j = 0; j < n; ++j) mx = std::max(mx, p[j] * scale);
+  double s = 0;
+  for (int j = 0; j < n; ++j) s += (p[j] = std::exp(p[j] * scale - mx));
+  for (int j = 0; j < n; ++j) p[j] /= s;
+  std::fill(p + n, p + Lk, 0.0);
+}
+
+// Per (sequence, head), with masked probabilities stored as zeros:
+//   dP = dO V^T,  dS = scale P (dP - rowsum(P dP)),  dQ += dS K,  dK += dS^T Q,  dV += P^T dO.
+// Masked entries have P = 0, hence dS = 0: the products run over all valid
+// keys of the head without per-row bounds.
 template <class T>
 void attention_backward(Graph<T>& g, const Op<T>& op) {
   const Layout l = layout_of(op.i.data(), op.ints);
@@ -62,55 +106,47 @@ void attention_backward(Graph<T>& g, const Op<T>& op) {
   const T scale = T(1) / std::sqrt(T(l.dh));
   T* dq_base = qt->requires_grad ? qt->grad_data() : nullptr;
   T* dkv_base = kvt->requires_grad ? kvt->grad_data() : nullptr;
+  const size_t pack = attention_scratch(l) - 2 * size_t(l.Lq) * l.Lk;
   parallel_tasks(g, l.B * l.H, [&](int task, int thread) {
     const int b = task / l.H, h = task % l.H;
-    const int dh = l.dh, Lk = l.Lk;
-    T* vt = g.scratch(thread, size_t(dh) * Lk + Lk);  // V^T [dh, Lk], then dP [Lk]
-    T* dp = vt + size_t(dh) * Lk;
-    const T* q = qt->data() + size_t(b) * l.Lq * l.q_stride + size_t(h) * dh;
-    const T* k = kvt->data() + size_t(b) * Lk * l.kv_stride + l.k_off + size_t(h) * dh;
-    const T* v = kvt->data() + size_t(b) * Lk * l.kv_stride + l.v_off + size_t(h) * dh;
-    T* dq = dq_base ? dq_base + size_t(b) * l.Lq * l.q_stride + size_t(h) * dh : nullptr;
-    T* dk = dkv_base ? dkv_base + size_t(b) * Lk * l.kv_stride + l.k_off + size_t(h) * dh : nullptr;
-    T* dv = dkv_base ? dkv_base + size_t(b) * Lk * l.kv_stride + l.v_off + size_t(h) * dh : nullptr;
-    const int kmax = l.q_len[b] > 0 ? std::min(Lk, l.k_len[b]) : 0;
-    for (int j = 0; j < kmax; ++j)
-      for (int d = 0; d < dh; ++d) vt[size_t(d) * Lk + j] = v[size_t(j) * l.kv_stride + d];
-    for (int i = 0; i < l.Lq; ++i) {
-      const int n = l.keys(b, i);
-      if (n == 0) continue;
-      const T* p = P + ((size_t(b) * l.H + h) * l.Lq + i) * Lk;
-      const T* doi = dout + (size_t(b) * l.Lq + i) * l.C + size_t(h) * dh;
-      const T* qi = q + size_t(i) * l.q_stride;
-      std::fill(dp, dp + n, T(0));
-      for (int d = 0; d < dh; ++d) {
-        const T* vd = vt + size_t(d) * Lk;
-        const T od = doi[d];
-        for (int j = 0; j < n; ++j) dp[j] += od * vd[j];
-      }
+    const Head<T> hd = head_of<T>(l, b, h);
+    const int M = hd.q_rows, N = hd.k_rows, dh = l.dh, Lk = l.Lk;
+    if (M == 0 || N == 0) return;
+    T* scratch = g.scratch(thread, attention_scratch(l));
+    T* ds = scratch + pack;              // [M, N] dP, then dS
+    T* trans = ds + size_t(l.Lq) * Lk;   // [N, M] dS^T or P^T
+    const T* p = P + (size_t(b) * l.H + h) * l.Lq * Lk;
+    const T* q = qt->data() + hd.q;
+    const T* k = kvt->data() + hd.k;
+    const T* v = kvt->data() + hd.v;
+    const T* dO = dout + size_t(b) * l.Lq * l.C + size_t(h) * dh;
+    gemm_serial(g, scratch, M, N, dh, dO, size_t(l.C), v, l.kv_stride, BLayout::nk,
+                static_cast<const T*>(nullptr), ds, size_t(N), false);
+    for (int i = 0; i < M; ++i) {
+      const T* pi = p + size_t(i) * Lk;
+      T* di = ds + size_t(i) * N;
       T pdp = 0;
-      for (int j = 0; j < n; ++j) pdp += p[j] * dp[j];
-      for (int j = 0; j < n; ++j) {
-        const T ds = scale * p[j] * (dp[j] - pdp);  // scale folded into dS
-        if (dq) {
-          T* dqi = dq + size_t(i) * l.q_stride;
-          const T* kj = k + size_t(j) * l.kv_stride;
-          for (int d = 0; d < dh; ++d) dqi[d] += ds * kj[d];
-        }
-        if (dk) {
-          T* dkj = dk + size_t(j) * l.kv_stride;
-          for (int d = 0; d < dh; ++d) dkj[d] += ds * qi[d];
-        }
-        if (dv) {
-          T* dvj = dv + size_t(j) * l.kv_stride;
-          const T pj = p[j];
-          for (int d = 0; d < dh; ++d) dvj[d] += pj * doi[d];
-        }
-      }
+      for (int j = 0; j < N; ++j) pdp += pi[j] * di[j];
+      for (int j = 0; j < N; ++j) di[j] = scale * pi[j] * (di[j] - pdp);
+    }
+    if (dq_base) {
+      gemm_serial(g, scratch, M, dh, N, ds, size_t(N), k, l.kv_stride, BLayout::kn,
+                  static_cast<const T*>(nullptr), dq_base + hd.q, l.q_stride, true);
+    }
+    if (dkv_base) {
+      transpose(ds, M, N, size_t(N), trans);
+      gemm_serial(g, scratch, N, dh, M, trans, size_t(M), q, l.q_stride, BLayout::kn,
+                  static_cast<const T*>(nullptr), dkv_base + hd.k, l.kv_stride, true);
+      transpose(p, M, N, size_t(Lk), trans);
+      gemm_serial(g, scratch, N, dh, M, trans, size_t(M), dO, size_t(l.C), BLayout::kn,
+                  static_cast<const T*>(nullptr), dkv_base + hd.v, l.kv_stride, true);
     }
   });
 }
 
+// Per (sequence, head): S = Q K^T over the valid rows and keys, P = the
+// masked softmax of scale S row by row (saved, zeros where masked), O = P V.
+// Rows past the sequence's queries output zeros.
 // args: the op's i (see layout_of); lengths: query lengths [B] then key lengths [B].
 template <class T>
 Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const int64_t* args,
@@ -122,39 +158,22 @@ Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const int64_t* 
   const T scale = T(1) / std::sqrt(T(l.dh));
   parallel_tasks(g, l.B * l.H, [&](int task, int thread) {
     const int b = task / l.H, h = task % l.H;
-    const int dh = l.dh, Lk = l.Lk;
-    T* kt = g.scratch(thread, size_t(dh) * Lk);  // K^T [dh, Lk]
-    const T* q = qt->data() + size_t(b) * l.Lq * l.q_stride + size_t(h) * dh;
-    const T* k = kvt->data() + size_t(b) * Lk * l.kv_stride + l.k_off + size_t(h) * dh;
-    const T* v = kvt->data() + size_t(b) * Lk * l.kv_stride + l.v_off + size_t(h) * dh;
-    const int kmax = std::min(Lk, l.k_len[b]);
-    for (int j = 0; j < kmax; ++j)
-      for (int d = 0; d < dh; ++d) kt[size_t(d) * Lk + j] = k[size_t(j) * l.kv_stride + d];
-    for (int i = 0; i < l.Lq; ++i) {
-      T* p = probs->data() + ((size_t(b) * l.H + h) * l.Lq + i) * Lk;
-      T* o = out->data() + (size_t(b) * l.Lq + i) * l.C + size_t(h) * dh;
-      const int n = l.keys(b, i);
-      std::fill(p, p + Lk, T(0));
-      std::fill(o, o + dh, T(0));
-      if (n == 0) continue;
-      const T* qi = q + size_t(i) * l.q_stride;
-      for (int d = 0; d < dh; ++d) {
-        const T* kd = kt + size_t(d) * Lk;
-        const T qd = qi[d];
-        for (int j = 0; j < n; ++j) p[j] += qd * kd[j];
-      }
-      T mx = p[0] * scale;
-      for (int j = 0; j < n; ++j) mx = std::max(mx, p[j] * scale);
-      T s = 0;
-      for (int j = 0; j < n; ++j) s += (p[j] = std::exp(p[j] * scale - mx));
-      const T inv = T(1) / s;
-      for (int j = 0; j < n; ++j) p[j] *= inv;
-      for (int j = 0; j < n; ++j) {
-        const T* vj = v + size_t(j) * l.kv_stride;
-        const T pj = p[j];
-        for (int d = 0; d < dh; ++d) o[d] += pj * vj[d];
-      }
+    const Head<T> hd = head_of<T>(l, b, h);
+    const int M = hd.q_rows, N = hd.k_rows, dh = l.dh, Lk = l.Lk;
+    T* p = probs->data() + (size_t(b) * l.H + h) * l.Lq * Lk;
+    T* o = out->data() + size_t(b) * l.Lq * l.C + size_t(h) * dh;
+    std::fill(p + size_t(M) * Lk, p + size_t(l.Lq) * Lk, T(0));
+    for (int i = (N == 0 ? 0 : M); i < l.Lq; ++i) std::fill(o + size_t(i) * l.C, o + size_t(i) * l.C + dh, T(0));
+    if (M == 0 || N == 0) {
+      std::fill(p, p + size_t(l.Lq) * Lk, T(0));
+      return;
     }
+    T* scratch = g.scratch(thread, attention_scratch(l));
+    gemm_serial(g, scratch, M, N, dh, qt->data() + hd.q, l.q_stride, kvt->data() + hd.k, l.kv_stride,
+                BLayout::nk, static_cast<const T*>(nullptr), p, size_t(Lk), false);
+    for (int i = 0; i < M; ++i) softmax_row(g, p + size_t(i) * Lk, l.keys(b, i), Lk, scale);
+    gemm_serial(g, scratch, M, dh, N, p, size_t(Lk), kvt->data() + hd.v, l.kv_stride, BLayout::kn,
+                static_cast<const T*>(nullptr), o, size_t(l.C), false);
   });
   if (rg) {
     Op<T>& op = g.record(&attention_backward<T>, out);

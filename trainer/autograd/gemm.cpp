@@ -21,8 +21,15 @@ void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int p
     if (width < kPanelWidth) std::memset(panel, 0, size_t(K) * kPanelWidth * sizeof(float));
     if (layout == BLayout::kn) {
       // B[k, n0 .. n0 + width) is contiguous: copy it into row k of the panel.
-      for (int k = 0; k < K; ++k)
-        std::memcpy(panel + size_t(k) * kPanelWidth, B + size_t(k) * ldb + n0, size_t(width) * sizeof(float));
+      // A full panel's rows are copied with a constant size, inlined, rather
+      // than by one library call per 64 bytes.
+      if (width == kPanelWidth) {
+        for (int k = 0; k < K; ++k)
+          std::memcpy(panel + size_t(k) * kPanelWidth, B + size_t(k) * ldb + n0, kPanelWidth * sizeof(float));
+      } else {
+        for (int k = 0; k < K; ++k)
+          std::memcpy(panel + size_t(k) * kPanelWidth, B + size_t(k) * ldb + n0, size_t(width) * sizeof(float));
+      }
     } else {
       for (int j = 0; j < width; ++j) {
         const float* row = B + size_t(n0 + j) * ldb;
@@ -129,6 +136,24 @@ void transpose(const T* src, int R, int Cn, size_t ld, T* dst) {
   }
 }
 
+template <class T>
+void add_transposed(const T* src, int R, int Cn, T* dst) {
+  constexpr int kBlock = 32;  // as transpose: both sides stay in cache
+  for (int r0 = 0; r0 < R; r0 += kBlock) {
+    const int r1 = std::min(R, r0 + kBlock);
+    for (int c0 = 0; c0 < Cn; c0 += kBlock) {
+      const int c1 = std::min(Cn, c0 + kBlock);
+      for (int c = c0; c < c1; ++c) {
+        T* d = dst + size_t(c) * R;
+        const T* s = src + c;
+        for (int r = r0; r < r1; ++r) d[r] += s[size_t(r) * Cn];
+      }
+    }
+  }
+}
+
+template void add_transposed<float>(const float*, int, int, float*);
+template void add_transposed<double>(const double*, int, int, double*);
 template void transpose<float>(const float*, int, int, size_t, float*);
 template void transpose<double>(const double*, int, int, size_t, double*);
 

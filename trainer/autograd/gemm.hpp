@@ -33,4 +33,8 @@ size_t gemm_pack_size(int N, int K);
 template <class T>
 void transpose(const T* src, int R, int Cn, size_t ld, T* dst);
 
+// dst[c, r] += src[r, c]: src [R, Cn] dense, dst [Cn, R] dense.
+template <class T>
+void add_transposed(const T* src, int R, int Cn, T* dst);
+
 }  // namespace mt::autograd

@@ -13,9 +13,29 @@ namespace mt::autograd {
 
 namespace {
 
+// Whether matmul_grads transposes dy (else a) for the weight gradient.
+inline bool transposes_dy(int M, int N, int K) {
+  return size_t(M) * N <= size_t(M) * K + size_t(K) * N;
+}
+
+// Scratch values matmul_grads needs: the transposed operand, and the
+// gradient's transpose when it comes out the other way round.
+inline size_t grads_scratch_size(int M, int N, int K, bool trans_b) {
+  if (transposes_dy(M, N, K)) return size_t(M) * N + (trans_b ? 0 : size_t(N) * K);
+  return size_t(M) * K + (trans_b ? size_t(K) * N : 0);
+}
+
 // Gradients of y[M, N] = a[M, K] op(b) for one pair of matrices, added into
 // da and db (either may be null). mm(M, N, K, A, lda, B, ldb, layout, C, ldc)
-// accumulates C += A op(B); tmp holds max(M, K) * max(N, M) values for a transpose.
+// accumulates C += A op(B); tmp holds grads_scratch_size(M, N, K, trans_b) values.
+//
+// The weight gradient sums over the M rows, so one of dy [M, N] and a [M, K]
+// is transposed for the GEMM's left operand. Transposing a instead of dy
+// yields the gradient transposed ([K, N] for a [N, K] weight), added back
+// with a transpose of the weight's size: chosen when M K + K N < M N, e.g.
+// the output projection (N = vocabulary) or the first FFN layer. Either way
+// each gradient element is the same sum of the same products in the same
+// row order, so the choice does not change its value.
 template <class T, class Mm>
 void matmul_grads(Mm&& mm, T* tmp, const T* a, T* da, const T* b, T* db, const T* dy, int M,
                   int N, int K, bool trans_b) {
@@ -24,15 +44,28 @@ void matmul_grads(Mm&& mm, T* tmp, const T* a, T* da, const T* b, T* db, const T
     if (trans_b) mm(M, K, N, dy, size_t(N), b, size_t(K), BLayout::kn, da, size_t(K));
     else mm(M, K, N, dy, size_t(N), b, size_t(N), BLayout::nk, da, size_t(K));
   }
-  if (db) {
-    if (trans_b) {
-      // db[N, K] += dy^T[N, M] a[M, K]
-      transpose(dy, M, N, size_t(N), tmp);
+  if (!db) return;
+  // g[N, K] = dy^T a, the gradient of b when op(b) = b^T; g^T = a^T dy otherwise.
+  const bool want_nk = trans_b;
+  if (transposes_dy(M, N, K)) {
+    transpose(dy, M, N, size_t(N), tmp);  // dy^T [N, M]
+    if (want_nk) {
       mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, db, size_t(K));
     } else {
-      // db[K, N] += a^T[K, M] dy[M, N]
-      transpose(a, M, K, size_t(K), tmp);
+      T* g = tmp + size_t(M) * N;
+      std::fill(g, g + size_t(N) * K, T(0));
+      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, g, size_t(K));
+      add_transposed(g, N, K, db);  // db[K, N] += g^T
+    }
+  } else {
+    transpose(a, M, K, size_t(K), tmp);  // a^T [K, M]
+    if (!want_nk) {
       mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, db, size_t(N));
+    } else {
+      T* g = tmp + size_t(M) * K;
+      std::fill(g, g + size_t(K) * N, T(0));
+      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, g, size_t(N));
+      add_transposed(g, K, N, db);  // db[N, K] += g^T
     }
   }
 }
@@ -51,7 +84,7 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
   const int M = int(op.i[0]), N = int(op.i[1]), K = int(op.i[2]);
   const bool trans_b = op.i[3] != 0;
   const T* dy = op.out->grad_data();
-  T* tmp = g.scratch(0, size_t(std::max(M, K)) * size_t(std::max(N, M)));
+  T* tmp = g.scratch(0, grads_scratch_size(M, N, K, trans_b));
   auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C,
                 size_t ldc) { gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true); };
   matmul_grads(mm, tmp, a->data(), grad_or_null(a), b->data(), grad_or_null(b), dy, M, N, K, trans_b);
@@ -88,7 +121,7 @@ void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
   T* da = grad_or_null(a);
   T* db = grad_or_null(b);
   const size_t pack = std::max({gemm_pack_size(K, N), gemm_pack_size(K, M), gemm_pack_size(N, M)});
-  const size_t tmp = size_t(std::max(M, K)) * size_t(std::max(N, M));
+  const size_t tmp = grads_scratch_size(M, N, K, trans_b);
   parallel_tasks(g, Bt, [&](int item, int thread) {
     T* s = g.scratch(thread, pack + tmp);
     auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C,
