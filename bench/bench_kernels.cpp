@@ -1,9 +1,12 @@
 // Kernel benchmarks, one set per ISA table this CPU runs:
 //   gemm_f32/<isa>/M:../N:../K:..   GFLOP/s in the "FLOPS" counter
+//   gemm_u8s8/<isa>/M:../N:../K:..  int8 GEMM, GOP/s (2 M N K) in the "OPS" counter
+//   quantize_rows_u8/<isa>/M:../K:..  dynamic per-row quantization
 //   layer_norm_f32/<isa>/C:..       one row
 //   attention_f32/<isa>/Tq:../Tk:../dh:..  one head
 // Run e.g. bench_kernels --benchmark_filter='gemm_f32/avx512/M:1/' --benchmark_min_time=0.1
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,6 +41,46 @@ void bench_gemm(benchmark::State& state, const mt::KernelTable* t, int M, int N,
   }
   state.counters["FLOPS"] = benchmark::Counter(2.0 * M * N * K * double(state.iterations()),
                                                benchmark::Counter::kIsRate);
+}
+
+// The int8 GEMM alone (activations already quantized), same shapes as gemm_f32.
+void bench_gemm_u8s8(benchmark::State& state, const mt::KernelTable* t, int M, int N, int K) {
+  const int Kp = mt::padded_k_i8(K);
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+  std::vector<uint8_t> Aq(size_t(M) * Kp, 0);
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) Aq[size_t(m) * Kp + k] = uint8_t(u8(rng));
+  std::vector<int8_t> w(size_t(N) * K), Wp(mt::packed_size_i8(N, K));
+  for (int8_t& x : w) x = int8_t(s8(rng));
+  mt::pack_weights_i8(w.data(), N, K, Wp.data());
+  std::vector<int32_t> w_sum(N, 0), a_zero(M, 128);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) w_sum[n] += w[size_t(n) * K + k];
+  const std::vector<float> bias = random_vector(N, 3);
+  const std::vector<float> w_scale(N, 0.01f), a_scale(M, 0.02f);
+  std::vector<float> C(size_t(M) * N);
+  for (auto _ : state) {
+    t->gemm_u8s8(Aq.data(), Kp, Wp.data(), w_sum.data(), w_scale.data(), a_scale.data(),
+                 a_zero.data(), bias.data(), nullptr, 0, C.data(), N, M, N, K, 0, N,
+                 mt::Activation::none);
+    benchmark::ClobberMemory();
+  }
+  state.counters["OPS"] = benchmark::Counter(2.0 * M * N * K * double(state.iterations()),
+                                             benchmark::Counter::kIsRate);
+}
+
+void bench_quantize_rows_u8(benchmark::State& state, const mt::KernelTable* t, int M, int K) {
+  const int Kp = mt::padded_k_i8(K);
+  const std::vector<float> A = random_vector(size_t(M) * K, 1);
+  std::vector<uint8_t> Aq(size_t(M) * Kp);
+  std::vector<float> scales(M);
+  std::vector<int32_t> zeros(M);
+  for (auto _ : state) {
+    t->quantize_rows_u8(A.data(), K, M, K, Aq.data(), Kp, scales.data(), zeros.data(), 0.0f, 0);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(int64_t(state.iterations()) * M * K);
 }
 
 void bench_layer_norm(benchmark::State& state, const mt::KernelTable* t, int C) {
@@ -77,6 +120,20 @@ void register_benchmarks() {
         const std::string name = "gemm_f32/" + isa + "/M:" + std::to_string(M) +
                                  "/N:" + std::to_string(nk[0]) + "/K:" + std::to_string(nk[1]);
         benchmark::RegisterBenchmark(name.c_str(), bench_gemm, t, M, nk[0], nk[1])
+            ->Unit(benchmark::kMicrosecond);
+      }
+    for (int M : Ms)
+      for (const auto& nk : NKs) {
+        const std::string name = "gemm_u8s8/" + isa + "/M:" + std::to_string(M) +
+                                 "/N:" + std::to_string(nk[0]) + "/K:" + std::to_string(nk[1]);
+        benchmark::RegisterBenchmark(name.c_str(), bench_gemm_u8s8, t, M, nk[0], nk[1])
+            ->Unit(benchmark::kMicrosecond);
+      }
+    for (int M : {1, 32})
+      for (int K : {512, 2048}) {
+        const std::string name = "quantize_rows_u8/" + isa + "/M:" + std::to_string(M) +
+                                 "/K:" + std::to_string(K);
+        benchmark::RegisterBenchmark(name.c_str(), bench_quantize_rows_u8, t, M, K)
             ->Unit(benchmark::kMicrosecond);
       }
     for (int C : {512, 1024})

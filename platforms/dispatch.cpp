@@ -38,6 +38,8 @@ bool cpu_runs_avx512() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd") &&
          cpu_runs_avx2();
 }
+
+bool cpu_runs_avx512vnni() { return cpu_runs_avx512() && __builtin_cpu_supports("avx512vnni"); }
 #endif
 
 Registry make_registry() {
@@ -53,6 +55,10 @@ Registry make_registry() {
     r.available.push_back(&avx512_kernels());
   else
     r.unavailable.push_back("avx512");
+  if (cpu_runs_avx512vnni())
+    r.available.push_back(&avx512vnni_kernels());
+  else
+    r.unavailable.push_back("avx512vnni");
 #endif
   r.best = r.available.back();
   // MT_ISA picks another table this CPU runs; anything else keeps the best.

@@ -33,12 +33,15 @@ ModelConfig config_for(const VocabularyData& v) {
   return c;
 }
 
-std::shared_ptr<const Model> text_model(uint64_t seed) {
+std::shared_ptr<const Model> text_model(uint64_t seed, uint32_t format_version = kModelFormatVersion) {
   const VocabularyData& v = corpus_vocabulary();
   auto writer = random_model_writer(config_for(v), seed);
   REQUIRE(writer.ok());
   writer->set_vocabulary(v);
-  const std::string path = test::scratch_path("text-" + std::to_string(seed) + ".mtm");
+  writer->set_format_version(format_version);
+  const std::string version =
+      format_version == kModelFormatVersion ? "" : "-v" + std::to_string(format_version);
+  const std::string path = test::scratch_path("text-" + std::to_string(seed) + version + ".mtm");
   REQUIRE(writer->write(path).ok());
   auto model = Model::load(path);
   INFO(model.status().message());
@@ -72,8 +75,10 @@ bool valid_utf8(std::string_view s) {
 
 }  // namespace
 
-TEST_CASE("the vocabulary survives a write -> load round trip", "[text]") {
-  auto model = text_model(1);
+TEST_CASE("the vocabulary survives a write -> load round trip in format versions 1 and 2", "[text]") {
+  const uint32_t version = GENERATE(1u, kModelFormatVersion);
+  auto model = text_model(1, version);
+  CHECK(model->format_version() == version);
   const VocabularyData* loaded = model->vocabulary();
   REQUIRE(loaded != nullptr);
   const VocabularyData& v = corpus_vocabulary();

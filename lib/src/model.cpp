@@ -22,7 +22,9 @@ struct Model::Impl {
   uint32_t format_version = 0;
   ModelConfig config;
   ModelMetadata metadata;
+  ModelQuantization quantization;
   std::vector<TensorView> tensors;  // sorted by name
+  std::vector<std::vector<int32_t>> row_sums;  // of the int8 tensors
   detail::ModelWeights weights;
   std::unique_ptr<const detail::Tokenizer> tokenizer;  // holds the vocabulary
 };
@@ -86,17 +88,24 @@ Status check_tensor(const fb::Tensor& t, const uint8_t* file_base, TensorView* v
     if (d == 0) return Status::error(Errc::invalid_model, "tensor '%.*s' has a zero dimension", nl, n);
     count *= d;  // rank <= 2 and dims < 2^32: no overflow
   }
-  if (t.dtype() != fb::DType::f32) {
-    return Status::error(Errc::invalid_model,
-                         "tensor '%.*s' has dtype %d; this libmt runs fp32 models only", nl, n,
-                         int(t.dtype()));
+  const bool i8 = t.dtype() == fb::DType::i8;
+  if (t.dtype() != fb::DType::f32 && !i8) {
+    return Status::error(Errc::invalid_model, "tensor '%.*s' has unknown dtype %d", nl, n, int(t.dtype()));
   }
-  uint64_t expected_bytes = count * sizeof(float);
-  if (t.layout() == fb::Layout::packed_n16) {
+  uint64_t expected_bytes = count * (i8 ? 1 : sizeof(float));
+  if (i8 != (t.layout() == fb::Layout::packed_k4n16)) {
+    return Status::error(Errc::invalid_model, "tensor '%.*s': int8 tensors and only they use layout packed_k4n16",
+                         nl, n);
+  }
+  if (t.layout() == fb::Layout::packed_n16 || t.layout() == fb::Layout::packed_k4n16) {
     if (shape->size() != 2) {
       return Status::error(Errc::invalid_model, "tensor '%.*s' is packed but not 2-D", nl, n);
     }
-    expected_bytes = packed_size(int(shape->Get(0)), int(shape->Get(1))) * sizeof(float);
+    const int N = int(shape->Get(0)), K = int(shape->Get(1));
+    if (N <= 0 || K <= 0) {
+      return Status::error(Errc::invalid_model, "tensor '%.*s' has a dimension above 2^31", nl, n);
+    }
+    expected_bytes = i8 ? packed_size_i8(N, K) : packed_size(N, K) * sizeof(float);
   } else if (t.layout() != fb::Layout::row_major) {
     return Status::error(Errc::invalid_model, "tensor '%.*s' has unknown layout %d", nl, n,
                          int(t.layout()));
@@ -107,17 +116,33 @@ Status check_tensor(const fb::Tensor& t, const uint8_t* file_base, TensorView* v
                          nl, n, data->size(), static_cast<unsigned long long>(expected_bytes));
   }
   const size_t offset = size_t(data->data() - file_base);
-  if (offset % kTensorAlignment != 0 ||
-      reinterpret_cast<uintptr_t>(data->data()) % alignof(float) != 0) {
+  if (offset % kTensorAlignment != 0) {
     return Status::error(Errc::invalid_model, "tensor '%.*s' data is not 64-byte aligned", nl, n);
   }
-  if (t.scales() != nullptr && t.scales()->size() != 0) {
-    return Status::error(Errc::invalid_model, "tensor '%.*s' is fp32 but has scales", nl, n);
+  const auto* scales = t.scales();
+  if (!i8) {
+    if (scales != nullptr && scales->size() != 0) {
+      return Status::error(Errc::invalid_model, "tensor '%.*s' is fp32 but has scales", nl, n);
+    }
+  } else {
+    const uint32_t rows = shape->Get(0);
+    if (scales == nullptr || scales->size() != rows) {
+      return Status::error(Errc::invalid_model, "int8 tensor '%.*s' needs %u scales", nl, n, rows);
+    }
+    // Scales sit with the tables, not in the weight pages: cheap to check here.
+    for (uint32_t r = 0; r < rows; ++r) {
+      const float v = scales->Get(r);
+      if (!std::isfinite(v) || v <= 0.0f) {
+        return Status::error(Errc::invalid_model, "int8 tensor '%.*s' row %u has scale %g (must be finite and positive)",
+                             nl, n, r, double(v));
+      }
+    }
+    view->scales = {scales->data(), scales->size()};
   }
   view->name = name;
   view->shape = {shape->data(), shape->size()};
-  view->dtype = DType::f32;
-  view->layout = t.layout() == fb::Layout::packed_n16 ? Layout::packed_n16 : Layout::row_major;
+  view->dtype = i8 ? DType::i8 : DType::f32;
+  view->layout = static_cast<Layout>(t.layout());
   view->data = {data->data(), data->size()};
   return {};
 }
@@ -151,10 +176,14 @@ Status check_against_spec(const ModelConfig& config, const std::vector<TensorVie
       return Status::error(Errc::invalid_model, "tensor '%s' has shape %s, the config needs %s",
                            spec.name.c_str(), got, want);
     }
-    if (t->layout != spec.layout) {
-      return Status::error(Errc::invalid_model, "tensor '%s' has layout %s, expected %s",
-                           spec.name.c_str(), t->layout == Layout::packed_n16 ? "packed_n16" : "row_major",
-                           spec.layout == Layout::packed_n16 ? "packed_n16" : "row_major");
+    const bool quantizable = spec.role == TensorRole::weight || spec.role == TensorRole::embedding;
+    const bool int8_ok = quantizable && t->layout == Layout::packed_k4n16;
+    if (t->layout != spec.layout && !int8_ok) {
+      auto name = [](Layout l) {
+        return l == Layout::packed_n16 ? "packed_n16" : l == Layout::packed_k4n16 ? "packed_k4n16" : "row_major";
+      };
+      return Status::error(Errc::invalid_model, "tensor '%s' has layout %s, expected %s%s", spec.name.c_str(),
+                           name(t->layout), name(spec.layout), quantizable ? " or packed_k4n16 (int8)" : "");
     }
   }
   if (tensors.size() != specs.size()) {
@@ -172,6 +201,7 @@ Status check_against_spec(const ModelConfig& config, const std::vector<TensorVie
 
 Status check_finite(const std::vector<TensorView>& tensors) {
   for (const TensorView& t : tensors) {
+    if (t.dtype != DType::f32) continue;  // int8 has no NaN
     const float* v = t.f32();
     const size_t n = t.data.size() / sizeof(float);
     for (size_t i = 0; i < n; ++i) {
@@ -184,42 +214,137 @@ Status check_finite(const std::vector<TensorView>& tensors) {
   return {};
 }
 
-detail::ModelWeights resolve_weights(const ModelConfig& cfg, const std::vector<TensorView>& tensors) {
+// The row sums of every int8 tensor, kept by the model (see Model).
+void sum_int8_rows(std::vector<TensorView>& tensors, std::vector<std::vector<int32_t>>& storage) {
+  for (TensorView& t : tensors) {
+    if (t.dtype != DType::i8) continue;
+    const int N = int(t.shape[0]), K = int(t.shape[1]), Kp = padded_k_i8(K);
+    std::vector<int32_t>& sums = storage.emplace_back(size_t(N), 0);
+    // Panel by panel in storage order: each 64-byte row holds 4 k of 16 rows.
+    const int8_t* w = t.i8();
+    for (int p = 0; p < int(packed_panels(N)); ++p) {
+      const int8_t* panel = w + size_t(p) * size_t(Kp) * kPanelWidth;
+      for (int g = 0; g < Kp / 4; ++g) {
+        for (int j = 0; j < kPanelWidth && p * kPanelWidth + j < N; ++j) {
+          const int8_t* q = panel + size_t(g) * 64 + size_t(j) * 4;
+          sums[size_t(p * kPanelWidth + j)] += q[0] + q[1] + q[2] + q[3];
+        }
+      }
+    }
+    t.row_sums = sums;
+  }
+}
+
+// The calibrated input quantization of `layer`, or null.
+const LayerInputScale* find_input(const ModelQuantization& q, std::string_view layer) {
+  auto it = std::lower_bound(q.inputs.begin(), q.inputs.end(), layer,
+                             [](const LayerInputScale& s, std::string_view key) { return s.layer < key; });
+  return it != q.inputs.end() && it->layer == layer ? &*it : nullptr;
+}
+
+Expected<detail::ModelWeights> resolve_weights(const ModelConfig& cfg, const std::vector<TensorView>& tensors,
+                                               const ModelQuantization& quantization) {
+  detail::ModelWeights w;
+  Status status;
   auto f32 = [&](const std::string& name) { return find_in(tensors, name)->f32(); };
-  auto linear = [&](const std::string& scope, int n, int k) {
-    return detail::Linear{f32(scope + "/weight"), f32(scope + "/bias"), n, k};
+  auto embedding = [&](const std::string& name) {
+    const TensorView* t = find_in(tensors, name);
+    if (t->dtype == DType::i8) return detail::Embedding{nullptr, t->i8(), t->scales.data(), t->row_sums.data()};
+    return detail::Embedding{t->f32(), nullptr, nullptr, nullptr};
+  };
+  // A linear layer from its weight (fp32 or int8) and fp32 bias.
+  auto linear = [&](const std::string& scope, const TensorView* weight, int n, int k) {
+    detail::Linear l;
+    l.bias = f32(scope + "/bias");
+    l.n = n, l.k = k;
+    l.index = int(w.linear_names.size());
+    w.linear_names.push_back(scope);
+    if (weight->dtype != DType::i8) {
+      l.weight = weight->f32();
+      return l;
+    }
+    l.weight_i8 = weight->i8();
+    l.scales = weight->scales.data();
+    l.row_sums = weight->row_sums.data();
+    w.any_int8 = true;
+    w.max_int8_k = std::max(w.max_int8_k, k);
+    if (quantization.activations == ActivationScales::calibrated) {
+      const LayerInputScale* in = find_input(quantization, scope);
+      if (in == nullptr && status.ok()) {
+        status = Status::error(Errc::invalid_model, "int8 layer '%s' has no calibrated input scale", scope.c_str());
+      } else if (in != nullptr) {
+        l.input_scale = in->scale;
+        l.input_zero = in->zero_point;
+      }
+    }
+    return l;
+  };
+  auto layer = [&](const std::string& scope, int n, int k) {
+    return linear(scope, find_in(tensors, scope + "/weight"), n, k);
   };
   auto norm = [&](const std::string& scope) {
     return detail::Norm{f32(scope + "/gamma"), f32(scope + "/beta")};
   };
   const int C = cfg.d_model, F = cfg.d_ff;
-  detail::ModelWeights w;
-  w.target_embedding = f32("target_embedding");
-  w.source_embedding = cfg.shared_embeddings ? w.target_embedding : f32("source_embedding");
-  w.output = {cfg.tied_output ? w.target_embedding : f32("output/weight"), f32("output/bias"),
-              cfg.target_vocab_size, C};
+  w.target_embedding = embedding("target_embedding");
+  w.source_embedding = cfg.shared_embeddings ? w.target_embedding : embedding("source_embedding");
   for (int i = 0; i < cfg.encoder_layers; ++i) {
     const std::string l = "encoder/layer_" + std::to_string(i);
-    w.encoder.push_back({linear(l + "/self_attention/qkv", 3 * C, C),
-                         linear(l + "/self_attention/out", C, C), linear(l + "/ffn/linear_0", F, C),
-                         linear(l + "/ffn/linear_1", C, F), norm(l + "/self_attention/norm"),
-                         norm(l + "/ffn/norm")});
+    w.encoder.push_back({layer(l + "/self_attention/qkv", 3 * C, C), layer(l + "/self_attention/out", C, C),
+                         layer(l + "/ffn/linear_0", F, C), layer(l + "/ffn/linear_1", C, F),
+                         norm(l + "/self_attention/norm"), norm(l + "/ffn/norm")});
   }
   for (int i = 0; i < cfg.decoder_layers; ++i) {
     const std::string l = "decoder/layer_" + std::to_string(i);
-    w.decoder.push_back({linear(l + "/self_attention/qkv", 3 * C, C),
-                         linear(l + "/self_attention/out", C, C),
-                         linear(l + "/cross_attention/q", C, C),
-                         linear(l + "/cross_attention/kv", 2 * C, C),
-                         linear(l + "/cross_attention/out", C, C), linear(l + "/ffn/linear_0", F, C),
-                         linear(l + "/ffn/linear_1", C, F), norm(l + "/self_attention/norm"),
+    w.decoder.push_back({layer(l + "/self_attention/qkv", 3 * C, C), layer(l + "/self_attention/out", C, C),
+                         layer(l + "/cross_attention/q", C, C), layer(l + "/cross_attention/kv", 2 * C, C),
+                         layer(l + "/cross_attention/out", C, C), layer(l + "/ffn/linear_0", F, C),
+                         layer(l + "/ffn/linear_1", C, F), norm(l + "/self_attention/norm"),
                          norm(l + "/cross_attention/norm"), norm(l + "/ffn/norm")});
   }
+  // The output projection: its own weight, or the target embedding when tied.
+  const TensorView* out = find_in(tensors, cfg.tied_output ? "target_embedding" : "output/weight");
+  w.output = linear("output", out, cfg.target_vocab_size, C);
   if (cfg.pre_norm) {
     w.encoder_norm = norm("encoder/norm");
     w.decoder_norm = norm("decoder/norm");
   }
+  if (!w.any_int8 && !quantization.inputs.empty()) {
+    return Status::error(Errc::invalid_model, "model has calibrated input scales but no int8 layer");
+  }
+  MT_RETURN_IF_ERROR(status);
   return w;
+}
+
+// The quantization table: checked here (names, ranges), applied by resolve_weights.
+Expected<ModelQuantization> read_quantization(const fb::Quantization* q, const std::vector<TensorView>& tensors) {
+  ModelQuantization out;
+  out.int8 = std::any_of(tensors.begin(), tensors.end(), [](const TensorView& t) { return t.dtype == DType::i8; });
+  if (q == nullptr) return out;
+  switch (q->activations()) {
+    case fb::ActivationScales::dynamic_per_row: out.activations = ActivationScales::dynamic_per_row; break;
+    case fb::ActivationScales::calibrated: out.activations = ActivationScales::calibrated; break;
+    default:
+      return Status::error(Errc::invalid_model, "quantization field 'activations' has unknown value %d",
+                           int(q->activations()));
+  }
+  out.method = str(q->method());
+  if (q->inputs()) {
+    for (const fb::LayerInput* in : *q->inputs()) {
+      LayerInputScale s{in->layer()->str(), in->scale(), in->zero_point()};
+      if (!std::isfinite(s.scale) || s.scale <= 0.0f || s.zero_point < 0 || s.zero_point > 255) {
+        return Status::error(Errc::invalid_model,
+                             "layer '%s' has input scale %g and zero point %d (need a finite scale > 0 and 0..255)",
+                             s.layer.c_str(), double(s.scale), s.zero_point);
+      }
+      if (!out.inputs.empty() && !(out.inputs.back().layer < s.layer)) {
+        return Status::error(Errc::invalid_model, "input scale of layer '%s' is duplicated or out of order",
+                             s.layer.c_str());
+      }
+      out.inputs.push_back(std::move(s));
+    }
+  }
+  return out;
 }
 
 ModelMetadata read_metadata(const fb::Metadata* m) {
@@ -237,13 +362,32 @@ ModelMetadata read_metadata(const fb::Metadata* m) {
   return out;
 }
 
-VocabularyData read_vocabulary(const fb::Vocabulary& v) {
+Expected<VocabularyData> read_vocabulary(const fb::Vocabulary& v) {
   VocabularyData out;
   out.type = static_cast<VocabularyType>(v.type());
-  if (v.pieces()) {
+  if (v.pieces()) {  // version 1
     out.pieces.reserve(v.pieces()->size());
     for (const fb::Piece* p : *v.pieces()) {
       out.pieces.push_back({p->text()->str(), p->score(), static_cast<PieceType>(p->type())});
+    }
+  } else if (v.piece_ends()) {  // version 2: flat arrays, checked against each other
+    const auto* ends = v.piece_ends();
+    const size_t n = ends->size();
+    const size_t text_size = v.piece_text() ? v.piece_text()->size() : 0;
+    if (!v.piece_scores() || v.piece_scores()->size() != n || !v.piece_types() || v.piece_types()->size() != n) {
+      return Status::error(Errc::invalid_model, "vocabulary has %zu piece ends but not as many scores and types", n);
+    }
+    out.pieces.reserve(n);
+    uint32_t begin = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t end = ends->Get(i);
+      if (end < begin || end > text_size) {
+        return Status::error(Errc::invalid_model, "vocabulary piece %u ends at byte %u, outside [%u, %zu]", i, end,
+                             begin, text_size);
+      }
+      out.pieces.push_back({std::string(reinterpret_cast<const char*>(v.piece_text()->data()) + begin, end - begin),
+                            v.piece_scores()->Get(i), static_cast<PieceType>(v.piece_types()->Get(i))});
+      begin = end;
     }
   }
   if (v.precompiled_charsmap()) {
@@ -328,10 +472,19 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   }
   MT_RETURN_IF_ERROR(check_against_spec(impl.config, impl.tensors));
   if (options.check_weights_finite) MT_RETURN_IF_ERROR(check_finite(impl.tensors));
-  impl.weights = resolve_weights(impl.config, impl.tensors);
+  impl.row_sums.reserve(impl.tensors.size());  // spans into it stay valid
+  sum_int8_rows(impl.tensors, impl.row_sums);
+  auto quantization = read_quantization(model->quantization(), impl.tensors);
+  if (!quantization) return quantization.status();
+  impl.quantization = std::move(quantization.value());
+  auto weights = resolve_weights(impl.config, impl.tensors, impl.quantization);
+  if (!weights) return weights.status();
+  impl.weights = std::move(weights.value());
   impl.metadata = read_metadata(model->metadata());
   if (model->vocabulary() != nullptr && model->vocabulary()->type() != fb::VocabularyType::none) {
-    auto tokenizer = detail::Tokenizer::create(read_vocabulary(*model->vocabulary()));  // validates it
+    auto vocabulary = read_vocabulary(*model->vocabulary());
+    if (!vocabulary) return vocabulary.status();
+    auto tokenizer = detail::Tokenizer::create(std::move(vocabulary.value()));  // validates it
     if (!tokenizer) return tokenizer.status();
     MT_RETURN_IF_ERROR(check_vocabulary(impl.config, (*tokenizer)->vocabulary()));
     impl.tokenizer = std::move(tokenizer.value());
@@ -370,6 +523,7 @@ Expected<std::shared_ptr<const Model>> Model::from_buffer(std::span<const uint8_
 
 const ModelConfig& Model::config() const { return impl_->config; }
 const ModelMetadata& Model::metadata() const { return impl_->metadata; }
+const ModelQuantization& Model::quantization() const { return impl_->quantization; }
 uint32_t Model::format_version() const { return impl_->format_version; }
 size_t Model::file_size() const { return impl_->bytes.size(); }
 std::span<const TensorView> Model::tensors() const { return impl_->tensors; }

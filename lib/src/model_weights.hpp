@@ -2,14 +2,36 @@
 // the forward pass never looks a name up.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mt::detail {
 
+// A linear layer y = x W^T + b with W [n, k], fp32 or int8.
 struct Linear {
-  const float* weight = nullptr;  // packed [n, k]
-  const float* bias = nullptr;    // [n]
+  const float* weight = nullptr;      // fp32: packed_n16 [n, k]; null for int8
+  const int8_t* weight_i8 = nullptr;  // int8: packed_k4n16 [n, k]; null for fp32
+  const float* scales = nullptr;      // int8: [n], W = scales[n] * weight_i8
+  const int32_t* row_sums = nullptr;  // int8: [n]
+  const float* bias = nullptr;        // [n]
   int n = 0, k = 0;
+  // int8 input quantization: input_scale > 0 for calibrated models (one
+  // scale and zero point for every row), 0 for per-row dynamic scales.
+  float input_scale = 0.0f;
+  int32_t input_zero = 0;
+  int index = -1;  // position in ModelWeights::linear_names
+
+  bool is_int8() const { return weight_i8 != nullptr; }
+};
+
+// An embedding table [V, C]: fp32 packed_n16, or int8 packed_k4n16 with one
+// scale per row (then also the tied output projection's int8 weight).
+struct Embedding {
+  const float* f32 = nullptr;
+  const int8_t* i8 = nullptr;
+  const float* scales = nullptr;
+  const int32_t* row_sums = nullptr;
 };
 
 struct Norm {
@@ -28,12 +50,17 @@ struct DecoderLayerWeights {
 };
 
 struct ModelWeights {
-  const float* source_embedding = nullptr;  // packed [Vs, C]
-  const float* target_embedding = nullptr;  // packed [Vt, C]
-  Linear output;                            // [Vt, C]: the target embedding when tied
+  Embedding source_embedding;  // [Vs, C]
+  Embedding target_embedding;  // [Vt, C]
+  Linear output;               // [Vt, C]: the target embedding when tied
   std::vector<EncoderLayerWeights> encoder;
   std::vector<DecoderLayerWeights> decoder;
   Norm encoder_norm, decoder_norm;  // pre-norm only
+  // Scope of every linear layer ("encoder/layer_0/ffn/linear_0", ...,
+  // "output"), indexed by Linear::index.
+  std::vector<std::string> linear_names;
+  bool any_int8 = false;
+  int max_int8_k = 0;  // widest int8 layer input (sizes the quantized-row buffer)
 };
 
 }  // namespace mt::detail

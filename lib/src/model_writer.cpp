@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -50,39 +51,77 @@ flatbuffers::Offset<fb::Metadata> build_metadata(flatbuffers::FlatBufferBuilder&
                                   m.created.c_str(), &extra);
 }
 
+// Version 1 keeps one Piece table per piece; version 2 four flat arrays.
 flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuilder& b, const VocabularyData& v,
-                                                     uint32_t expansion) {
+                                                     uint32_t expansion, uint32_t format_version) {
   std::vector<flatbuffers::Offset<fb::Piece>> pieces;
-  pieces.reserve(v.pieces.size());
-  for (const VocabularyPiece& p : v.pieces) {
-    pieces.push_back(fb::CreatePieceDirect(b, p.text.c_str(), p.score, static_cast<fb::PieceType>(p.type)));
+  std::vector<uint8_t> text, types;
+  std::vector<uint32_t> ends;
+  std::vector<float> scores;
+  if (format_version == 1) {
+    pieces.reserve(v.pieces.size());
+    for (const VocabularyPiece& p : v.pieces) {
+      pieces.push_back(fb::CreatePieceDirect(b, p.text.c_str(), p.score, static_cast<fb::PieceType>(p.type)));
+    }
+  } else {
+    for (const VocabularyPiece& p : v.pieces) {
+      text.insert(text.end(), p.text.begin(), p.text.end());
+      ends.push_back(uint32_t(text.size()));
+      scores.push_back(p.score);
+      types.push_back(uint8_t(p.type));
+    }
   }
-  return fb::CreateVocabularyDirect(b, static_cast<fb::VocabularyType>(v.type), &pieces, &v.precompiled_charsmap,
-                                    v.add_dummy_prefix, v.remove_extra_whitespaces, v.escape_whitespaces,
-                                    v.byte_fallback, v.normalization_name.c_str(), v.treat_whitespace_as_suffix,
-                                    v.unk_surface.c_str(), expansion);
+  auto optional = [](auto& vec) { return vec.empty() ? nullptr : &vec; };
+  return fb::CreateVocabularyDirect(b, static_cast<fb::VocabularyType>(v.type), optional(pieces),
+                                    &v.precompiled_charsmap, v.add_dummy_prefix, v.remove_extra_whitespaces,
+                                    v.escape_whitespaces, v.byte_fallback, v.normalization_name.c_str(),
+                                    v.treat_whitespace_as_suffix, v.unk_surface.c_str(), expansion,
+                                    optional(text), optional(ends), optional(scores), optional(types));
+}
+
+flatbuffers::Offset<fb::Quantization> build_quantization(flatbuffers::FlatBufferBuilder& b,
+                                                         const ModelQuantization& q) {
+  std::vector<LayerInputScale> sorted = q.inputs;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const LayerInputScale& x, const LayerInputScale& y) { return x.layer < y.layer; });
+  std::vector<flatbuffers::Offset<fb::LayerInput>> inputs;
+  for (const LayerInputScale& in : sorted) {
+    inputs.push_back(fb::CreateLayerInputDirect(b, in.layer.c_str(), in.scale, in.zero_point));
+  }
+  return fb::CreateQuantizationDirect(b, static_cast<fb::ActivationScales>(q.activations),
+                                      q.method.c_str(), &inputs);
 }
 
 }  // namespace
 
 ModelWriter::ModelWriter(const ModelConfig& config) : config_(config) {}
 
-Status ModelWriter::add_tensor(const std::string& name, const std::vector<uint32_t>& shape,
-                               Layout layout, std::span<const float> values) {
+Status ModelWriter::check_new(const std::string& name, const std::vector<uint32_t>& shape,
+                              size_t values) const {
   if (name.empty()) return Status::error(Errc::invalid_argument, "tensor name is empty");
   if (shape.empty() || shape.size() > 2) {
     return Status::error(Errc::invalid_argument, "tensor '%s' must be 1-D or 2-D", name.c_str());
   }
   size_t count = 1;
   for (uint32_t d : shape) count *= d;
-  if (count != values.size() || count == 0) {
+  if (count != values || count == 0) {
     return Status::error(Errc::invalid_argument, "tensor '%s' has %zu values, its shape holds %zu",
-                         name.c_str(), values.size(), count);
+                         name.c_str(), values, count);
   }
   for (const PendingTensor& t : tensors_) {
     if (t.name == name) return Status::error(Errc::invalid_argument, "tensor '%s' added twice", name.c_str());
   }
-  PendingTensor t{name, shape, layout, {}};
+  return {};
+}
+
+Status ModelWriter::add_tensor(const std::string& name, const std::vector<uint32_t>& shape,
+                               Layout layout, std::span<const float> values) {
+  MT_RETURN_IF_ERROR(check_new(name, shape, values.size()));
+  if (layout == Layout::packed_k4n16) {
+    return Status::error(Errc::invalid_argument, "tensor '%s': packed_k4n16 holds int8 values (add_tensor_i8)",
+                         name.c_str());
+  }
+  PendingTensor t{name, shape, layout, {}, {}};
   if (layout == Layout::packed_n16) {
     if (shape.size() != 2) {
       return Status::error(Errc::invalid_argument, "packed tensor '%s' must be 2-D", name.c_str());
@@ -96,6 +135,30 @@ Status ModelWriter::add_tensor(const std::string& name, const std::vector<uint32
     t.bytes.resize(values.size() * sizeof(float));
     std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   }
+  tensors_.push_back(std::move(t));
+  return {};
+}
+
+Status ModelWriter::add_tensor_i8(const std::string& name, const std::vector<uint32_t>& shape,
+                                  std::span<const int8_t> values, std::span<const float> scales) {
+  MT_RETURN_IF_ERROR(check_new(name, shape, values.size()));
+  if (shape.size() != 2) {
+    return Status::error(Errc::invalid_argument, "int8 tensor '%s' must be 2-D", name.c_str());
+  }
+  const int N = int(shape[0]), K = int(shape[1]);
+  if (scales.size() != size_t(N)) {
+    return Status::error(Errc::invalid_argument, "int8 tensor '%s' has %zu scales for %d rows",
+                         name.c_str(), scales.size(), N);
+  }
+  for (float s : scales) {
+    if (!std::isfinite(s) || s <= 0.0f) {
+      return Status::error(Errc::invalid_argument, "int8 tensor '%s' has a scale that is not finite and positive",
+                           name.c_str());
+    }
+  }
+  PendingTensor t{name, shape, Layout::packed_k4n16, {}, {scales.begin(), scales.end()}};
+  t.bytes.resize(packed_size_i8(N, K));
+  pack_weights_i8(values.data(), N, K, reinterpret_cast<int8_t*>(t.bytes.data()));
   tensors_.push_back(std::move(t));
   return {};
 }
@@ -122,16 +185,22 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   }
   std::reverse(data.begin(), data.end());
   std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  bool any_int8 = false;
   for (size_t i = 0; i < order.size(); ++i) {
     const PendingTensor* t = order[i];
     auto name = b.CreateString(t->name);
     auto shape = b.CreateVector(t->shape);
-    tensors.push_back(fb::CreateTensor(b, name, shape, fb::DType::f32,
-                                       t->layout == Layout::packed_n16 ? fb::Layout::packed_n16
-                                                                       : fb::Layout::row_major,
-                                       0, data[i]));
+    const bool i8 = t->layout == Layout::packed_k4n16;
+    auto scales = i8 ? b.CreateVector(t->scales) : 0;
+    tensors.push_back(fb::CreateTensor(b, name, shape, i8 ? fb::DType::i8 : fb::DType::f32,
+                                       static_cast<fb::Layout>(t->layout), scales, data[i]));
+    any_int8 = any_int8 || i8;
   }
   auto tensor_vector = b.CreateVector(tensors);
+  const uint32_t version = format_version_;
+  if (any_int8 && version < 2) {
+    return Status::error(Errc::invalid_argument, "int8 tensors need format version 2 or later");
+  }
   auto metadata = build_metadata(b, metadata_);
   auto config = build_config(b, config_);
   flatbuffers::Offset<fb::Vocabulary> vocabulary;
@@ -141,10 +210,13 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
     if (expansion == 0 && !vocabulary_.precompiled_charsmap.empty()) {
       MT_RETURN_IF_ERROR(detail::check_charsmap(vocabulary_.precompiled_charsmap, &expansion));
     }
-    vocabulary = build_vocabulary(b, vocabulary_, uint32_t(expansion));
+    vocabulary = build_vocabulary(b, vocabulary_, uint32_t(expansion), version);
   }
+  flatbuffers::Offset<fb::Quantization> quantization;
+  if (any_int8) quantization = build_quantization(b, quantization_);
   fb::ModelBuilder mb(b);
-  mb.add_format_version(format_version_);
+  mb.add_format_version(version);
+  if (!quantization.IsNull()) mb.add_quantization(quantization);
   mb.add_config(config);
   mb.add_tensors(tensor_vector);
   mb.add_metadata(metadata);

@@ -107,6 +107,17 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.hypothesis_counts = a.reserve<int>(B);
   p.truncated = a.reserve<int>(B);
   p.source_spans = a.reserve<std::span<const int32_t>>(B);
+  // int8 layers quantize their inputs here: as many rows as the widest call
+  // (the encoder's packed tokens or the decoder's rows); longer calls (the
+  // full-prefix decoder of the tests) go through in blocks.
+  const detail::ModelWeights& w = model.weights();
+  if (w.any_int8) {
+    p.quantized_rows = std::max(p.N, p.R);
+    p.quantized_stride = (size_t(padded_k_i8(w.max_int8_k)) + 63) / 64 * 64;
+    p.quantized = a.reserve<uint8_t>(size_t(p.quantized_rows) * p.quantized_stride);
+    p.quantized_scales = a.reserve<float>(size_t(p.quantized_rows));
+    p.quantized_zeros = a.reserve<int32_t>(size_t(p.quantized_rows));
+  }
   if (const Tokenizer* tok = model.tokenizer()) {
     const size_t text_bytes = size_t(o.max_text_bytes);
     p.text_workspace_bytes = tok->encode_workspace_bytes(text_bytes);
@@ -185,8 +196,13 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
     for (int i = 0; i < s.plan.B * s.plan.K; ++i) new (s.at<TextHypothesis>(s.plan.text_hypotheses) + i) TextHypothesis{};
   }
   s.pool = std::make_unique<detail::ThreadPool>(s.options.num_threads);
+  detail::QuantizedRows quantized;
+  if (s.plan.quantized_rows > 0) {
+    quantized = {s.at<uint8_t>(s.plan.quantized), s.at<float>(s.plan.quantized_scales),
+                 s.at<int32_t>(s.plan.quantized_zeros), s.plan.quantized_stride, s.plan.quantized_rows};
+  }
   s.transformer.emplace(cfg, s.model->weights(), *s.kernels, *s.pool, s.at<float>(s.plan.positions),
-                        s.at<float>(s.plan.attention_scratch), s.plan.scratch_stride);
+                        s.at<float>(s.plan.attention_scratch), s.plan.scratch_stride, quantized);
 }
 
 Session::Session(Session&&) noexcept = default;

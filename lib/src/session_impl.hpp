@@ -36,6 +36,9 @@ struct SessionPlan {
   size_t text_workspace = 0, text_workspace_bytes = 0;
   size_t text_ids = 0, text_ids_stride = 0, source_spans = 0;
   size_t text_out = 0, text_out_stride = 0, text_hypotheses = 0;
+  // int8 models: quantized input rows of the int8 layers.
+  size_t quantized = 0, quantized_stride = 0, quantized_scales = 0, quantized_zeros = 0;
+  int quantized_rows = 0;
   size_t total = 0;
 
   static SessionPlan make(const Model& model, const SessionOptions& options);

@@ -19,15 +19,17 @@ void fill_positions(float* positions, int P, int C) {
 
 Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
                          const KernelTable& kernels, ThreadPool& pool, const float* positions,
-                         float* attention_scratch, int scratch_stride)
+                         float* attention_scratch, int scratch_stride, QuantizedRows quantized)
     : config_(config), weights_(weights), k_(kernels), pool_(pool), positions_(positions),
-      scratch_(attention_scratch), scratch_stride_(scratch_stride) {}
+      scratch_(attention_scratch), scratch_stride_(scratch_stride), quantized_(quantized) {}
 
 // y[M, n] = act(x[M, k] W^T + b) (+ residual), split over the pool by panels of
 // output columns: each element is computed by one thread in one fixed order,
 // so the result does not depend on the thread count.
 void Transformer::linear(const float* x, int M, const Linear& w, float* y, Activation act,
                          const float* residual) {
+  if (observer_ != nullptr) observer_->observe(w, x, M, w.k);
+  if (w.is_int8()) return linear_int8(x, M, w, y, act, residual);
   const int panels = int(packed_panels(w.n));
   const int threads = pool_.size();
   const int tasks = threads == 1 ? 1 : std::min(panels, threads * 4);
@@ -38,6 +40,39 @@ void Transformer::linear(const float* x, int M, const Linear& w, float* y, Activ
     k_.gemm_f32(x, size_t(w.k), w.weight, w.bias, residual, size_t(w.n), y, size_t(w.n), M, w.n, w.k,
                 n_begin, n_end, act);
   });
+}
+
+// int8 layer: quantize the input rows (a per-row range, or the layer's
+// calibrated scale), then the u8 x s8 GEMM with the dequantizing epilogue,
+// split by panels as above. Rows go through the session's quantized-row
+// buffer in blocks of its capacity.
+void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, Activation act,
+                              const float* residual) {
+  const int panels = int(packed_panels(w.n));
+  const int threads = pool_.size();
+  const int tasks = threads == 1 ? 1 : std::min(panels, threads * 4);
+  const size_t ld = size_t(w.n);
+  for (int m0 = 0; m0 < M; m0 += quantized_.rows) {
+    const int rows = std::min(quantized_.rows, M - m0);
+    const float* xb = x + size_t(m0) * w.k;
+    // Quantizing is a pass over the input, split by rows when there are many.
+    const int qtasks = threads == 1 || rows < 4 * threads ? 1 : threads;
+    pool_.parallel_for(qtasks, [&](int task, int) {
+      const int r0 = rows * task / qtasks, r1 = rows * (task + 1) / qtasks;
+      k_.quantize_rows_u8(xb + size_t(r0) * w.k, size_t(w.k), r1 - r0, w.k,
+                          quantized_.data + size_t(r0) * quantized_.stride, quantized_.stride,
+                          quantized_.scales + r0, quantized_.zeros + r0, w.input_scale, w.input_zero);
+    });
+    float* yb = y + size_t(m0) * ld;
+    const float* rb = residual ? residual + size_t(m0) * ld : nullptr;
+    pool_.parallel_for(tasks, [&](int task, int) {
+      const int p0 = int(int64_t(panels) * task / tasks), p1 = int(int64_t(panels) * (task + 1) / tasks);
+      if (p0 == p1) return;
+      const int n_begin = p0 * kPanelWidth, n_end = std::min(w.n, p1 * kPanelWidth);
+      k_.gemm_u8s8(quantized_.data, quantized_.stride, w.weight_i8, w.row_sums, w.scales, quantized_.scales,
+                   quantized_.zeros, w.bias, rb, ld, yb, ld, rows, w.n, w.k, n_begin, n_end, act);
+    });
+  }
 }
 
 void Transformer::layer_norm(float* x, int M, const Norm& norm, float* y) {
@@ -61,9 +96,14 @@ void Transformer::sublayer_output(float* x, int M, const Norm& norm) {
 }
 
 // Token embedding x sqrt(C) plus the encoding of `position` (section 3.4).
-void Transformer::embed(const float* table, int32_t token, int position, float* x) {
+void Transformer::embed(const Embedding& table, int32_t token, int position, float* x) {
   const int C = config_.d_model;
-  k_.embed_f32(table, C, token, std::sqrt(float(C)), positions_ + size_t(position) * C, x);
+  const float* pe = positions_ + size_t(position) * C;
+  if (table.i8 != nullptr) {
+    k_.embed_i8(table.i8, table.scales, C, token, std::sqrt(float(C)), pe, x);
+  } else {
+    k_.embed_f32(table.f32, C, token, std::sqrt(float(C)), pe, x);
+  }
 }
 
 void Transformer::encode(const int32_t* tokens, const int* offsets, int B, const EncoderBuffers& b) {

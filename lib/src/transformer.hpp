@@ -43,10 +43,32 @@ struct DecoderState {
   int rows_per_source;      // decoder rows per sentence (the beam size)
 };
 
+// Sees the input of every linear layer before it is multiplied (calibration
+// in quantize/ collects activation statistics through this).
+class LinearObserver {
+ public:
+  virtual ~LinearObserver() = default;
+  // x: [M, K] row-major, the input of layer weights.linear_names[layer.index].
+  virtual void observe(const Linear& layer, const float* x, int M, int K) = 0;
+};
+
+// Where int8 layers quantize their input rows: up to `rows` rows of
+// padded_k_i8(ModelWeights::max_int8_k) bytes, with a scale and zero point each.
+struct QuantizedRows {
+  uint8_t* data = nullptr;
+  float* scales = nullptr;
+  int32_t* zeros = nullptr;
+  size_t stride = 0;  // bytes per row
+  int rows = 0;
+};
+
 class Transformer {
  public:
   Transformer(const ModelConfig& config, const ModelWeights& weights, const KernelTable& kernels,
-              ThreadPool& pool, const float* positions, float* attention_scratch, int scratch_stride);
+              ThreadPool& pool, const float* positions, float* attention_scratch, int scratch_stride,
+              QuantizedRows quantized = {});
+
+  void set_observer(LinearObserver* observer) { observer_ = observer; }
 
   // Encodes B sentences packed back to back: sentence b is tokens[offsets[b], offsets[b+1]).
   // Leaves the memory in buffers.x.
@@ -69,11 +91,12 @@ class Transformer {
  private:
   void linear(const float* x, int M, const Linear& w, float* y, Activation act = Activation::none,
               const float* residual = nullptr);
+  void linear_int8(const float* x, int M, const Linear& w, float* y, Activation act, const float* residual);
   void layer_norm(float* x, int M, const Norm& norm, float* y);
   // x = sublayer input for the residual stream: returns the tensor a sublayer reads.
   const float* sublayer_input(float* x, int M, const Norm& norm, float* y);
   void sublayer_output(float* x, int M, const Norm& norm);
-  void embed(const float* table, int32_t token, int position, float* x);
+  void embed(const Embedding& table, int32_t token, int position, float* x);
   void decoder_layers(int M, int T, int t, const DecoderState& state,
                       const DecoderBuffers& b, float* logits, bool incremental);
 
@@ -84,6 +107,8 @@ class Transformer {
   const float* positions_;  // [P, C] sinusoidal encodings
   float* scratch_;          // per thread: scratch_stride floats
   int scratch_stride_;
+  QuantizedRows quantized_;
+  LinearObserver* observer_ = nullptr;
 };
 
 // Sinusoidal position encodings of Vaswani et al. 2017 (section 3.5):

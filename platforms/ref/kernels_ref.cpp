@@ -11,7 +11,10 @@ const KernelTable& reference_kernels() {
                                  log_softmax_f32_ref,
                                  argmax_f32_ref,
                                  embed_f32_ref,
-                                 attention_f32_ref};
+                                 attention_f32_ref,
+                                 quantize_rows_u8_ref,
+                                 gemm_u8s8_ref,
+                                 embed_i8_ref};
   return table;
 }
 

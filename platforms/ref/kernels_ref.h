@@ -20,6 +20,20 @@ void attention_f32_ref(const float* q, size_t q_stride, const float* k, const fl
                        size_t kv_stride, float* out, size_t out_stride, int Tq, int Tk, int dh,
                        float scale, int causal_offset, float* scratch);
 
+void quantize_rows_u8_ref(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
+                          float* scales, int32_t* zeros, float static_scale, int32_t static_zero);
+void gemm_u8s8_ref(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
+                   const float* w_scale, const float* a_scale, const int32_t* a_zero,
+                   const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
+                   int M, int N, int K, int n_begin, int n_end, Activation act);
+void embed_i8_ref(const int8_t* table_packed, const float* row_scales, int C, int id, float scale,
+                  const float* position, float* y);
+
+// Dynamic quantization parameters of a row whose range [lo, hi] contains 0
+// (mt/kernels.h, QuantizeRowsU8). Out of line and shared by every ISA, so
+// scales and zeros are bit-identical everywhere.
+void quantize_range_u8(float lo, float hi, float* scale, int32_t* zero);
+
 // GELU with the exact erf form (Hendrycks & Gimpel 2016), as the SIMD kernels compute it.
 float gelu_f32_ref(float x);
 

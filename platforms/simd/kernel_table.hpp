@@ -1,4 +1,6 @@
-// The KernelTable of one ISA: every xsimd kernel instantiated for Arch.
+// The KernelTable of one ISA: every xsimd kernel instantiated for Arch, plus
+// the int8 kernels, which are written with intrinsics (xsimd 8.1 has no VNNI)
+// and passed in by the per-ISA translation unit.
 // Included only by the per-ISA translation units (platforms/x86/, platforms/arm/).
 #pragma once
 
@@ -12,7 +14,8 @@
 namespace mt::simd {
 
 template <class Arch>
-KernelTable make_kernel_table(const char* isa) {
+KernelTable make_kernel_table(const char* isa, QuantizeRowsU8 quantize_rows_u8, GemmU8S8 gemm_u8s8,
+                              EmbedI8 embed_i8) {
   return KernelTable{isa,
                      &gemm_f32<Arch>,
                      &layer_norm_f32<Arch>,
@@ -20,7 +23,10 @@ KernelTable make_kernel_table(const char* isa) {
                      &log_softmax_f32<Arch>,
                      &argmax_f32<Arch>,
                      &embed_f32<Arch>,
-                     &attention_f32<Arch>};
+                     &attention_f32<Arch>,
+                     quantize_rows_u8,
+                     gemm_u8s8,
+                     embed_i8};
 }
 
 }  // namespace mt::simd

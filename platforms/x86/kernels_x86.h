@@ -6,7 +6,8 @@
 
 namespace mt {
 
-const KernelTable& avx2_kernels();    // AVX2 + FMA3
-const KernelTable& avx512_kernels();  // AVX-512 F/CD/BW/DQ/VL
+const KernelTable& avx2_kernels();        // AVX2 + FMA3
+const KernelTable& avx512_kernels();      // AVX-512 F/CD/BW/DQ/VL
+const KernelTable& avx512vnni_kernels();  // avx512, with the int8 GEMM on AVX512-VNNI
 
 }  // namespace mt

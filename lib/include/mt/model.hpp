@@ -56,7 +56,9 @@ struct ModelConfig {
 };
 
 enum class DType : uint8_t { f32 = 0, i8 = 1 };
-enum class Layout : uint8_t { row_major = 0, packed_n16 = 1 };
+// packed_n16: fp32 linear weights (mt/kernels.h, packed_size); packed_k4n16:
+// int8 linear weights and embeddings (mt/kernels.h, packed_size_i8).
+enum class Layout : uint8_t { row_major = 0, packed_n16 = 1, packed_k4n16 = 2 };
 
 // What the model file says about one tensor; `data` points into the mapping.
 struct TensorView {
@@ -64,10 +66,32 @@ struct TensorView {
   std::span<const uint32_t> shape;
   DType dtype = DType::f32;
   Layout layout = Layout::row_major;
-  std::span<const float> scales;
+  std::span<const float> scales;      // int8: one per row (output channel)
+  std::span<const int32_t> row_sums;  // int8: sum of each row's values (computed at load)
   std::span<const uint8_t> data;
 
   const float* f32() const { return reinterpret_cast<const float*>(data.data()); }
+  const int8_t* i8() const { return reinterpret_cast<const int8_t*>(data.data()); }
+};
+
+// How an int8 model quantizes the inputs of its int8 linear layers.
+enum class ActivationScales : uint8_t {
+  dynamic_per_row = 0,  // each row's own range at run time
+  calibrated = 1,       // one fixed (scale, zero_point) per layer, from calibration
+};
+
+// Calibrated input quantization of one linear layer: x = (q - zero_point) * scale.
+struct LayerInputScale {
+  std::string layer;  // scope, e.g. "encoder/layer_0/ffn/linear_0", or "output"
+  float scale = 0.0f;
+  int32_t zero_point = 0;
+};
+
+struct ModelQuantization {
+  bool int8 = false;  // some tensor is int8
+  ActivationScales activations = ActivationScales::dynamic_per_row;
+  std::string method;                   // calibration method, e.g. "percentile 99.99"
+  std::vector<LayerInputScale> inputs;  // calibrated: one per int8 linear layer, sorted by layer
 };
 
 struct KeyValue {
@@ -96,6 +120,10 @@ struct ModelWeights;
 class Tokenizer;
 }
 
+// Loading reads no weight byte of an fp32 model. An int8 model's weights
+// are read once, to sum each row (the compensation of the kernels' unsigned
+// activations, mt/kernels.h): a few milliseconds for tens of megabytes,
+// instead of 4 bytes per row in the file.
 class Model {
  public:
   // Maps the file read-only and verifies it. Errors name the field or tensor at fault.
@@ -112,6 +140,7 @@ class Model {
 
   const ModelConfig& config() const;
   const ModelMetadata& metadata() const;
+  const ModelQuantization& quantization() const;
   uint32_t format_version() const;
   size_t file_size() const;
   std::span<const TensorView> tensors() const;
@@ -134,7 +163,8 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
-// The format version this libmt writes and the newest it reads.
-inline constexpr uint32_t kModelFormatVersion = 1;
+// The format version this libmt writes and the newest it reads (it reads
+// every older one too; schema/model.fbs lists what each version changed).
+inline constexpr uint32_t kModelFormatVersion = 2;
 
 }  // namespace mt

@@ -19,13 +19,21 @@ class ModelWriter {
   void set_metadata(const ModelMetadata& metadata) { metadata_ = metadata; }
   // The tokenizer's vocabulary; its size must equal the config's vocabulary sizes.
   void set_vocabulary(const VocabularyData& vocabulary) { vocabulary_ = vocabulary; }
-  // Format version to write; only tests write anything but the current one.
+  // Int8 models: how activations are quantized (ModelQuantization::int8 is
+  // derived from the tensors and ignored here).
+  void set_quantization(const ModelQuantization& quantization) { quantization_ = quantization; }
+  // Format version to write (kModelFormatVersion by default); tests write
+  // version 1 files (fp32, Piece tables) to check older files still load.
   void set_format_version(uint32_t version) { format_version_ = version; }
 
   // Adds an fp32 tensor whose values are given row-major; they are packed for
   // the kernels when `layout` is packed_n16 (2-D weights [N, K]).
   Status add_tensor(const std::string& name, const std::vector<uint32_t>& shape, Layout layout,
                     std::span<const float> values);
+  // Adds an int8 tensor [N, K] (values row-major) with one scale per row,
+  // stored packed_k4n16.
+  Status add_tensor_i8(const std::string& name, const std::vector<uint32_t>& shape,
+                       std::span<const int8_t> values, std::span<const float> scales);
 
   // The whole file in memory.
   Expected<std::vector<uint8_t>> serialize() const;
@@ -39,10 +47,13 @@ class ModelWriter {
     std::vector<uint32_t> shape;
     Layout layout;
     std::vector<uint8_t> bytes;
+    std::vector<float> scales;  // int8 only
   };
+  Status check_new(const std::string& name, const std::vector<uint32_t>& shape, size_t values) const;
   ModelConfig config_;
   ModelMetadata metadata_;
   VocabularyData vocabulary_;
+  ModelQuantization quantization_;
   uint32_t format_version_ = kModelFormatVersion;
   std::vector<PendingTensor> tensors_;
 };

@@ -75,8 +75,61 @@ using AttentionF32 = void (*)(const float* q, size_t q_stride, const float* k, c
                               size_t kv_stride, float* out, size_t out_stride, int Tq, int Tk,
                               int dh, float scale, int causal_offset, float* scratch);
 
+// --- int8 ---------------------------------------------------------------
+// Linear layers of int8 models (quantize/, mt_quantize) multiply unsigned
+// 8-bit activations by signed 8-bit weights into exact int32 sums, then
+// dequantize in a fused float epilogue.
+//
+// Weights W[N, K] (int8, one scale per output row n) are stored in panels of
+// kPanelWidth output columns with K in groups of 4 ("packed_k4n16"): element
+// (n, k) lives at
+//   (n / 16) * Kp * 16 + (k / 4) * 64 + (n % 16) * 4 + k % 4,   Kp = round_up(K, 4).
+// One 64-byte row of a panel is the operand of one vpdpbusd (16 columns x 4
+// k). Padding (n >= N or k >= K) is zero.
+inline constexpr int kInt8KGroup = 4;
+inline constexpr int padded_k_i8(int K) { return (K + kInt8KGroup - 1) / kInt8KGroup * kInt8KGroup; }
+inline constexpr size_t packed_size_i8(int N, int K) { return packed_panels(N) * kPanelWidth * size_t(padded_k_i8(K)); }
+inline constexpr size_t packed_offset_i8(int K, int n, int k) {
+  return size_t(n / kPanelWidth) * size_t(padded_k_i8(K)) * kPanelWidth + size_t(k / 4) * 64 +
+         size_t(n % kPanelWidth) * 4 + size_t(k % 4);
+}
+// Writes W[N, K] (row-major int8) into the layout above; `packed` holds packed_size_i8(N, K) bytes.
+void pack_weights_i8(const int8_t* w, int N, int K, int8_t* packed);
+inline int8_t packed_at_i8(const int8_t* packed, int K, int n, int k) { return packed[packed_offset_i8(K, n, k)]; }
+
+// Activations are quantized per row: a = (q - zero) * scale with q in [0, 255]:
+//   q[m, k] = clamp(nearbyint(A[m, k] * (1 / scale[m])) + zero[m], 0, 255)  (round half to even)
+// Dynamic (static_scale <= 0): each row's scale and zero come from its own
+// range, widened to include 0 so that 0 is exact:
+//   lo = min(0, min_k A), hi = max(0, max_k A), scale = (hi - lo) / 255
+//   (1 when that is not positive, e.g. hi == lo), zero = clamp(nearbyint(-lo / scale), 0, 255).
+// NaN inputs are skipped by the range and quantize to 0.
+// Static: every row uses (static_scale, static_zero), e.g. from calibration.
+// Columns [K, Kp) of each row of Aq are set to 0. scales[m] and zeros[m] are written for every row.
+// A: [M, K] row stride lda; Aq: [M, Kp] row stride ldq >= Kp.
+using QuantizeRowsU8 = void (*)(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
+                                float* scales, int32_t* zeros, float static_scale, int32_t static_zero);
+
+// C[m, n] = act(float(acc[m, n] - a_zero[m] * w_sum[n]) * (a_scale[m] * w_scale[n]) + bias[n]) + residual[m, n]
+//   acc[m, n] = sum_{k < Kp} Aq[m, k] * W[n, k]     (exact in int32)
+// for n in [n_begin, n_end). w_sum[n] = sum_k W[n, k] (precomputed with the
+// packing). The float epilogue runs in exactly this order (no fma
+// contraction), so every ISA gives bit-identical C. Aq: [M, Kp] row stride
+// lda (quantized by QuantizeRowsU8); Wp: packed_k4n16; bias and residual as
+// in GemmF32 (either may be null; C may alias residual). n_begin is a
+// multiple of kPanelWidth; n_end is a multiple of it or N.
+using GemmU8S8 = void (*)(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
+                          const float* w_scale, const float* a_scale, const int32_t* a_zero,
+                          const float* bias, const float* residual, size_t ldr, float* C,
+                          size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act);
+
+// One token of an int8 embedding table (packed_k4n16 [V, C], scales [V]):
+//   y[c] = float(W[id, c]) * row_scale[id] * scale + position[c]   (in this order)
+using EmbedI8 = void (*)(const int8_t* table_packed, const float* row_scales, int C, int id,
+                         float scale, const float* position, float* y);
+
 struct KernelTable {
-  const char* isa;  // "ref", "avx2", "avx512", "neon"
+  const char* isa;  // "ref", "avx2", "avx512", "avx512vnni", "neon"
   GemmF32 gemm_f32;
   LayerNormF32 layer_norm_f32;
   SoftmaxF32 softmax_f32;
@@ -84,13 +137,16 @@ struct KernelTable {
   ArgmaxF32 argmax_f32;
   EmbedF32 embed_f32;
   AttentionF32 attention_f32;
+  QuantizeRowsU8 quantize_rows_u8;
+  GemmU8S8 gemm_u8s8;
+  EmbedI8 embed_i8;
 };
 
 // The scalar reference kernels: plain C++, the ground truth of the tests.
 const KernelTable& reference_kernels();
 
 // The best table this CPU runs, chosen once on first use. The environment
-// variable MT_ISA (ref, avx2, avx512) asks for a lower one, e.g. to compare.
+// variable MT_ISA (ref, avx2, avx512, avx512vnni) asks for a lower one, e.g. to compare.
 const KernelTable& best_kernels();
 
 // Every table this CPU can run, reference first: what the kernel tests iterate over.
