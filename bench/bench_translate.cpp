@@ -1,9 +1,15 @@
-// Runtime benchmarks on random-weight models (README "Benchmarks"):
-// model load, encoder, one decoder step, and whole sentences of 16 source ->
-// exactly 16 target tokens, greedy and beam 4, batch 1 and 32, for the
-// "base" and "small" configs. MT_BENCH_THREADS sets the session threads (default 1).
+// Runtime benchmarks (README "Benchmarks"): model load, encoder, one decoder
+// step, and whole sentences of 16 source -> exactly 16 target tokens, greedy
+// and beam 4, batch 1 and 32, for
+//   base, small            random weights, fp32
+//   base-int8, small-int8  the same quantized by mt_quantize's library
+//                          (calibrated on 8 random sentences; -int8dyn: per-row dynamic scales)
+//   en-de-tiny, en-de-tiny-int8   the shipped models (models/), when present
+// MT_BENCH_THREADS sets the session threads (default 1); MT_BENCH_MODELS a
+// comma-separated subset of the models above.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -11,26 +17,78 @@
 #include <vector>
 
 #include "mt/mt.hpp"
+#include "quantizer.hpp"
 #include "session_impl.hpp"
 
 namespace {
 
-const char* kConfigs[] = {"base", "small"};
+const char* kModels[] = {"base", "base-int8", "base-int8dyn", "small", "small-int8",
+                         "en-de-tiny", "en-de-tiny-int8"};
 
 int bench_threads() {
   const char* env = std::getenv("MT_BENCH_THREADS");
   return env ? std::max(1, std::atoi(env)) : 1;
 }
 
-// Random models are written once per run, into the temporary directory.
+bool wanted(const std::string& name) {
+  const char* env = std::getenv("MT_BENCH_MODELS");
+  if (env == nullptr) return true;
+  std::string list = ",", key = ",";
+  list += env;
+  list += ',';
+  key += name;
+  key += ',';
+  return list.find(key) != std::string::npos;
+}
+
+std::string shipped_path(const std::string& name) {
+  const std::string file = name == "en-de-tiny-int8" ? "en-de-tiny.int8.mtm" : name + ".mtm";
+  return std::string(MT_MODELS_DIR) + "/" + file;
+}
+
+bool shipped(const std::string& name) { return name.rfind("en-de-tiny", 0) == 0; }
+
+// An int8 copy of a random model, calibrated on random sentences.
+void write_int8(const std::string& fp32_path, const std::string& path, bool dynamic) {
+  auto fp32 = mt::Model::load(fp32_path).value();
+  std::vector<std::string> lines;
+  uint32_t x = 777;
+  for (int i = 0; i < 8; ++i) {
+    std::string line;
+    for (int t = 0; t < 15; ++t) {
+      x = x * 1664525u + 1013904223u;
+      if (t > 0) line += ' ';
+      line += std::to_string(4 + (x >> 8) % uint32_t(fp32->config().source_vocab_size - 4));
+    }
+    lines.push_back(line);
+  }
+  mt::quantize::QuantizeOptions o;
+  o.max_length = 16;
+  if (dynamic) o.activations = mt::ActivationScales::dynamic_per_row;
+  auto calibration = mt::quantize::calibrate(fp32, lines, o);
+  if (!calibration) std::abort();
+  auto bytes = mt::quantize::build_int8_model(*fp32, *calibration, o);
+  if (!bytes) std::abort();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr || std::fwrite(bytes->data(), 1, bytes->size(), f) != bytes->size()) std::abort();
+  std::fclose(f);
+}
+
+// Random models (and their int8 copies) are written once, into the temporary directory.
 const std::string& model_path(const std::string& name) {
   static std::map<std::string, std::string> paths;
   auto it = paths.find(name);
   if (it != paths.end()) return it->second;
+  if (shipped(name)) return paths.emplace(name, shipped_path(name)).first->second;
   const std::string path = (std::filesystem::temp_directory_path() / ("libmt-bench-" + name + ".mtm")).string();
   if (!std::filesystem::exists(path)) {
-    const mt::Status s = mt::write_random_model(mt::ModelConfig::preset(name).value(), 1, path);
-    if (!s.ok()) std::abort();
+    const size_t dash = name.find('-');
+    if (dash == std::string::npos) {
+      const mt::Status s = mt::write_random_model(mt::ModelConfig::preset(name).value(), 1, path);
+      if (!s.ok()) std::abort();
+    } else {
+      write_int8(model_path(name.substr(0, dash)), path, name.substr(dash) == "-int8dyn");
+    }
   }
   return paths.emplace(name, path).first->second;
 }
@@ -114,8 +172,9 @@ void BM_Translate(benchmark::State& state, std::string name) {
 }
 
 int register_all() {
-  for (const char* c : kConfigs) {
+  for (const char* c : kModels) {
     const std::string name = c;
+    if (!wanted(name) || (shipped(name) && !std::filesystem::exists(shipped_path(name)))) continue;
     benchmark::RegisterBenchmark(("load/" + name).c_str(), BM_LoadModel, name)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("encoder/" + name).c_str(), BM_Encoder, name)->Arg(16)->Arg(64)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("decoder_step/" + name).c_str(), BM_DecoderStep, name)->Arg(1)->Arg(32)->Unit(benchmark::kMillisecond);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
   QuantizeOptions options;
   options.threads = args.get_int("--threads", 1, 1, 256);
   const int max_sentences = args.get_int("--max-sentences", 0, 0, 100000000);
-  if (!args.ok()) return fail(args.error() + " (see --help)");
+  if (!args.ok()) return fail(args.error());
   if (args.positional().size() != 1) return fail("expected one model file (see --help)");
   const std::string input = args.positional()[0];
   std::string output = args.get("-o", args.get("--output", ""));
@@ -169,7 +170,11 @@ int main(int argc, char** argv) {
     const bool mtm = input.size() > 4 && input.compare(input.size() - 4, 4, ".mtm") == 0;
     output = (mtm ? input.substr(0, input.size() - 4) : input) + ".int8.mtm";
   }
-  if (output == input) return fail("the output would overwrite the input model");
+  // "./m.mtm" names "m.mtm" too: the rename would replace the fp32 model.
+  std::error_code same_error;
+  if (output == input || std::filesystem::equivalent(input, output, same_error)) {
+    return fail("the output would overwrite the input model");
+  }
   const std::string calibration_path = args.get("-c", args.get("--calibration", ""));
   if (calibration_path.empty()) return fail("--calibration FILE is required (see --help)");
   const std::string activations = args.get("--activations", "calibrated");

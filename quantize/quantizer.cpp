@@ -10,6 +10,7 @@
 #include "mt/model_spec.hpp"
 #include "mt/model_writer.hpp"
 #include "mt/session.hpp"
+#include "mt/version.hpp"
 #include "session_impl.hpp"
 #include "weight_quantization.hpp"
 
@@ -63,6 +64,10 @@ Expected<std::vector<std::string>> run_translations(std::shared_ptr<const Model>
   session->impl()->transformer->set_observer(observer);
   TranslateOptions to;
   to.truncate_long_sources = true;
+  // As mt_train's dev translations: a weak model's runaway repetitions
+  // neither calibrate nor score anything useful.
+  to.max_length_ratio = 2.0f;
+  to.max_length_offset = 10;
   const bool text = model->vocabulary() != nullptr;
   std::vector<std::string> out;
   out.reserve(sentences.size());
@@ -208,6 +213,7 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
   }
   writer.set_quantization(quantization);
   metadata.tool = "mt_quantize";
+  metadata.tool_version = kVersion;
   metadata.extra.push_back({"quantization", o.activations == ActivationScales::calibrated
                                                 ? "int8, calibrated activations (" + o.method.name() + ")"
                                                 : "int8, dynamic per-row activations"});

@@ -22,7 +22,7 @@ struct QuantizeOptions {
   // projection is the target embedding: keeping either keeps both.
   std::vector<std::string> keep_fp32;
   bool fp32_embeddings = false;
-  // Translation of the calibration text (greedy).
+  // Translation of the calibration text: greedy, at most 2 x source + 10 tokens.
   int threads = 1;
   int batch_size = 16;
   int max_length = 256;  // source and target tokens; longer sources are cut

@@ -1,10 +1,13 @@
 // translate() makes zero heap allocations: every malloc of the process is
 // counted (operator new, the C library and the thread pool all go through
-// these), on every thread, while translating.
+// these), on every thread, while translating. fp32 and int8 models alike.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 
 #include "mt/mt.h"
+#include "quantizer.hpp"
 #include "test_util.hpp"
 #include "vocab/vocab_train.hpp"
 
@@ -48,6 +51,65 @@ long allocations_during(const std::function<void()>& body) {
   body();
   g_counting = false;
   return g_allocations.load();
+}
+
+// A model with a vocabulary trained on the test corpus and random weights.
+std::shared_ptr<const Model> text_model(uint64_t seed) {
+  vocab::TrainOptions o;
+  o.inputs = {std::string(MT_TEXT_DATA_DIR) + "/corpus.txt"};
+  o.vocab_size = 400;
+  o.soft_limit = true;
+  o.byte_fallback = true;
+  auto v = vocab::train(o);
+  REQUIRE(v.ok());
+  ModelConfig config = test::tiny_config();
+  config.source_vocab_size = config.target_vocab_size = int(v->pieces.size());
+  auto writer = random_model_writer(config, seed);
+  REQUIRE(writer.ok());
+  writer->set_vocabulary(v.value());
+  const std::string path = test::scratch_path("alloc-text-" + std::to_string(seed) + ".mtm");
+  REQUIRE(writer->write(path).ok());
+  auto model = Model::load(path);
+  REQUIRE(model.ok());
+  return model.value();
+}
+
+// An int8 copy of `fp32` calibrated on `lines` (built before any counting),
+// checked to be int8 so that the tests below cannot pass on an fp32 model.
+std::shared_ptr<const Model> int8_model(std::shared_ptr<const Model> fp32, const std::vector<std::string>& lines,
+                                        ActivationScales activations) {
+  quantize::QuantizeOptions o;
+  o.activations = activations;
+  o.max_length = 16;  // random models rarely stop: keep calibration short
+  auto calibration = quantize::calibrate(fp32, lines, o);
+  INFO(calibration.status().message());
+  REQUIRE(calibration.ok());
+  auto bytes = quantize::build_int8_model(*fp32, *calibration, o);
+  INFO(bytes.status().message());
+  REQUIRE(bytes.ok());
+  auto model = quantize::load_model_bytes(*bytes);
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  const Model& m = **model;
+  REQUIRE(m.quantization().int8);
+  REQUIRE(m.quantization().activations == activations);
+  REQUIRE((activations == ActivationScales::dynamic_per_row) == m.quantization().inputs.empty());
+  const auto tensors = m.tensors();
+  REQUIRE(std::any_of(tensors.begin(), tensors.end(), [](const TensorView& t) { return t.dtype == DType::i8; }));
+  return model.value();
+}
+
+std::vector<std::string> id_lines(const std::vector<std::vector<int32_t>>& sources) {
+  std::vector<std::string> lines;
+  for (const auto& s : sources) {
+    std::string line;
+    for (int32_t id : s) {
+      if (!line.empty()) line += ' ';
+      line += std::to_string(id);
+    }
+    lines.push_back(line);
+  }
+  return lines;
 }
 
 }  // namespace
@@ -117,27 +179,75 @@ TEST_CASE("the C API translates without heap allocation", "[allocations]") {
 }
 
 TEST_CASE("text translation makes no heap allocation after warm-up", "[allocations]") {
-  vocab::TrainOptions o;
-  o.inputs = {std::string(MT_TEXT_DATA_DIR) + "/corpus.txt"};
-  o.vocab_size = 400;
-  o.soft_limit = true;
-  o.byte_fallback = true;
-  auto v = vocab::train(o);
-  REQUIRE(v.ok());
-  ModelConfig config = test::tiny_config();
-  config.source_vocab_size = config.target_vocab_size = int(v->pieces.size());
-  auto writer = random_model_writer(config, 103);
-  REQUIRE(writer.ok());
-  writer->set_vocabulary(v.value());
-  const std::string path = test::scratch_path("alloc-text.mtm");
-  REQUIRE(writer->write(path).ok());
-  auto model = Model::load(path);
-  REQUIRE(model.ok());
+  auto model = text_model(103);
   SessionOptions so;
   so.max_batch_size = 4;
   so.max_text_bytes = 200;
   so.num_threads = 2;
-  auto session = Session::create(model.value(), so);
+  auto session = Session::create(model, so);
+  REQUIRE(session.ok());
+  const std::string_view lines[] = {"A man is walking along the river.", "", "Grüße aus Köln – 😀 \xff!",
+                                    "Zwei Kinder sitzt neben einem roten Haus."};
+  TextTranslations results;
+  for (int beam : {1, 4}) {
+    TranslateOptions options;
+    options.beam_size = beam;
+    REQUIRE(session->translate_text(lines, options, &results).ok());
+    Status status;
+    const long n = allocations_during([&] { status = session->translate_text(lines, options, &results); });
+    INFO("beam " << beam);
+    REQUIRE(status.ok());
+    CHECK(n == 0);
+  }
+}
+
+TEST_CASE("int8 translate makes no heap allocation after warm-up", "[allocations]") {
+  const auto activations = GENERATE(ActivationScales::calibrated, ActivationScales::dynamic_per_row);
+  const int threads = GENERATE(1, 2);
+  const ModelConfig config = test::tiny_config();
+  const auto sources = test::make_sources({7, 1, 30, 12, 0, 5}, config.source_vocab_size, 2);
+  const auto calibration = test::make_sources({9, 4, 15, 2, 11, 6, 13, 3}, config.source_vocab_size, 3);
+  auto model = int8_model(test::random_model(config, 104), id_lines(calibration), activations);
+  SessionOptions so;
+  so.max_batch_size = 6;
+  so.max_beam_size = 4;
+  so.max_source_length = 32;
+  so.max_target_length = 20;
+  so.num_threads = threads;
+  auto session = Session::create(model, so);
+  REQUIRE(session.ok());
+  const auto batch = test::spans(sources);
+  Translations results;
+  for (int beam : {1, 4}) {
+    TranslateOptions options;
+    options.beam_size = beam;
+    options.num_hypotheses = beam == 4 ? 2 : 1;
+    REQUIRE(session->translate(batch, options, &results).ok());  // warm-up
+    Status status;
+    const long n = allocations_during([&] {
+      for (int i = 0; i < 3; ++i) status = session->translate(batch, options, &results);
+    });
+    INFO("activations " << (activations == ActivationScales::calibrated ? "calibrated" : "dynamic")
+                        << " threads " << threads << " beam " << beam);
+    REQUIRE(status.ok());
+    CHECK(results.size() == sources.size());
+    CHECK(n == 0);
+  }
+}
+
+TEST_CASE("int8 text translation makes no heap allocation after warm-up", "[allocations]") {
+  const auto activations = GENERATE(ActivationScales::calibrated, ActivationScales::dynamic_per_row);
+  std::ifstream corpus(std::string(MT_TEXT_DATA_DIR) + "/corpus.txt");
+  std::vector<std::string> calibration;
+  for (std::string line; calibration.size() < 8 && std::getline(corpus, line);) calibration.push_back(line);
+  REQUIRE(calibration.size() == 8);
+  auto model = int8_model(text_model(105), calibration, activations);
+  REQUIRE(model->vocabulary() != nullptr);
+  SessionOptions so;
+  so.max_batch_size = 4;
+  so.max_text_bytes = 200;
+  so.num_threads = 1;  // two threads: the test above
+  auto session = Session::create(model, so);
   REQUIRE(session.ok());
   const std::string_view lines[] = {"A man is walking along the river.", "", "Grüße aus Köln – 😀 \xff!",
                                     "Zwei Kinder sitzt neben einem roten Haus."};

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli_args.hpp"
+#include "mt/version.hpp"
 #include "eval/scoring.hpp"
 #include "mt/mt.hpp"
 #include "trainer.hpp"
@@ -286,7 +287,7 @@ int main(int argc, char** argv) {
   meta.training_corpus = std::filesystem::path(train_src).filename().string() + " + " +
                          std::filesystem::path(train_tgt).filename().string();
   meta.tool = "mt_train";
-  meta.tool_version = "0.1.0";
+  meta.tool_version = mt::kVersion;
   meta.created = today();
 
   const bool tty = isatty(STDERR_FILENO);

@@ -1,0 +1,68 @@
+// The shipped models (models/): each int8 model translates a committed set
+// of our own sentences (tests/data/shipped_sentences.en) like its fp32
+// model, greedy: at least kMinIdentical of the 40 translations identical.
+// int8 rounding may flip a close choice (and the rest of that sentence with
+// it); more than that would be a broken quantization, not rounding.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+
+using namespace mt;
+
+namespace {
+
+constexpr double kMinIdentical = 0.65;
+
+std::vector<std::string> sentences() {
+  std::ifstream in(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> translate(const std::string& path, const std::vector<std::string>& lines) {
+  auto model = Model::load(path);
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  SessionOptions so;
+  so.max_batch_size = 8;
+  auto session = Session::create(*model, so);
+  REQUIRE(session.ok());
+  TranslateOptions to;
+  to.max_length_ratio = 2.0f;
+  to.max_length_offset = 10;
+  std::vector<std::string> out;
+  for (size_t b = 0; b < lines.size(); b += 8) {
+    const std::vector<std::string_view> batch(lines.begin() + b, lines.begin() + std::min(lines.size(), b + 8));
+    TextTranslations results;
+    REQUIRE(session->translate_text(batch, to, &results).ok());
+    for (size_t i = 0; i < batch.size(); ++i) out.emplace_back(results[i][0].text);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped int8 models translate like their fp32 models", "[shipped]") {
+  const std::string name = GENERATE("en-de-tiny", "en-zh-tiny");
+  const std::string fp32 = std::string(MT_MODELS_DIR) + "/" + name + ".mtm";
+  const std::string int8 = std::string(MT_MODELS_DIR) + "/" + name + ".int8.mtm";
+  INFO(name);
+  auto model = Model::load(int8);
+  REQUIRE(model.ok());
+  CHECK((*model)->quantization().int8);
+  CHECK((*model)->file_size() <= 0.30 * double(Model::load(fp32).value()->file_size()));
+
+  const auto lines = sentences();
+  REQUIRE(lines.size() == 40);
+  const auto a = translate(fp32, lines), b = translate(int8, lines);
+  size_t identical = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    identical += a[i] == b[i];
+    CHECK_FALSE(b[i].empty());
+  }
+  INFO(identical << " of " << lines.size() << " identical");
+  CHECK(double(identical) >= kMinIdentical * double(lines.size()));
+}
