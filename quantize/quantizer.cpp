@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <new>
 #include <sstream>
 
@@ -165,15 +166,59 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
     return !starts_with_any(scope, o.keep_fp32);
   };
 
+  const bool output_int8 = cfg.tied_output ? !(o.fp32_embeddings || tied_kept)
+                                           : !starts_with_any("output", o.keep_fp32);
+  auto layer_int8 = [&](const std::string& scope) {
+    return scope == "output" ? output_int8 : !starts_with_any(scope, o.keep_fp32);
+  };
+  // The scope of the linear layer a weight tensor serves ("" for none): the
+  // tied output projection is the target embedding.
+  auto layer_of = [&](const TensorSpec& spec) -> std::string {
+    if (spec.role == TensorRole::embedding) return spec.name == "target_embedding" && cfg.tied_output ? "output" : "";
+    return spec.name.substr(0, spec.name.rfind('/'));
+  };
+
+  // Input quantization of the int8 linear layers, chosen from the statistics.
+  ModelQuantization quantization;
+  quantization.activations = o.activations;
+  if (o.activations == ActivationScales::calibrated) quantization.method = o.method.name();
+  std::map<std::string, InputQuantization> inputs;
+  if (report) report->clear();
+  for (size_t i = 0; i < calibration.layers.size(); ++i) {
+    const std::string& scope = calibration.layers[i];
+    const LayerStats& s = calibration.stats[i];
+    LayerReport r;
+    r.layer = scope;
+    r.int8 = layer_int8(scope);
+    r.min = s.min(), r.max = s.max();
+    r.range = s.choose(o.method);
+    r.input = quantization_of(r.range);
+    r.clipped = s.clipped_share(r.range);
+    if (r.int8 && o.activations == ActivationScales::calibrated) {
+      quantization.inputs.push_back({scope, r.input.scale, r.input.zero_point});
+      inputs[scope] = r.input;
+    }
+    if (report) report->push_back(r);
+  }
+
+  // A calibrated layer's zero-point compensation, zero * scale * w_scale[n] *
+  // sum_k q[n, k], is the same for every input: it goes into the bias, and
+  // the runtime multiplies without it (no row sums at load).
+  std::map<std::string, std::vector<double>> compensation;  // by layer scope
   ModelWriter writer(cfg);
   ModelMetadata metadata = fp32.metadata();
   if (const VocabularyData* v = fp32.vocabulary()) writer.set_vocabulary(*v);
   bool any_int8 = false;
-  std::vector<bool> layer_int8(calibration.layers.size(), false);
   for (const TensorSpec& spec : model_tensor_specs(cfg)) {
     const TensorView* t = fp32.find_tensor(spec.name);
     if (t == nullptr) return Status::error(Errc::invalid_model, "tensor '%s' is missing", spec.name.c_str());
-    const std::vector<float> values = tensor_values(*t);
+    std::vector<float> values = tensor_values(*t);
+    if (spec.role == TensorRole::bias) {
+      const auto c = compensation.find(spec.name.substr(0, spec.name.rfind('/')));
+      if (c != compensation.end()) {
+        for (size_t n = 0; n < values.size(); ++n) values[n] = float(double(values[n]) - c->second[n]);
+      }
+    }
     if (!int8_tensor(spec)) {
       MT_RETURN_IF_ERROR(writer.add_tensor(spec.name, spec.shape, spec.layout, values));
       continue;
@@ -184,33 +229,18 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
     quantize_weight_rows(values, N, K, q, scales);
     MT_RETURN_IF_ERROR(writer.add_tensor_i8(spec.name, spec.shape, q, scales));
     any_int8 = true;
+    const auto in = inputs.find(layer_of(spec));
+    if (in != inputs.end() && in->second.zero_point != 0) {
+      std::vector<double>& c = compensation[in->first];
+      c.assign(size_t(N), 0.0);
+      for (int n = 0; n < N; ++n) {
+        int64_t sum = 0;
+        for (int k = 0; k < K; ++k) sum += q[size_t(n) * K + k];
+        c[size_t(n)] = double(in->second.zero_point) * double(in->second.scale) * double(scales[size_t(n)]) * double(sum);
+      }
+    }
   }
   if (!any_int8) return Status::error(Errc::invalid_argument, "the options keep every layer fp32: nothing to quantize");
-
-  // Input quantization of the int8 linear layers (the output projection is
-  // int8 when its weight, or the tied target embedding, is).
-  ModelQuantization quantization;
-  quantization.activations = o.activations;
-  if (o.activations == ActivationScales::calibrated) quantization.method = o.method.name();
-  const bool output_int8 = cfg.tied_output ? !(o.fp32_embeddings || tied_kept)
-                                           : !starts_with_any("output", o.keep_fp32);
-  if (report) report->clear();
-  for (size_t i = 0; i < calibration.layers.size(); ++i) {
-    const std::string& scope = calibration.layers[i];
-    const bool int8 = scope == "output" ? output_int8 : !starts_with_any(scope, o.keep_fp32);
-    const LayerStats& s = calibration.stats[i];
-    LayerReport r;
-    r.layer = scope;
-    r.int8 = int8;
-    r.min = s.min(), r.max = s.max();
-    r.range = s.choose(o.method);
-    r.input = quantization_of(r.range);
-    r.clipped = s.clipped_share(r.range);
-    if (int8 && o.activations == ActivationScales::calibrated) {
-      quantization.inputs.push_back({scope, r.input.scale, r.input.zero_point});
-    }
-    if (report) report->push_back(r);
-  }
   writer.set_quantization(quantization);
   metadata.tool = "mt_quantize";
   metadata.tool_version = kVersion;

@@ -298,6 +298,25 @@ TEST_CASE("gemm_u8s8 epilogue matches ref bit for bit", "[kernels][int8]") {
         }
 }
 
+TEST_CASE("gemm_u8s8 without zero points leaves the compensation out", "[kernels][int8]") {
+  // a_zero == nullptr (and w_sum == nullptr): C is the plain dequantized sum,
+  // the same bits as with every zero point 0, on every ISA.
+  for (const KernelTable* t : available_kernels())
+    for (int M : {1, 5})
+      for (int N : {15, 33}) {
+        Int8Case g(M, N, 65);
+        g.fill(uint32_t(M * 100 + N));
+        g.fill_epilogue(uint32_t(M * 100 + N + 1));
+        g.a_zero.assign(size_t(M), 0);
+        const std::vector<float> want = g.run(*t, true, true, Activation::relu, 0, N);
+        std::vector<float> got(size_t(M) * g.ldc, 0.0f);
+        t->gemm_u8s8(g.Aq.data(), g.lda, g.Wp.data(), nullptr, g.w_scale.data(), g.a_scale.data(), nullptr,
+                     g.bias.data(), g.residual.data(), g.ldr, got.data(), g.ldc, M, N, g.K, 0, N, Activation::relu);
+        INFO(t->isa);
+        require_same_bits(g, want, got, 0, N);
+      }
+}
+
 TEST_CASE("gemm_u8s8 residual may alias C", "[kernels][int8]") {
   const KernelTable& ref = reference_kernels();
   for (const KernelTable* t : available_kernels())

@@ -3,6 +3,7 @@
 // runs (tensors, input scales, options, errors, determinism).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -295,16 +296,33 @@ TEST_CASE("quantizing refuses int8 models, empty text and options that keep ever
   CHECK_FALSE(calibrate(fp32, {"1 2 x"}, test_options()).ok());
 }
 
-TEST_CASE("loading sums the rows of int8 tensors and the writer refuses bad scales", "[quantize]") {
+TEST_CASE("row sums are computed at load for dynamic activations and folded into biases for calibrated ones", "[quantize]") {
   const ModelConfig c = test::tiny_config();
   auto fp32 = test::random_model(c, 16);
-  const QuantizeOptions o = test_options();
+  QuantizeOptions o = test_options();
   auto calibration = calibrate(fp32, id_lines(4, c.source_vocab_size, 6), o);
   REQUIRE(calibration.ok());
-  auto model = load_model_bytes(*build_int8_model(*fp32, *calibration, o));
-  REQUIRE(model.ok());
+
+  auto calibrated = load_model_bytes(*build_int8_model(*fp32, *calibration, o));
+  REQUIRE(calibrated.ok());
+  // Calibrated: no row sums (loading reads no weight); biases of layers with
+  // a nonzero input zero point differ from fp32 by the compensation.
+  int folded = 0;
+  for (const LayerInputScale& in : (*calibrated)->quantization().inputs) {
+    if (in.zero_point == 0 || in.layer == "output") continue;
+    const TensorView* b8 = (*calibrated)->find_tensor(in.layer + "/bias");
+    const TensorView* b32 = fp32->find_tensor(in.layer + "/bias");
+    REQUIRE(b8 != nullptr);
+    folded += std::memcmp(b8->data.data(), b32->data.data(), b8->data.size()) != 0;
+  }
+  CHECK(folded > 0);
+  for (const TensorView& t : (*calibrated)->tensors()) CHECK(t.row_sums.empty());
+
+  o.activations = ActivationScales::dynamic_per_row;
+  auto dynamic = load_model_bytes(*build_int8_model(*fp32, *calibration, o));
+  REQUIRE(dynamic.ok());
   int checked = 0;
-  for (const TensorView& t : (*model)->tensors()) {
+  for (const TensorView& t : (*dynamic)->tensors()) {
     if (t.dtype != DType::i8) continue;
     const int N = int(t.shape[0]), K = int(t.shape[1]);
     REQUIRE(t.row_sums.size() == size_t(N));
@@ -316,6 +334,10 @@ TEST_CASE("loading sums the rows of int8 tensors and the writer refuses bad scal
     ++checked;
   }
   CHECK(checked == 2 * 4 + 2 * 7 + 1);  // linear layers and the shared embedding
+  // Dynamic: biases as in fp32.
+  const TensorView* b8 = (*dynamic)->find_tensor("encoder/layer_0/ffn/linear_0/bias");
+  CHECK(std::memcmp(b8->data.data(), fp32->find_tensor("encoder/layer_0/ffn/linear_0/bias")->data.data(),
+                    b8->data.size()) == 0);
 
   ModelWriter writer(c);
   const std::vector<int8_t> values(6, 1);

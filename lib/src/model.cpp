@@ -214,7 +214,8 @@ Status check_finite(const std::vector<TensorView>& tensors) {
   return {};
 }
 
-// The row sums of every int8 tensor, kept by the model (see Model).
+// The row sums of every int8 tensor, kept by the model (see Model): the
+// zero-point compensation of per-row dynamic activations.
 void sum_int8_rows(std::vector<TensorView>& tensors, std::vector<std::vector<int32_t>>& storage) {
   for (TensorView& t : tensors) {
     if (t.dtype != DType::i8) continue;
@@ -473,7 +474,10 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   MT_RETURN_IF_ERROR(check_against_spec(impl.config, impl.tensors));
   if (options.check_weights_finite) MT_RETURN_IF_ERROR(check_finite(impl.tensors));
   impl.row_sums.reserve(impl.tensors.size());  // spans into it stay valid
-  sum_int8_rows(impl.tensors, impl.row_sums);
+  if (model->quantization() == nullptr ||
+      model->quantization()->activations() == fb::ActivationScales::dynamic_per_row) {
+    sum_int8_rows(impl.tensors, impl.row_sums);  // calibrated models fold them into the biases
+  }
   auto quantization = read_quantization(model->quantization(), impl.tensors);
   if (!quantization) return quantization.status();
   impl.quantization = std::move(quantization.value());

@@ -13,8 +13,8 @@ struct Linear {
   const float* weight = nullptr;      // fp32: packed_n16 [n, k]; null for int8
   const int8_t* weight_i8 = nullptr;  // int8: packed_k4n16 [n, k]; null for fp32
   const float* scales = nullptr;      // int8: [n], W = scales[n] * weight_i8
-  const int32_t* row_sums = nullptr;  // int8: [n]
-  const float* bias = nullptr;        // [n]
+  const int32_t* row_sums = nullptr;  // int8 with dynamic input scales: [n]
+  const float* bias = nullptr;        // [n] (calibrated int8: zero-point compensation folded in)
   int n = 0, k = 0;
   // int8 input quantization: input_scale > 0 for calibrated models (one
   // scale and zero point for every row), 0 for per-row dynamic scales.

@@ -65,12 +65,14 @@ void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, 
     });
     float* yb = y + size_t(m0) * ld;
     const float* rb = residual ? residual + size_t(m0) * ld : nullptr;
+    // Calibrated layers carry their zero-point compensation in the bias.
+    const int32_t* zeros = w.input_scale > 0.0f ? nullptr : quantized_.zeros;
     pool_.parallel_for(tasks, [&](int task, int) {
       const int p0 = int(int64_t(panels) * task / tasks), p1 = int(int64_t(panels) * (task + 1) / tasks);
       if (p0 == p1) return;
       const int n_begin = p0 * kPanelWidth, n_end = std::min(w.n, p1 * kPanelWidth);
       k_.gemm_u8s8(quantized_.data, quantized_.stride, w.weight_i8, w.row_sums, w.scales, quantized_.scales,
-                   quantized_.zeros, w.bias, rb, ld, yb, ld, rows, w.n, w.k, n_begin, n_end, act);
+                   zeros, w.bias, rb, ld, yb, ld, rows, w.n, w.k, n_begin, n_end, act);
     });
   }
 }

@@ -18,7 +18,7 @@ void gemm_u8s8_ref(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_
       int32_t acc = 0;
       // k % 4 and k / 4 of packed_offset_i8, walked directly.
       for (int k = 0; k < Kp; ++k) acc += int32_t(a[k]) * int32_t(w[(k / 4) * 64 + k % 4]);
-      const int32_t centred = acc - a_zero[m] * w_sum[n];
+      const int32_t centred = a_zero ? acc - a_zero[m] * w_sum[n] : acc;
       const float s = a_scale[m] * w_scale[n];
       float x = float(centred) * s;
       if (bias) x = x + bias[n];

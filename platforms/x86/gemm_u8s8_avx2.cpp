@@ -52,7 +52,8 @@ void store_columns(const GemmU8S8Args& g, int m, int n, __m256i acc, __m256i mas
   };
   auto load_f = [&](const float* p) { return Full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask); };
   const __m256i centred =
-      _mm256_sub_epi32(acc, _mm256_mullo_epi32(_mm256_set1_epi32(g.a_zero[m]), load_i(g.w_sum + n)));
+      g.a_zero ? _mm256_sub_epi32(acc, _mm256_mullo_epi32(_mm256_set1_epi32(g.a_zero[m]), load_i(g.w_sum + n)))
+               : acc;
   const __m256 s = _mm256_mul_ps(_mm256_set1_ps(g.a_scale[m]), load_f(g.w_scale + n));
   __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(centred), s);
   if (g.bias) x = _mm256_add_ps(x, load_f(g.bias + n));

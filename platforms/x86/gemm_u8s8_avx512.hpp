@@ -36,8 +36,10 @@ constexpr int kPrefetchGroups512 = 8;
 inline void store_panel_row(const GemmU8S8Args& g, int m, int n0, __m512i acc) {
   const int cols = g.n_end - n0;
   const __mmask16 mask = cols >= kPanelWidth ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1u);
-  const __m512i w_sum = _mm512_maskz_loadu_epi32(mask, g.w_sum + n0);
-  const __m512i centred = _mm512_sub_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(g.a_zero[m]), w_sum));
+  const __m512i centred =
+      g.a_zero ? _mm512_sub_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(g.a_zero[m]),
+                                                          _mm512_maskz_loadu_epi32(mask, g.w_sum + n0)))
+               : acc;
   const __m512 s = _mm512_mul_ps(_mm512_set1_ps(g.a_scale[m]), _mm512_maskz_loadu_ps(mask, g.w_scale + n0));
   __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(centred), s);
   if (g.bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask, g.bias + n0));

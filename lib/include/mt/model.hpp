@@ -67,7 +67,7 @@ struct TensorView {
   DType dtype = DType::f32;
   Layout layout = Layout::row_major;
   std::span<const float> scales;      // int8: one per row (output channel)
-  std::span<const int32_t> row_sums;  // int8: sum of each row's values (computed at load)
+  std::span<const int32_t> row_sums;  // int8, dynamic activations: each row's sum (computed at load)
   std::span<const uint8_t> data;
 
   const float* f32() const { return reinterpret_cast<const float*>(data.data()); }
@@ -120,10 +120,11 @@ struct ModelWeights;
 class Tokenizer;
 }
 
-// Loading reads no weight byte of an fp32 model. An int8 model's weights
-// are read once, to sum each row (the compensation of the kernels' unsigned
-// activations, mt/kernels.h): a few milliseconds for tens of megabytes,
-// instead of 4 bytes per row in the file.
+// Loading reads no weight byte of an fp32 model, nor of an int8 model with
+// calibrated activations (their zero-point compensation is folded into the
+// biases). An int8 model with per-row dynamic activations is read once at
+// load, to sum each row for that compensation (mt/kernels.h): milliseconds
+// for tens of megabytes, instead of 4 bytes per row in the file.
 class Model {
  public:
   // Maps the file read-only and verifies it. Errors name the field or tensor at fault.

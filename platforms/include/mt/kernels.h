@@ -113,7 +113,8 @@ using QuantizeRowsU8 = void (*)(const float* A, size_t lda, int M, int K, uint8_
 // C[m, n] = act(float(acc[m, n] - a_zero[m] * w_sum[n]) * (a_scale[m] * w_scale[n]) + bias[n]) + residual[m, n]
 //   acc[m, n] = sum_{k < Kp} Aq[m, k] * W[n, k]     (exact in int32)
 // for n in [n_begin, n_end). w_sum[n] = sum_k W[n, k] (precomputed with the
-// packing). The float epilogue runs in exactly this order (no fma
+// packing). a_zero == nullptr leaves the zero point out (w_sum may then be
+// null too): for layers whose compensation is folded into the bias. The float epilogue runs in exactly this order (no fma
 // contraction), so every ISA gives bit-identical C. Aq: [M, Kp] row stride
 // lda (quantized by QuantizeRowsU8); Wp: packed_k4n16; bias and residual as
 // in GemmF32 (either may be null; C may alias residual). n_begin is a
