@@ -74,21 +74,20 @@ void write_int8(const std::string& fp32_path, const std::string& path, bool dyna
   std::fclose(f);
 }
 
-// Random models (and their int8 copies) are written once, into the temporary directory.
+// Random models are written once, into the temporary directory.
 const std::string& model_path(const std::string& name) {
   static std::map<std::string, std::string> paths;
   auto it = paths.find(name);
   if (it != paths.end()) return it->second;
   if (shipped(name)) return paths.emplace(name, shipped_path(name)).first->second;
   const std::string path = (std::filesystem::temp_directory_path() / ("libmt-bench-" + name + ".mtm")).string();
-  if (!std::filesystem::exists(path)) {
-    const size_t dash = name.find('-');
-    if (dash == std::string::npos) {
-      const mt::Status s = mt::write_random_model(mt::ModelConfig::preset(name).value(), 1, path);
-      if (!s.ok()) std::abort();
-    } else {
-      write_int8(model_path(name.substr(0, dash)), path, name.substr(dash) == "-int8dyn");
-    }
+  // int8 copies are made anew each run, so they always come from this build's quantizer.
+  const size_t dash = name.find('-');
+  if (dash != std::string::npos) {
+    write_int8(model_path(name.substr(0, dash)), path, name.substr(dash) == "-int8dyn");
+  } else if (!std::filesystem::exists(path)) {
+    const mt::Status s = mt::write_random_model(mt::ModelConfig::preset(name).value(), 1, path);
+    if (!s.ok()) std::abort();
   }
   return paths.emplace(name, path).first->second;
 }

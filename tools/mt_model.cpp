@@ -2,10 +2,13 @@
 //
 //   mt_model random --config small -o small.mtm [--seed 1] [--pre-norm] [--gelu] [--untied]
 //   mt_model info model.mtm
+//   mt_model upgrade old.mtm -o new.mtm
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "cli_args.hpp"
 #include "mt/mt.hpp"
@@ -15,6 +18,7 @@ namespace {
 constexpr const char* kUsage = R"(usage:
   mt_model random --config NAME -o FILE [options]   write a model with seeded random weights
   mt_model info FILE                                describe a model file
+  mt_model upgrade FILE -o OUT                      rewrite an fp32 model in the current format version
 
 random options:
   --config NAME     base, small or tiny (see README)
@@ -45,6 +49,38 @@ mt::Status apply_vocabulary(const std::string& path, mt::ModelConfig* config, mt
   const mt::Status used = config->use_vocabulary(*vocab);
   if (!used.ok()) return mt::Status::error(used.code(), "%s: %s", path.c_str(), used.message());
   return {};
+}
+
+// Rewrites an fp32 model's tensors, vocabulary and metadata with this
+// libmt's writer: the same model in the current format version.
+int upgrade(mt::cli::Args& args, const std::string& input) {
+  args.reject_unknown({"-o", "--output"});
+  const std::string output = args.get("-o", args.get("--output", ""));
+  if (!args.ok()) return fail(args.error());
+  if (output.empty()) return fail("upgrade needs -o FILE");
+  auto model = mt::Model::load(input);
+  if (!model) return fail(model.status().message());
+  const mt::Model& m = **model;
+  if (m.quantization().int8) return fail(input + " is int8: int8 files are already in the current format");
+  mt::ModelWriter writer(m.config());
+  writer.set_metadata(m.metadata());
+  if (m.vocabulary()) writer.set_vocabulary(*m.vocabulary());
+  for (const mt::TensorSpec& spec : mt::model_tensor_specs(m.config())) {
+    const mt::TensorView* t = m.find_tensor(spec.name);
+    std::vector<float> values(spec.element_count());
+    if (spec.layout == mt::Layout::packed_n16) {
+      const int N = int(spec.shape[0]), K = int(spec.shape[1]);
+      for (int n = 0; n < N; ++n)
+        for (int k = 0; k < K; ++k) values[size_t(n) * K + k] = mt::packed_at(t->f32(), K, n, k);
+    } else {
+      std::copy(t->f32(), t->f32() + values.size(), values.begin());
+    }
+    if (mt::Status s = writer.add_tensor(spec.name, spec.shape, spec.layout, values); !s.ok()) return fail(s.message());
+  }
+  if (mt::Status s = writer.write(output); !s.ok()) return fail(s.message());
+  std::printf("%s (format version %u) -> %s (format version %u)\n", input.c_str(), m.format_version(),
+              output.c_str(), mt::kModelFormatVersion);
+  return 0;
 }
 
 int random_model(mt::cli::Args& args) {
@@ -125,5 +161,6 @@ int main(int argc, char** argv) {
   }
   if (pos[0] == "random" && pos.size() == 1) return random_model(args);
   if (pos[0] == "info" && pos.size() == 2) return info(pos[1]);
+  if (pos[0] == "upgrade" && pos.size() == 2) return upgrade(args, pos[1]);
   return fail("unknown command '" + pos[0] + "' (see --help)");
 }

@@ -17,6 +17,8 @@ model=$dir/tools-tiny.mtm
 check "mt_model random writes a model" test -s "$model"
 "$bin/mt_model" info "$model" > "$dir/info.txt"
 check "mt_model info describes it" grep -q "4 encoder + 4 decoder" "$dir/info.txt"
+"$bin/mt_model" upgrade "$model" -o "$dir/upgraded.mtm" > /dev/null
+check "mt_model upgrade rewrites a model byte for byte as the writer does" cmp -s "$model" "$dir/upgraded.mtm"
 
 printf '5 6 7\n\n100 200 300 400\n9' > "$dir/in.txt"   # an empty line, no final newline
 "$bin/mt_translate" -m "$model" --max-length 8 --beam 1 < "$dir/in.txt" > "$dir/out.txt"
