@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "mt/kernels.h"
+
 namespace mt::quantize {
 
 namespace {
@@ -50,10 +52,7 @@ Expected<MethodChoice> MethodChoice::parse(const std::string& text) {
 
 InputQuantization quantization_of(InputRange r) {
   InputQuantization q;
-  const float span = r.hi - r.lo;
-  q.scale = span > 0.0f ? span / 255.0f : 1.0f;
-  const float zero = std::nearbyint(-r.lo / q.scale);
-  q.zero_point = int32_t(std::clamp(zero, 0.0f, 255.0f));
+  quantize_range_u8(r.lo, r.hi, &q.scale, &q.zero_point);
   return q;
 }
 

@@ -41,7 +41,8 @@ struct InputQuantization {
   int32_t zero_point = 0;
 };
 
-// The u8 grid of a range (scale 1 for an empty range, which holds only 0).
+// The u8 grid of a range, exactly as the runtime's dynamic rows compute it
+// (mt/kernels.h, quantize_range_u8; scale 1 for an empty range).
 InputQuantization quantization_of(InputRange range);
 
 class LayerStats {

@@ -69,6 +69,8 @@ TEST_CASE("an input range maps to a u8 grid on which 0 is exact", "[quantize]") 
   const InputQuantization relu = quantization_of({0.0f, 2.0f});
   CHECK(relu.zero_point == 0);
   CHECK(quantization_of({0.0f, 0.0f}).scale == 1.0f);  // nothing but zeros
+  // A range of a few denormals would divide to a scale of 0, which no file may hold.
+  CHECK(quantization_of({0.0f, 1e-44f}).scale > 0.0f);
 }
 
 TEST_CASE("max keeps the whole range and percentile clips rare outliers", "[quantize]") {

@@ -29,11 +29,6 @@ void gemm_u8s8_ref(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_
 void embed_i8_ref(const int8_t* table_packed, const float* row_scales, int C, int id, float scale,
                   const float* position, float* y);
 
-// Dynamic quantization parameters of a row whose range [lo, hi] contains 0
-// (mt/kernels.h, QuantizeRowsU8). Out of line and shared by every ISA, so
-// scales and zeros are bit-identical everywhere.
-void quantize_range_u8(float lo, float hi, float* scale, int32_t* zero);
-
 // GELU with the exact erf form (Hendrycks & Gimpel 2016), as the SIMD kernels compute it.
 float gelu_f32_ref(float x);
 

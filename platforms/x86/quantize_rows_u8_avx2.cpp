@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "ref/kernels_ref.h"  // quantize_range_u8: shared scalar scale and zero
+#include "mt/kernels.h"  // quantize_range_u8: shared scalar scale and zero
 #include "x86/int8_x86.h"
 
 namespace mt::x86 {

@@ -12,7 +12,7 @@
 #endif
 #include <immintrin.h>
 
-#include "ref/kernels_ref.h"  // quantize_range_u8: shared scalar scale and zero
+#include "mt/kernels.h"  // quantize_range_u8: shared scalar scale and zero
 #include "x86/int8_x86.h"
 
 namespace mt::x86 {

@@ -107,6 +107,11 @@ inline int8_t packed_at_i8(const int8_t* packed, int K, int n, int k) { return p
 // Static: every row uses (static_scale, static_zero), e.g. from calibration.
 // Columns [K, Kp) of each row of Aq are set to 0. scales[m] and zeros[m] are written for every row.
 // A: [M, K] row stride lda; Aq: [M, Kp] row stride ldq >= Kp.
+// The u8 grid of a range [lo, hi] containing 0, as above: what dynamic rows
+// use, and what calibration (quantize/) turns its chosen ranges into. Out of
+// line and shared by every ISA, so scales and zeros are bit-identical everywhere.
+void quantize_range_u8(float lo, float hi, float* scale, int32_t* zero);
+
 using QuantizeRowsU8 = void (*)(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
                                 float* scales, int32_t* zeros, float static_scale, int32_t static_zero);
 
