@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kernel_test_util.hpp"
 #include "mt/kernels.h"
 
 namespace mt {
@@ -45,25 +46,9 @@ double nmse(const std::vector<float>& ref, const std::vector<float>& got) {
   return r == 0 ? e : e / r;
 }
 
-std::vector<float> random_vector(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-// The SIMD tables to check against the reference.
-std::vector<const KernelTable*> simd_tables() {
-  std::vector<const KernelTable*> tables;
-  for (const KernelTable* t : available_kernels())
-    if (std::string(t->isa) != "ref") tables.push_back(t);
-  return tables;
-}
-
-const char* act_name(Activation act) {
-  return act == Activation::none ? "none" : act == Activation::relu ? "relu" : "gelu";
-}
+using test::act_name;
+using test::random_vector;
+using test::simd_tables;
 
 // One GEMM problem with padded strides, so row strides are really used.
 struct GemmCase {

@@ -14,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kernel_test_util.hpp"
 #include "mt/kernels.h"
 
 namespace mt {
@@ -28,12 +29,11 @@ constexpr double kQuantizeSlackSteps = 1e-4;
 // Bytes of Aq rows between Kp and the row stride: kernels must ignore them.
 constexpr uint8_t kStrideJunk = 0xAB;
 
+using test::act_name;
+using test::simd_tables;
+
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
+  return test::random_vector(n, seed, lo, hi);
 }
 
 template <class T>
@@ -43,18 +43,6 @@ std::vector<T> random_ints(size_t n, uint32_t seed, int lo, int hi) {
   std::vector<T> v(n);
   for (T& x : v) x = T(dist(rng));
   return v;
-}
-
-// The SIMD tables to check against the reference.
-std::vector<const KernelTable*> simd_tables() {
-  std::vector<const KernelTable*> tables;
-  for (const KernelTable* t : available_kernels())
-    if (std::string(t->isa) != "ref") tables.push_back(t);
-  return tables;
-}
-
-const char* act_name(Activation act) {
-  return act == Activation::none ? "none" : act == Activation::relu ? "relu" : "gelu";
 }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
