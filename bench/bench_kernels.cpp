@@ -12,6 +12,9 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "mt/kernels.h"
 
@@ -109,7 +112,35 @@ void bench_attention(benchmark::State& state, const mt::KernelTable* t, int Tq, 
   }
 }
 
+#if defined(__x86_64__)
+// This core's fp32 FMA ceiling, the bar the GEMM numbers are read against:
+// 16 independent zmm chains, nothing but vfmadd231ps (2 FLOP x 16 lanes each).
+__attribute__((target("avx512f"))) void bench_fma_peak(benchmark::State& state) {
+  __m512 acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(float(i));
+  __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+  constexpr int kIterations = 1 << 16;
+  for (auto _ : state) {
+    for (int it = 0; it < kIterations; ++it) {
+      for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+      asm volatile("" : "+v"(a));
+    }
+  }
+  alignas(64) float lanes[16];
+  float sum = 0;
+  for (int i = 0; i < 16; ++i) {
+    _mm512_store_ps(lanes, acc[i]);
+    sum += lanes[0];
+  }
+  benchmark::DoNotOptimize(sum);
+  state.counters["FLOPS"] = benchmark::Counter(double(kIterations) * 16 * 32, benchmark::Counter::kIsIterationInvariantRate);
+}
+#endif
+
 void register_benchmarks() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) benchmark::RegisterBenchmark("fma_peak_f32/avx512", bench_fma_peak);
+#endif
   const int Ms[] = {1, 4, 16, 32, 256};
   const int NKs[][2] = {{512, 512},   {2048, 512},  {512, 2048},  {32000, 512},
                         {256, 256},   {1024, 256},  {256, 1024},  {8000, 256}};
