@@ -250,8 +250,8 @@ Expected<detail::ModelWeights> resolve_weights(const ModelConfig& cfg, const std
   auto f32 = [&](const std::string& name) { return find_in(tensors, name)->f32(); };
   auto embedding = [&](const std::string& name) {
     const TensorView* t = find_in(tensors, name);
-    if (t->dtype == DType::i8) return detail::Embedding{nullptr, t->i8(), t->scales.data(), t->row_sums.data()};
-    return detail::Embedding{t->f32(), nullptr, nullptr, nullptr};
+    if (t->dtype == DType::i8) return detail::Embedding{nullptr, t->i8(), t->scales.data()};
+    return detail::Embedding{t->f32(), nullptr, nullptr};
   };
   // A linear layer from its weight (fp32 or int8) and fp32 bias.
   auto linear = [&](const std::string& scope, const TensorView* weight, int n, int k) {

@@ -31,7 +31,6 @@ struct Embedding {
   const float* f32 = nullptr;
   const int8_t* i8 = nullptr;
   const float* scales = nullptr;
-  const int32_t* row_sums = nullptr;
 };
 
 struct Norm {
