@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "arena.hpp"
 #include "session_impl.hpp"
 #include "test_util.hpp"
 
@@ -294,4 +295,20 @@ TEST_CASE("a session can work in memory the caller supplies", "[decoder]") {
     CHECK(run(external.value(), sources, t).tokens == run(owned.value(), sources, t).tokens);
   }
   ::operator delete(buffer, std::align_val_t(64));
+}
+
+TEST_CASE("memory plans that do not fit in size_t are reported instead of wrapping", "[decoder]") {
+  detail::ArenaPlanner fits;
+  CHECK(fits.reserve<float>(10) == 0);
+  CHECK(fits.reserve<char>(1) == 64);
+  CHECK(fits.size() == 128);
+  detail::ArenaPlanner huge;
+  huge.reserve<float>(10);
+  huge.reserve<int32_t>(detail::ArenaPlanner::product(3, SIZE_MAX / 2));
+  huge.reserve<char>(1);
+  CHECK(huge.size() == SIZE_MAX);
+  detail::ArenaPlanner wraps;
+  wraps.reserve<std::byte>(SIZE_MAX - 10);
+  wraps.reserve<std::byte>(100);
+  CHECK(wraps.size() == SIZE_MAX);
 }

@@ -128,6 +128,15 @@ TEST_CASE("vocabularies that do not fit the config are refused by name", "[text]
     REQUIRE(writer->write(path).ok());
     CHECK_THAT(Model::load(path).status().message(), Catch::Contains("'unk_id' = 10"));
   }
+  SECTION("normalization expansion") {
+    // Found by the corruption sweep: one flipped byte made this 8388621, and
+    // the session plan (max_text_bytes times it) went past the address space.
+    VocabularyData damaged = v;
+    damaged.normalized_expansion = 8388621;
+    CHECK_THAT(damaged.validate().message(), Catch::Contains("normalized_expansion 8388621 is implausible"));
+    damaged.normalized_expansion = VocabularyData::kMaxNormalizedExpansion;
+    CHECK(damaged.validate().ok());
+  }
 }
 
 TEST_CASE("text translation equals tokenize -> translate ids -> detokenize", "[text]") {

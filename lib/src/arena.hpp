@@ -12,16 +12,30 @@ inline constexpr size_t kArenaAlignment = 64;
 class ArenaPlanner {
  public:
   // Reserves `count` objects of T, 64-byte aligned; returns their offset.
+  // Sizes that do not fit in size_t (options or a damaged model asking for
+  // absurd amounts) make size() report SIZE_MAX instead of wrapping around.
   template <class T>
   size_t reserve(size_t count) {
-    const size_t offset = (size_ + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-    size_ = offset + count * sizeof(T);
+    const size_t offset = aligned(size_);
+    size_t bytes = 0;
+    if (__builtin_mul_overflow(count, sizeof(T), &bytes) || __builtin_add_overflow(offset, bytes, &size_) ||
+        size_ > SIZE_MAX - kArenaAlignment) {
+      overflowed_ = true;
+      size_ = 0;
+    }
     return offset;
   }
-  size_t size() const { return (size_ + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+  // rows * stride, saturating: an impossible product then overflows reserve().
+  static size_t product(size_t rows, size_t stride) {
+    size_t n = 0;
+    return __builtin_mul_overflow(rows, stride, &n) ? SIZE_MAX : n;
+  }
+  size_t size() const { return overflowed_ ? SIZE_MAX : aligned(size_); }
 
  private:
+  static size_t aligned(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
   size_t size_ = 0;
+  bool overflowed_ = false;
 };
 
 template <class T>

@@ -123,9 +123,9 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.text_workspace_bytes = tok->encode_workspace_bytes(text_bytes);
     p.text_workspace = a.reserve<std::byte>(p.text_workspace_bytes);
     p.text_ids_stride = tok->max_encoded_ids(text_bytes);
-    p.text_ids = a.reserve<int32_t>(B * p.text_ids_stride);
+    p.text_ids = a.reserve<int32_t>(ArenaPlanner::product(B, p.text_ids_stride));
     p.text_out_stride = tok->max_decoded_bytes(T);
-    p.text_out = a.reserve<char>(B * K * p.text_out_stride);
+    p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
   }
   p.total = a.size();
@@ -134,9 +134,22 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
 
 }  // namespace detail
 
+namespace {
+
+Status check_plan(const detail::SessionPlan& plan) {
+  if (plan.total != SIZE_MAX) return {};
+  return Status::error(Errc::capacity_exceeded,
+                       "the session's memory for these options does not fit in the address space "
+                       "(lower max_batch_size, max_text_bytes or the lengths)");
+}
+
+}  // namespace
+
 Expected<size_t> Session::required_memory(const Model& model, const SessionOptions& options) {
   MT_RETURN_IF_ERROR(options.validate(model.config()));
-  return SessionPlan::make(model, options).total;
+  const detail::SessionPlan plan = detail::SessionPlan::make(model, options);
+  MT_RETURN_IF_ERROR(check_plan(plan));
+  return plan.total;
 }
 
 namespace {
@@ -148,6 +161,10 @@ Expected<Session::Impl*> make_impl(std::shared_ptr<const Model>& model, const Se
   impl->model = std::move(model);
   impl->options = options;
   impl->plan = SessionPlan::make(*impl->model, options);
+  if (const Status planned = check_plan(impl->plan); !planned.ok()) {
+    delete impl;
+    return planned;
+  }
   impl->kernels = &best_kernels();
   return impl;
 }

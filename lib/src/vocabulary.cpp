@@ -278,6 +278,9 @@ Status VocabularyData::validate() const {
     return Status::error(Errc::invalid_model, "vocabulary: unknown type %d", static_cast<int>(type));
   if (pieces.empty()) return Status::error(Errc::invalid_model, "vocabulary: no pieces");
   if (pieces.size() > 0x7FFFFFFF) return Status::error(Errc::invalid_model, "vocabulary: %zu pieces is too many", pieces.size());
+  if (normalized_expansion > kMaxNormalizedExpansion)
+    return Status::error(Errc::invalid_model, "vocabulary: normalized_expansion %u is implausible (at most %u bytes per byte)",
+                         normalized_expansion, kMaxNormalizedExpansion);
 
   std::unordered_set<std::string_view> seen;
   seen.reserve(pieces.size());

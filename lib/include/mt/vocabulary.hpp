@@ -40,6 +40,9 @@ struct VocabularyData {
   // skips that walk. A value too small makes encoding fail cleanly
   // (capacity_exceeded), never overflow: every access is bounds-checked.
   uint32_t normalized_expansion = 0;
+  // More than this is refused (by validate() and by the charsmap check): no
+  // real rule set comes near it, and session plans multiply by it.
+  static constexpr uint32_t kMaxNormalizedExpansion = 1024;
 
   // Reads a SentencePiece model (the bytes of a .model file: a serialized
   // ModelProto). Errors name the field at fault.

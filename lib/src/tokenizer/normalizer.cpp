@@ -87,6 +87,9 @@ Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion) {
       queue.push_back({child, e.depth + 1});
     }
   }
+  if (expansion > VocabularyData::kMaxNormalizedExpansion)
+    return Status::error(Errc::invalid_model, "normalizer charsmap: a rule turns a byte into %zu bytes (at most %u)",
+                         expansion, VocabularyData::kMaxNormalizedExpansion);
   if (max_expansion != nullptr) *max_expansion = expansion;
   return {};
 }
