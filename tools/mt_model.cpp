@@ -3,6 +3,7 @@
 //   mt_model random --config small -o small.mtm [--seed 1] [--pre-norm] [--gelu] [--untied]
 //   mt_model info model.mtm
 //   mt_model upgrade old.mtm -o new.mtm
+//   mt_model check model.mtm
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +20,7 @@ constexpr const char* kUsage = R"(usage:
   mt_model random --config NAME -o FILE [options]   write a model with seeded random weights
   mt_model info FILE                                describe a model file
   mt_model upgrade FILE -o OUT                      rewrite an fp32 model in the current format version
+  mt_model check FILE                               verify a model file, reading every weight (NaN, Inf)
 
 random options:
   --config NAME     base, small or tiny (see README)
@@ -145,6 +147,17 @@ int info(const std::string& path) {
   return 0;
 }
 
+// Everything load verifies, plus every fp32 weight (which load leaves unread).
+int check(const std::string& path) {
+  mt::LoadOptions options;
+  options.check_weights_finite = true;
+  auto model = mt::Model::load(path, options);
+  if (!model) return fail(model.status().message());
+  std::printf("%s: ok (format version %u, %zu tensors, every weight finite)\n", path.c_str(),
+              (*model)->format_version(), (*model)->tensors().size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,5 +175,6 @@ int main(int argc, char** argv) {
   if (pos[0] == "random" && pos.size() == 1) return random_model(args);
   if (pos[0] == "info" && pos.size() == 2) return info(pos[1]);
   if (pos[0] == "upgrade" && pos.size() == 2) return upgrade(args, pos[1]);
+  if (pos[0] == "check" && pos.size() == 2) return check(pos[1]);
   return fail("unknown command '" + pos[0] + "' (see --help)");
 }

@@ -20,6 +20,13 @@ check "mt_model info describes it" grep -q "4 encoder + 4 decoder" "$dir/info.tx
 "$bin/mt_model" upgrade "$model" -o "$dir/upgraded.mtm" > /dev/null
 check "mt_model upgrade rewrites a model byte for byte as the writer does" cmp -s "$model" "$dir/upgraded.mtm"
 
+"$bin/mt_model" check "$model" > "$dir/check.txt"
+check "mt_model check passes a sound model" grep -q "ok (format version" "$dir/check.txt"
+cp "$model" "$dir/nan.mtm"   # the weights fill the end of the file: make one of them NaN
+printf '\xff\xff\xff\xff' | dd of="$dir/nan.mtm" bs=1 seek=$(( $(stat -c %s "$model") - 4096 )) conv=notrunc status=none
+"$bin/mt_model" check "$dir/nan.mtm" > /dev/null 2> "$dir/check-err.txt"
+check "mt_model check reports a NaN weight" test $? -ne 0 -a -n "$(grep "holds a NaN at element" "$dir/check-err.txt")"
+
 printf '5 6 7\n\n100 200 300 400\n9' > "$dir/in.txt"   # an empty line, no final newline
 "$bin/mt_translate" -m "$model" --max-length 8 --beam 1 < "$dir/in.txt" > "$dir/out.txt"
 check "one output line per input line" test "$(wc -l < "$dir/out.txt")" -eq 4
