@@ -1,0 +1,83 @@
+// Linear layers on the GPU: cuBLAS computes A W^T, our epilogue kernel adds
+// bias, activation and residual. cuBLAS is column-major, so the row-major
+// C[M, N] = A[M, K] W[N, K]^T is computed as its transpose C^T = W A^T: W read
+// as a column-major [K, N] matrix and transposed, A read as [K, M].
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "mt/cuda_kernels.h"
+
+namespace mt {
+
+struct CublasContext {
+  cublasHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+  // cublasSetStream resets the workspace to cuBLAS's own pool, so both are
+  // set again only when the stream changes.
+  cudaStream_t stream = nullptr;
+  bool stream_set = false;
+};
+
+CublasContext* cublas_create(size_t workspace_bytes) {
+  auto* context = new CublasContext;
+  if (cublasCreate(&context->handle) != CUBLAS_STATUS_SUCCESS ||
+      (workspace_bytes > 0 && cudaMalloc(&context->workspace, workspace_bytes) != cudaSuccess)) {
+    cublas_destroy(context);
+    return nullptr;
+  }
+  context->workspace_bytes = workspace_bytes;
+  return context;
+}
+
+void cublas_destroy(CublasContext* context) {
+  if (context == nullptr) return;
+  if (context->handle != nullptr) cublasDestroy(context->handle);
+  if (context->workspace != nullptr) cudaFree(context->workspace);
+  delete context;
+}
+
+namespace {
+
+CudaStatus from_cublas(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? 0 : kCublasStatusBase + int(status);
+}
+
+CudaStatus use_stream(CublasContext* context, cudaStream_t stream) {
+  if (context->stream_set && context->stream == stream) return 0;
+  cublasStatus_t status = cublasSetStream(context->handle, stream);
+  if (status == CUBLAS_STATUS_SUCCESS && context->workspace != nullptr)
+    status = cublasSetWorkspace(context->handle, context->workspace, context->workspace_bytes);
+  if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
+  context->stream = stream;
+  context->stream_set = true;
+  return 0;
+}
+
+}  // namespace
+
+CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, const float* W,
+                           size_t ldw, const float* bias, const float* residual, size_t ldr,
+                           float* C, size_t ldc, int M, int N, int K, Activation act, GemmMath math,
+                           CudaStream stream) {
+  const CudaStatus invalid = CudaStatus(cudaErrorInvalidValue);
+  if (context == nullptr || M < 0 || N < 0 || K < 0 || lda < size_t(K) || ldw < size_t(K) ||
+      ldc < size_t(N))
+    return invalid;
+  // Accumulating onto C in place is only right when nothing comes between the
+  // product and the residual.
+  const bool accumulate = residual != nullptr && residual == C;
+  if (accumulate && (ldr != ldc || act != Activation::none)) return invalid;
+  if (M == 0 || N == 0) return 0;
+  if (CudaStatus s = use_stream(context, stream)) return s;
+
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  const cublasComputeType_t compute = math == GemmMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const cublasStatus_t status =
+      cublasGemmEx(context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, W, CUDA_R_32F, int(ldw), A,
+                   CUDA_R_32F, int(lda), &beta, C, CUDA_R_32F, int(ldc), compute, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
+  return bias_act_residual_f32_cuda(C, ldc, bias, act, accumulate ? nullptr : residual, ldr, M, N, stream);
+}
+
+}  // namespace mt
