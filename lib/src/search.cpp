@@ -88,6 +88,12 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
     done[b] = 0;
     log_prob[b] = 0.0f;
     max_limit = std::max(max_limit, length_limit[b]);
+    if (length_limit[b] == 0) {  // an empty source
+      fin[size_t(b) * K] = {0.0f, 0.0f, 0};
+      emit_results(b, 1, 1);
+      done[b] = 1;
+      --alive;
+    }
   }
   for (int t = 0; t < max_limit && alive > 0; ++t) {
     transformer->decode_step(step, B, t, state, buffers, logits);
@@ -158,6 +164,12 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       step[b * K + k] = cfg.bos_id;
       scores[b * K + k] = k == 0 ? 0.0f : kNegInf;  // all beams start equal: expand one
       parents[b * K + k] = k;
+    }
+    if (length_limit[b] == 0) {  // an empty source: one empty hypothesis
+      finish(b, nullptr, 0, 0.0f, 0);
+      emit_results(b, fin_count[b], limits.hypotheses);
+      done[b] = 1;
+      --alive;
     }
   }
 

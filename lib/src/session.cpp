@@ -294,7 +294,8 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
       const double by_ratio = std::ceil(double(options.max_length_ratio) * double(src.size())) + options.max_length_offset;
       limit = int(std::min(double(limit), by_ratio));
     }
-    limits[b] = std::max(1, std::min(limit, plan.T));
+    // An empty source has nothing to translate: the search gives it one empty hypothesis.
+    limits[b] = src.empty() ? 0 : std::max(1, std::min(limit, plan.T));
   }
   return {};
 }

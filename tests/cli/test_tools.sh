@@ -35,7 +35,9 @@ check "batch size does not change the output" cmp -s "$dir/out.txt" "$dir/out1.t
 "$bin/mt_translate" -m "$model" --max-length 8 --beam 1 --threads 2 < "$dir/in.txt" > "$dir/out2.txt"
 check "threads do not change the output" cmp -s "$dir/out.txt" "$dir/out2.txt"
 "$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 < "$dir/in.txt" > "$dir/nbest.txt"
-check "n-best writes beam lines with index and score" test "$(grep -c '^[0-9]* ||| .* ||| -' "$dir/nbest.txt")" -eq 8
+# 2 per line; the empty line has one empty hypothesis (score 0).
+check "n-best writes beam lines with index and score" test "$(grep -c '^[0-9]* ||| .* ||| -' "$dir/nbest.txt")" -eq 6
+check "n-best gives an empty line one empty hypothesis" grep -q '^1 |||  ||| 0' "$dir/nbest.txt"
 "$bin/mt_translate" --help > /dev/null
 check "--help exits 0" test $? -eq 0
 

@@ -114,7 +114,9 @@ class Session {
   ~Session();
 
   // Translates a batch of source sentences given as token ids (without BOS or
-  // EOS: libmt appends EOS). Results stay valid until the next call.
+  // EOS: libmt appends EOS). Results stay valid until the next call. An empty
+  // source (also text that tokenizes to nothing, e.g. blank) gets one empty
+  // hypothesis with score and log_prob 0, without decoding.
   Status translate(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options,
                    Translations* results);
 
