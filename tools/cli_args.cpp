@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace mt::cli {
@@ -20,7 +21,7 @@ Args::Args(int argc, char** argv, const std::vector<std::string>& flags) {
       arg = arg.substr(0, eq);
     } else if (std::find(flags.begin(), flags.end(), arg) == flags.end()) {
       if (i + 1 >= argc) {
-        if (error_.empty()) error_ = "option " + arg + " needs a value";
+        missing_value_ = arg;
         continue;
       }
       value = argv[++i];
@@ -62,8 +63,9 @@ float Args::get_float(const std::string& name, float fallback, float lo, float h
   const float v = std::strtof(value.c_str(), &end);
   if (value.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
     if (error_.empty()) {
-      error_ = "option " + name + " = '" + value + "': expected a number in [" +
-               std::to_string(lo) + ", " + std::to_string(hi) + "]";
+      char range[64];
+      std::snprintf(range, sizeof range, "[%g, %g]", double(lo), double(hi));
+      error_ = "option " + name + " = '" + value + "': expected a number in " + range;
     }
     return fallback;
   }
@@ -75,6 +77,10 @@ void Args::reject_unknown(const std::vector<std::string>& known) {
     if (std::find(known.begin(), known.end(), name) == known.end() && error_.empty()) {
       error_ = "unknown option " + name + " (see --help)";
     }
+  }
+  if (!missing_value_.empty() && std::find(known.begin(), known.end(), missing_value_) == known.end() &&
+      error_.empty()) {
+    error_ = "unknown option " + missing_value_ + " (see --help)";
   }
 }
 

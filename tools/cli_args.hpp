@@ -13,8 +13,10 @@ class Args {
   // `flags`: options without a value (e.g. "--scores"); all others take one.
   Args(int argc, char** argv, const std::vector<std::string>& flags);
 
-  bool ok() const { return error_.empty(); }
-  const std::string& error() const { return error_; }
+  bool ok() const { return error_.empty() && missing_value_.empty(); }
+  std::string error() const {
+    return !error_.empty() || missing_value_.empty() ? error_ : "option " + missing_value_ + " needs a value";
+  }
   const std::vector<std::string>& positional() const { return positional_; }
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
@@ -31,6 +33,7 @@ class Args {
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;
   std::string error_;
+  std::string missing_value_;  // a last option without its value (unless reject_unknown finds it unknown)
 };
 
 }  // namespace mt::cli
