@@ -87,6 +87,18 @@ inline constexpr int kCudaTopKMax = 16;
 CudaStatus top_k_f32_cuda(const float* x, int M, int N, int k, float* values, int32_t* indices,
                           CudaStream stream);
 
+// --- beam search support -----------------------------------------------
+// Row gather across `groups` blocks (the decoder layers of a KV cache):
+//   dst[g * group_stride + r * row_stride + i] = src[g * group_stride + index[r] * row_stride + i]
+// for r < rows, i < row_floats (<= row_stride). index: device [rows], each a
+// row of src. src and dst must not overlap (rows would race).
+CudaStatus gather_rows_f32_cuda(const float* src, float* dst, const int32_t* index, int rows,
+                                size_t row_stride, size_t row_floats, int groups,
+                                size_t group_stride, CudaStream stream);
+
+// x[m, column] = value for every row m of x [M, ld] (column < ld).
+CudaStatus set_column_f32_cuda(float* x, size_t ld, int M, int column, float value, CudaStream stream);
+
 // --- attention ----------------------------------------------------------
 // Where the rows of each sequence of a batch are, for queries or for keys.
 // Sequence b has rows [first(b), first(b) + count(b)) of its matrix:

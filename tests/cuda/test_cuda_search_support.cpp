@@ -1,0 +1,72 @@
+// The small kernels of the device search: the KV-cache row gather of beam
+// search and the column set that forbids EOS, against plain loops.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "cuda/cuda_test_util.hpp"
+#include "kernel_test_util.hpp"
+#include "mt/cuda_kernels.h"
+
+namespace mt {
+namespace {
+
+using test::DeviceVector;
+using test::random_vector;
+using test::require_equal;
+using test::require_finished;
+using test::require_ok;
+using test::TestStream;
+
+TEST_CASE("cuda: gather_rows_f32 copies each row's parent in every group", "[cuda][search]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  TestStream stream;
+  const int rows = GENERATE(1, 4, 12), groups = GENERATE(1, 3);
+  const size_t row_stride = 37, row_floats = GENERATE(size_t(0), size_t(1), size_t(30), size_t(37));
+  const size_t group_stride = rows * row_stride + 5;
+  const std::vector<float> src = random_vector(groups * group_stride, 7u + rows, -1.0f, 1.0f);
+  std::vector<int32_t> index(rows);
+  for (int r = 0; r < rows; ++r) index[r] = (r * 7 + 3) % rows;  // a permutation-ish mix, repeats allowed
+  std::vector<float> expected = random_vector(groups * group_stride, 99, -1.0f, 1.0f);  // untouched tails stay
+  DeviceVector<float> d_src(src), d_dst(expected);
+  for (int g = 0; g < groups; ++g)
+    for (int r = 0; r < rows; ++r)
+      for (size_t i = 0; i < row_floats; ++i)
+        expected[g * group_stride + r * row_stride + i] = src[g * group_stride + index[r] * row_stride + i];
+  DeviceVector<int32_t> d_index(index);
+  require_ok(gather_rows_f32_cuda(d_src.get(), d_dst.get(), d_index.get(), rows, row_stride, row_floats, groups,
+                                  group_stride, stream.get()),
+             "gather_rows_f32_cuda");
+  require_finished(stream.get(), "gather_rows_f32_cuda");
+  INFO("rows " << rows << " groups " << groups << " row_floats " << row_floats);
+  require_equal(expected, d_dst.download(), "gather_rows_f32");
+}
+
+TEST_CASE("cuda: gather_rows_f32 and set_column_f32 reject bad arguments", "[cuda][search]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  DeviceVector<float> buffer(64);
+  DeviceVector<int32_t> index(std::vector<int32_t>{0, 1});
+  CHECK(gather_rows_f32_cuda(buffer.get(), buffer.get(), index.get(), 2, 8, 8, 1, 16, nullptr) != 0);  // in place
+  CHECK(gather_rows_f32_cuda(buffer.get(), buffer.get() + 32, index.get(), 2, 8, 9, 1, 16, nullptr) != 0);
+  CHECK(set_column_f32_cuda(buffer.get(), 8, 8, 8, 0.0f, nullptr) != 0);
+  CHECK(set_column_f32_cuda(buffer.get(), 8, -1, 0, 0.0f, nullptr) != 0);
+}
+
+TEST_CASE("cuda: set_column_f32 sets one column of every row", "[cuda][search]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  TestStream stream;
+  const int M = GENERATE(1, 5, 300), column = GENERATE(0, 2, 10);
+  const size_t ld = 11;
+  std::vector<float> x = random_vector(M * ld, 5u + M, -1.0f, 1.0f);
+  DeviceVector<float> d_x(x);
+  const float value = -std::numeric_limits<float>::infinity();
+  for (int m = 0; m < M; ++m) x[m * ld + column] = value;
+  require_ok(set_column_f32_cuda(d_x.get(), ld, M, column, value, stream.get()), "set_column_f32_cuda");
+  require_finished(stream.get(), "set_column_f32_cuda");
+  require_equal(x, d_x.download(), "set_column_f32");
+}
+
+}  // namespace
+}  // namespace mt
