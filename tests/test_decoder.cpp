@@ -270,6 +270,23 @@ TEST_CASE("bad options and inputs are refused with clear errors", "[decoder]") {
   CHECK_FALSE(Session::create(nullptr, {}).ok());
 }
 
+TEST_CASE("a CUDA session is created or refused with a reason, never a crash", "[decoder]") {
+  auto model = random_model(tiny_config(), 73);
+  SessionOptions so;
+  so.device = Device::cuda;
+  auto session = Session::create(model, so);
+  if (session.ok()) {  // a CUDA build on a machine with a GPU: tests/cuda/ covers it
+    CHECK(session->device_memory_size() > 0);
+    return;
+  }
+  // Without CUDA in the build, or without a usable GPU.
+  INFO(session.status().message());
+  CHECK(session.status().code() == Errc::unsupported);
+  CHECK_THAT(session.status().message(), Catch::Contains("CUDA"));
+  so.device = static_cast<Device>(2);
+  CHECK_THAT(Session::create(model, so).status().message(), Catch::Contains("device = 2"));
+}
+
 TEST_CASE("a session can work in memory the caller supplies", "[decoder]") {
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 81);

@@ -61,6 +61,12 @@ mt::SessionOptions to_cpp(const mt_session_options* o) {
     s.max_beam_size = o->max_beam_size;
     s.num_threads = o->num_threads;
     s.max_text_bytes = o->max_text_bytes;
+    // Unknown values become one SessionOptions::validate refuses.
+    s.device = o->device == MT_DEVICE_CPU    ? mt::Device::cpu
+               : o->device == MT_DEVICE_CUDA ? mt::Device::cuda
+                                             : static_cast<mt::Device>(255);
+    s.cuda_device = o->cuda_device;
+    s.allow_tf32 = o->allow_tf32 != 0;
   }
   return s;
 }
@@ -137,7 +143,7 @@ void mt_session_options_init(mt_session_options* o) {
   if (o == nullptr) return;
   const mt::SessionOptions d;
   *o = {d.max_batch_size, d.max_source_length, d.max_target_length, d.max_beam_size, d.num_threads,
-        d.max_text_bytes};
+        d.max_text_bytes,   static_cast<int>(d.device), d.cuda_device, d.allow_tf32 ? 1 : 0};
 }
 
 void mt_translate_options_init(mt_translate_options* o) {

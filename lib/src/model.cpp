@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 
+#include "cuda/cuda_weights.hpp"
 #include "mapped_file.hpp"
 #include "model_generated.h"
 #include "model_weights.hpp"
@@ -27,6 +28,8 @@ struct Model::Impl {
   std::vector<std::vector<int32_t>> row_sums;  // of the int8 tensors
   detail::ModelWeights weights;
   std::unique_ptr<const detail::Tokenizer> tokenizer;  // holds the vocabulary
+  // Device copies of the weights, made by the first CUDA session on each GPU.
+  mutable detail::CudaWeightCache cuda_weights;
 };
 
 namespace {
@@ -534,6 +537,7 @@ std::span<const TensorView> Model::tensors() const { return impl_->tensors; }
 const TensorView* Model::find_tensor(std::string_view name) const { return find_in(impl_->tensors, name); }
 std::span<const uint8_t> Model::bytes() const { return impl_->bytes; }
 const detail::ModelWeights& Model::weights() const { return impl_->weights; }
+detail::CudaWeightCache& Model::cuda_weights() const { return impl_->cuda_weights; }
 const VocabularyData* Model::vocabulary() const {
   return impl_->tokenizer ? &impl_->tokenizer->vocabulary() : nullptr;
 }

@@ -26,6 +26,8 @@ Status SessionOptions::validate(const ModelConfig& config) const {
   if (max_beam_size >= config.target_vocab_size) return bad("max_beam_size", max_beam_size, "must be smaller than the target vocabulary");
   if (num_threads < 1 || num_threads > 256) return bad("num_threads", num_threads, "must be in [1, 256]");
   if (max_text_bytes < 1 || max_text_bytes > (1 << 24)) return bad("max_text_bytes", max_text_bytes, "must be in [1, 16777216]");
+  if (device != Device::cpu && device != Device::cuda) return bad("device", int(device), "must be cpu (0) or cuda (1)");
+  if (cuda_device < 0 || cuda_device > 1023) return bad("cuda_device", cuda_device, "must be in [0, 1023]");
   return {};
 }
 
@@ -71,28 +73,31 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T),
                K = size_t(p.K), B = size_t(p.B);
 
+  // A CUDA session keeps the forward pass's buffers on the device (cuda/cuda_session.cpp):
+  // here they get no bytes.
+  const size_t here = o.device == Device::cpu ? 1 : 0;
   ArenaPlanner a;
-  p.positions = a.reserve<float>(size_t(std::max(p.S, p.T)) * C);
+  p.positions = a.reserve<float>(here * size_t(std::max(p.S, p.T)) * C);
   p.source_tokens = a.reserve<int32_t>(N);
   p.source_offsets = a.reserve<int>(B + 1);
-  p.enc_x = a.reserve<float>(N * C);
-  p.enc_y = a.reserve<float>(N * C);
-  p.enc_qkv = a.reserve<float>(N * 3 * C);
-  p.enc_attn = a.reserve<float>(N * C);
-  p.enc_hidden = a.reserve<float>(N * F);
+  p.enc_x = a.reserve<float>(here * N * C);
+  p.enc_y = a.reserve<float>(here * N * C);
+  p.enc_qkv = a.reserve<float>(here * N * 3 * C);
+  p.enc_attn = a.reserve<float>(here * N * C);
+  p.enc_hidden = a.reserve<float>(here * N * F);
   p.cross_kv_stride = N * 2 * C;
-  p.cross_kv = a.reserve<float>(L * p.cross_kv_stride);
-  p.dec_x = a.reserve<float>(R * C);
-  p.dec_y = a.reserve<float>(R * C);
-  p.dec_qkv = a.reserve<float>(R * 3 * C);
-  p.dec_q = a.reserve<float>(R * C);
-  p.dec_attn = a.reserve<float>(R * C);
-  p.dec_hidden = a.reserve<float>(R * F);
-  p.logits = a.reserve<float>(R * V);
+  p.cross_kv = a.reserve<float>(here * L * p.cross_kv_stride);
+  p.dec_x = a.reserve<float>(here * R * C);
+  p.dec_y = a.reserve<float>(here * R * C);
+  p.dec_qkv = a.reserve<float>(here * R * 3 * C);
+  p.dec_q = a.reserve<float>(here * R * C);
+  p.dec_attn = a.reserve<float>(here * R * C);
+  p.dec_hidden = a.reserve<float>(here * R * F);
+  p.logits = a.reserve<float>(here * R * V);
   p.self_cache_stride = R * T * 2 * C;
-  p.self_cache = a.reserve<float>(L * p.self_cache_stride);
-  p.reorder_scratch = a.reserve<float>(K * T * 2 * C);
-  p.attention_scratch = a.reserve<float>(size_t(p.threads) * size_t(p.scratch_stride));
+  p.self_cache = a.reserve<float>(here * L * p.self_cache_stride);
+  p.reorder_scratch = a.reserve<float>(here * K * T * 2 * C);
+  p.attention_scratch = a.reserve<float>(here * size_t(p.threads) * size_t(p.scratch_stride));
   p.step_tokens = a.reserve<int32_t>(R);
   p.beam_scores = a.reserve<float>(R);
   p.history = a.reserve<int32_t>(R * T);
@@ -111,7 +116,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   // (the encoder's packed tokens or the decoder's rows); longer calls (the
   // full-prefix decoder of the tests) go through in blocks.
   const detail::ModelWeights& w = model.weights();
-  if (w.any_int8) {
+  if (w.any_int8 && here) {
     p.quantized_rows = std::max(p.N, p.R);
     p.quantized_stride = (size_t(padded_k_i8(w.max_int8_k)) + 63) / 64 * 64;
     p.quantized = a.reserve<uint8_t>(size_t(p.quantized_rows) * p.quantized_stride);
@@ -166,6 +171,14 @@ Expected<Session::Impl*> make_impl(std::shared_ptr<const Model>& model, const Se
     return planned;
   }
   impl->kernels = &best_kernels();
+  if (options.device == Device::cuda) {
+    auto cuda = detail::CudaSession::create(*impl->model, options, impl->plan);
+    if (!cuda) {
+      delete impl;
+      return cuda.status();
+    }
+    impl->cuda = std::move(cuda.value());
+  }
   return impl;
 }
 
@@ -205,13 +218,14 @@ Expected<Session> Session::create(std::shared_ptr<const Model> model, const Sess
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
   Impl& s = *impl_;
   const ModelConfig& cfg = s.model->config();
-  detail::fill_positions(s.at<float>(s.plan.positions), std::max(s.plan.S, s.plan.T), cfg.d_model);
   // Hypothesis holds spans: start their lifetimes in the arena.
   for (int i = 0; i < s.plan.B * s.plan.K; ++i) new (s.at<Hypothesis>(s.plan.hypotheses) + i) Hypothesis{};
   for (int i = 0; i < s.plan.B; ++i) new (s.at<std::span<const int32_t>>(s.plan.source_spans) + i) std::span<const int32_t>{};
   if (s.plan.text_hypotheses != 0) {
     for (int i = 0; i < s.plan.B * s.plan.K; ++i) new (s.at<TextHypothesis>(s.plan.text_hypotheses) + i) TextHypothesis{};
   }
+  if (s.cuda != nullptr) return;  // the forward pass is the GPU's
+  detail::fill_positions(s.at<float>(s.plan.positions), std::max(s.plan.S, s.plan.T), cfg.d_model);
   s.pool = std::make_unique<detail::ThreadPool>(s.options.num_threads);
   detail::QuantizedRows quantized;
   if (s.plan.quantized_rows > 0) {
@@ -229,6 +243,7 @@ Session::~Session() = default;
 const Model& Session::model() const { return *impl_->model; }
 const SessionOptions& Session::options() const { return impl_->options; }
 size_t Session::memory_size() const { return impl_->plan.total; }
+size_t Session::device_memory_size() const { return impl_->cuda ? impl_->cuda->device_bytes() : 0; }
 const char* Session::kernel_isa() const { return impl_->kernels->isa; }
 
 detail::EncoderBuffers Session::Impl::encoder_buffers() {
@@ -300,7 +315,8 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
   return {};
 }
 
-void Session::Impl::run(int B, const TranslateOptions& options) {
+Status Session::Impl::run(int B, const TranslateOptions& options) {
+  if (cuda != nullptr) return cuda->run(*this, B, options);
   encode(B);
   const detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
                                     options.length_penalty};
@@ -309,6 +325,7 @@ void Session::Impl::run(int B, const TranslateOptions& options) {
   } else {
     beam_search(B, search);
   }
+  return {};
 }
 
 Status Session::translate(std::span<const std::span<const int32_t>> sources,
@@ -320,7 +337,7 @@ Status Session::translate(std::span<const std::span<const int32_t>> sources,
   MT_RETURN_IF_ERROR(s.load_sources(sources, options));
   const int B = int(sources.size());
   if (B == 0) return {};
-  s.run(B, options);
+  MT_RETURN_IF_ERROR(s.run(B, options));
   results->hypotheses_ = s.at<Hypothesis>(s.plan.hypotheses);
   results->counts_ = s.at<int>(s.plan.hypothesis_counts);
   results->truncated_ = s.at<int>(s.plan.truncated);
@@ -379,7 +396,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
   }
   MT_RETURN_IF_ERROR(s.load_sources({spans, size_t(B)}, options));
   if (B == 0) return {};
-  s.run(B, options);
+  MT_RETURN_IF_ERROR(s.run(B, options));
 
   const Hypothesis* hyps = s.at<Hypothesis>(s.plan.hypotheses);
   TextHypothesis* texts = s.at<TextHypothesis>(s.plan.text_hypotheses);

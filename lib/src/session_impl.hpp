@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "cuda/cuda_session.hpp"
 #include "mt/session.hpp"
 #include "thread_pool.hpp"
 #include "transformer.hpp"
@@ -78,6 +79,9 @@ struct Session::Impl {
   std::byte* arena = nullptr;
   std::unique_ptr<detail::ThreadPool> pool;
   std::optional<detail::Transformer> transformer;
+  // Device::cuda: the model runs on the GPU; the arena then holds only the
+  // host side (sources, search bookkeeping, results, text).
+  std::unique_ptr<detail::CudaSession> cuda;
 
   template <class T>
   T* at(size_t offset) { return reinterpret_cast<T*>(arena + offset); }
@@ -92,7 +96,8 @@ struct Session::Impl {
   // Encodes sources already copied (with EOS) into the arena; sets offsets.
   void encode(int B);
   // Encodes the loaded sources and searches: hypotheses and counts filled.
-  void run(int B, const TranslateOptions& options);
+  // Only the GPU can fail here (a device fault).
+  Status run(int B, const TranslateOptions& options);
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);
   void beam_search(int B, const detail::SearchLimits& limits);

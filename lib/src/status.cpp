@@ -15,6 +15,7 @@ const char* errc_name(Errc code) {
     case Errc::out_of_memory: return "out of memory";
     case Errc::capacity_exceeded: return "capacity exceeded";
     case Errc::internal: return "internal error";
+    case Errc::unsupported: return "unsupported";
   }
   return "unknown error";
 }

@@ -118,6 +118,7 @@ struct LoadOptions {
 namespace detail {
 struct ModelWeights;
 class Tokenizer;
+class CudaWeightCache;
 }
 
 // Loading reads no weight byte of an fp32 model, nor of an int8 model with
@@ -156,6 +157,8 @@ class Model {
   // Resolved per-layer weight pointers and the tokenizer, used by sessions.
   const detail::ModelWeights& weights() const;
   const detail::Tokenizer* tokenizer() const;
+  // The weights' device copies, shared by the model's CUDA sessions.
+  detail::CudaWeightCache& cuda_weights() const;
 
   struct Impl;
 

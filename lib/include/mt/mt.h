@@ -33,8 +33,11 @@ typedef enum mt_status {
   MT_ERROR_INVALID_MODEL = 5,
   MT_ERROR_OUT_OF_MEMORY = 6,
   MT_ERROR_CAPACITY_EXCEEDED = 7,
-  MT_ERROR_INTERNAL = 8
+  MT_ERROR_INTERNAL = 8,
+  MT_ERROR_UNSUPPORTED = 9 /* this build or machine lacks it (CUDA, a GPU) */
 } mt_status;
+
+typedef enum mt_device { MT_DEVICE_CPU = 0, MT_DEVICE_CUDA = 1 } mt_device;
 
 typedef struct mt_model mt_model;
 typedef struct mt_session mt_session;
@@ -46,6 +49,9 @@ typedef struct mt_session_options {
   int max_beam_size;     /* largest beam_size used later (default 4) */
   int num_threads;       /* threads of the session (default 1) */
   int max_text_bytes;    /* longest source text in bytes, for mt_translate_text (default 4096) */
+  int device;            /* MT_DEVICE_CPU or MT_DEVICE_CUDA (default MT_DEVICE_CPU) */
+  int cuda_device;       /* CUDA: index of the GPU (default 0) */
+  int allow_tf32;        /* CUDA: nonzero runs GEMMs in TF32, about 1e-3 relative error (default 0) */
 } mt_session_options;
 
 typedef struct mt_translate_options {

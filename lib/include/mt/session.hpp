@@ -19,6 +19,10 @@
 
 namespace mt {
 
+// Where a session runs the model. Device::cuda needs libmt built with CUDA
+// and an NVIDIA GPU; Session::create says which is missing (Errc::unsupported).
+enum class Device : uint8_t { cpu = 0, cuda = 1 };
+
 struct SessionOptions {
   int max_batch_size = 16;     // sentences per translate() call
   int max_source_length = 128; // source tokens, the EOS libmt appends included
@@ -26,6 +30,9 @@ struct SessionOptions {
   int max_beam_size = 4;       // largest TranslateOptions::beam_size
   int num_threads = 1;         // threads of the session's pool (the caller's thread included)
   int max_text_bytes = 4096;   // longest source text, in UTF-8 bytes (models with a vocabulary)
+  Device device = Device::cpu;
+  int cuda_device = 0;         // CUDA: index of the GPU
+  bool allow_tf32 = false;     // CUDA: GEMMs on TF32 tensor cores (faster, about 1e-3 relative error)
 
   Status validate(const ModelConfig& config) const;
 };
@@ -100,7 +107,8 @@ class TextTranslations {
 
 class Session {
  public:
-  // Bytes of working memory a session needs (what create() allocates).
+  // Bytes of host working memory a session needs (what create() allocates).
+  // A CUDA session keeps its activations on the GPU instead (device_memory_size()).
   static Expected<size_t> required_memory(const Model& model, const SessionOptions& options);
 
   static Expected<Session> create(std::shared_ptr<const Model> model, const SessionOptions& options);
@@ -130,6 +138,7 @@ class Session {
   const Model& model() const;
   const SessionOptions& options() const;
   size_t memory_size() const;
+  size_t device_memory_size() const;  // bytes of GPU memory of a CUDA session (weights not included); 0 on the CPU
   const char* kernel_isa() const;  // the ISA of the kernels this session runs
 
   struct Impl;

@@ -18,6 +18,7 @@ enum class Errc : int {
   out_of_memory = 6,        // the session's memory could not be allocated
   capacity_exceeded = 7,    // the input is larger than the session was planned for
   internal = 8,             // a broken invariant of libmt itself
+  unsupported = 9,          // something this build or machine lacks (e.g. CUDA, a GPU)
 };
 
 const char* errc_name(Errc code);

@@ -1,0 +1,228 @@
+// CUDA sessions: device checks, the device memory plan, creation (all
+// allocation happens here) and the encoder half of translate().
+#include "cuda/cuda_session.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "arena.hpp"
+#include "cuda/cuda_errors.hpp"
+#include "session_impl.hpp"
+
+namespace mt::detail {
+
+CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host) {
+  CudaPlan p;
+  p.B = host.B, p.S = host.S, p.T = host.T, p.K = host.K, p.R = host.R, p.N = host.N;
+  p.P = std::max(p.S, p.T);
+  const size_t C = size_t(cfg.d_model), F = size_t(cfg.d_ff), V = size_t(cfg.target_vocab_size);
+  const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T),
+               B = size_t(p.B), top = R * 2 * size_t(p.K);
+  ArenaPlanner d;
+  p.positions = d.reserve<float>(size_t(p.P) * C);
+  p.src_tokens = d.reserve<int32_t>(N);
+  p.src_positions = d.reserve<int32_t>(N);
+  p.src_offsets = d.reserve<int32_t>(B);
+  p.src_lengths = d.reserve<int32_t>(B);
+  p.enc_x = d.reserve<float>(N * C);
+  p.enc_y = d.reserve<float>(N * C);
+  p.enc_qkv = d.reserve<float>(N * 3 * C);
+  p.enc_attn = d.reserve<float>(N * C);
+  p.enc_hidden = d.reserve<float>(N * F);
+  p.cross_kv_stride = N * 2 * C;
+  p.cross_kv = d.reserve<float>(L * p.cross_kv_stride);
+  p.dec_x = d.reserve<float>(R * C);
+  p.dec_y = d.reserve<float>(R * C);
+  p.dec_qkv = d.reserve<float>(R * 3 * C);
+  p.dec_q = d.reserve<float>(R * C);
+  p.dec_attn = d.reserve<float>(R * C);
+  p.dec_hidden = d.reserve<float>(R * F);
+  p.logits = d.reserve<float>(R * V);
+  p.self_cache_stride = R * T * 2 * C;
+  p.self_cache[0] = d.reserve<float>(L * p.self_cache_stride);
+  // Greedy search never gathers: one buffer is enough without beams.
+  p.self_cache[1] = p.K > 1 ? d.reserve<float>(L * p.self_cache_stride) : p.self_cache[0];
+  p.step_tokens = d.reserve<int32_t>(R);
+  p.gather_index = d.reserve<int32_t>(R);
+  p.top_values = d.reserve<float>(top);
+  p.top_indices = d.reserve<int32_t>(top);
+  p.device_total = d.size();
+
+  ArenaPlanner h;
+  p.up_tokens = h.reserve<int32_t>(N);
+  p.up_positions = h.reserve<int32_t>(N);
+  p.up_offsets = h.reserve<int32_t>(B);
+  p.up_lengths = h.reserve<int32_t>(B);
+  p.up_step = h.reserve<int32_t>(R);
+  p.up_index = h.reserve<int32_t>(R);
+  p.down_values = h.reserve<float>(top);
+  p.down_indices = h.reserve<int32_t>(top);
+  p.pinned_total = h.size();
+  return p;
+}
+
+namespace {
+
+// Which GPU to use, or why none can be.
+Status check_device(int index) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return Status::error(Errc::unsupported, "no CUDA device: %s", cudaGetErrorString(e));
+  if (count == 0) return Status::error(Errc::unsupported, "no CUDA device");
+  if (index >= count) {
+    return Status::error(Errc::invalid_argument, "session option cuda_device = %d: this machine has %d CUDA device%s",
+                         index, count, count == 1 ? "" : "s");
+  }
+  const cudaError_t set = cudaSetDevice(index);
+  if (set != cudaSuccess) return cuda_error(Errc::unsupported, "cannot use the CUDA device", set);
+  return {};
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, const SessionOptions& options,
+                                                            const SessionPlan& host) {
+  const ModelConfig& cfg = model.config();
+  if (cfg.d_model / cfg.heads > kCudaAttentionMaxDh) {
+    return Status::error(Errc::unsupported, "CUDA attention supports heads of at most %d dimensions; this model's are %d",
+                         kCudaAttentionMaxDh, cfg.d_model / cfg.heads);
+  }
+  if (2 * options.max_beam_size > kCudaTopKMax) {
+    return Status::error(Errc::unsupported, "session option max_beam_size = %d: CUDA sessions support beams of at most %d",
+                         options.max_beam_size, kCudaTopKMax / 2);
+  }
+  MT_RETURN_IF_ERROR(check_device(options.cuda_device));
+  auto weights = model.cuda_weights().get(model, options.cuda_device);
+  if (!weights) return weights.status();
+
+  std::unique_ptr<CudaSession> s(new CudaSession);
+  s->config_ = &cfg;
+  s->device_ = options.cuda_device;
+  s->plan_ = CudaPlan::make(cfg, host);
+  const CudaPlan& p = s->plan_;
+  if (p.device_total == SIZE_MAX || p.pinned_total == SIZE_MAX) {
+    return Status::error(Errc::capacity_exceeded, "the CUDA session's memory for these options does not fit in size_t");
+  }
+  if (const cudaError_t e = cudaMalloc(&s->device_block_, p.device_total); e != cudaSuccess) {
+    s->device_block_ = nullptr;
+    return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of GPU memory for the session: %s",
+                         p.device_total, cudaGetErrorString(e));
+  }
+  if (const cudaError_t e = cudaHostAlloc(&s->pinned_block_, p.pinned_total, cudaHostAllocDefault); e != cudaSuccess) {
+    s->pinned_block_ = nullptr;
+    return cuda_error(Errc::out_of_memory, "cannot allocate pinned host memory for the session", e);
+  }
+  cudaStream_t stream = nullptr;
+  if (const cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
+    return cuda_error(Errc::internal, "cannot create a CUDA stream", e);
+  }
+  s->stream_ = stream;
+  s->cublas_ = cublas_create();
+  if (s->cublas_ == nullptr) return Status::error(Errc::unsupported, "cannot create a cuBLAS handle");
+
+  // The position encodings, computed as on the CPU and uploaded once.
+  std::vector<float> positions(size_t(p.P) * size_t(cfg.d_model));
+  fill_positions(positions.data(), p.P, cfg.d_model);
+  if (const cudaError_t e = cudaMemcpy(s->dev<float>(p.positions), positions.data(), positions.size() * sizeof(float),
+                                       cudaMemcpyHostToDevice);
+      e != cudaSuccess) {
+    return cuda_error(Errc::internal, "copying the position encodings to the GPU failed", e);
+  }
+  const GemmMath math = options.allow_tf32 ? GemmMath::tf32 : GemmMath::f32;
+  s->transformer_.emplace(cfg, *weights.value(), s->cublas_, s->stream_, math, s->dev<float>(p.positions));
+  return s;
+}
+
+CudaSession::~CudaSession() {
+  cudaSetDevice(device_);
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  if (cublas_ != nullptr) cublas_destroy(cublas_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  if (pinned_block_ != nullptr) cudaFreeHost(pinned_block_);
+  if (device_block_ != nullptr) cudaFree(device_block_);
+}
+
+Status CudaSession::sync(const char* what) const {
+  const cudaError_t e = cudaStreamSynchronize(stream_);
+  if (e != cudaSuccess) return Status::error(Errc::internal, "CUDA %s failed on the device: %s", what, cudaGetErrorString(e));
+  return {};
+}
+
+CudaDecoderState CudaSession::decoder_state(int rows_per_source) const {
+  return {dev<float>(plan_.self_cache[cache_]), plan_.self_cache_stride, plan_.T, dev<float>(plan_.cross_kv),
+          plan_.cross_kv_stride, sources_, rows_per_source};
+}
+
+DecoderBuffers CudaSession::decoder_buffers() const {
+  return {dev<float>(plan_.dec_x), dev<float>(plan_.dec_y),    dev<float>(plan_.dec_qkv),
+          dev<float>(plan_.dec_q), dev<float>(plan_.dec_attn), dev<float>(plan_.dec_hidden)};
+}
+
+
+Status CudaSession::encode(Session::Impl& s, int B) {
+  cudaSetDevice(device_);
+  // The packed sources as the CPU session has them, plus each sentence's
+  // length and each token's position, go up in one batch of copies.
+  const int* offsets = s.at<int>(s.plan.source_offsets);
+  const int N = offsets[B];
+  int32_t* tokens = pinned<int32_t>(plan_.up_tokens);
+  int32_t* positions = pinned<int32_t>(plan_.up_positions);
+  int32_t* starts = pinned<int32_t>(plan_.up_offsets);
+  int32_t* lengths = pinned<int32_t>(plan_.up_lengths);
+  std::copy(s.at<int32_t>(s.plan.source_tokens), s.at<int32_t>(s.plan.source_tokens) + N, tokens);
+  int max_length = 0;
+  for (int b = 0; b < B; ++b) {
+    starts[b] = offsets[b];
+    lengths[b] = offsets[b + 1] - offsets[b];
+    max_length = std::max(max_length, lengths[b]);
+    for (int i = 0; i < lengths[b]; ++i) positions[offsets[b] + i] = i;
+  }
+  const auto up = [&](size_t device, size_t host, size_t bytes) {
+    return cudaMemcpyAsync(dev<std::byte>(device), pinned<std::byte>(host), bytes, cudaMemcpyHostToDevice, stream_);
+  };
+  cudaError_t e = up(plan_.src_tokens, plan_.up_tokens, size_t(N) * sizeof(int32_t));
+  if (e == cudaSuccess) e = up(plan_.src_positions, plan_.up_positions, size_t(N) * sizeof(int32_t));
+  if (e == cudaSuccess) e = up(plan_.src_offsets, plan_.up_offsets, size_t(B) * sizeof(int32_t));
+  if (e == cudaSuccess) e = up(plan_.src_lengths, plan_.up_lengths, size_t(B) * sizeof(int32_t));
+  if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the sources to the GPU failed", e);
+
+  sources_ = {dev<int32_t>(plan_.src_tokens), dev<int32_t>(plan_.src_positions), dev<int32_t>(plan_.src_offsets),
+              dev<int32_t>(plan_.src_lengths), B, N, max_length};
+  const EncoderBuffers buffers{dev<float>(plan_.enc_x), dev<float>(plan_.enc_y), dev<float>(plan_.enc_qkv),
+                               dev<float>(plan_.enc_attn), dev<float>(plan_.enc_hidden)};
+  MT_CUDA_LAUNCH(transformer_->encode(sources_, buffers), "encoder");
+  MT_CUDA_LAUNCH(transformer_->project_memory(buffers.x, N, dev<float>(plan_.cross_kv), plan_.cross_kv_stride),
+                 "memory projection");
+  cache_ = 0;
+  return {};
+}
+
+Status CudaSession::step_logits(const int32_t* tokens, int R, int t, int rows_per_source, float* logits) {
+  cudaSetDevice(device_);
+  std::copy(tokens, tokens + R, pinned<int32_t>(plan_.up_step));
+  if (const cudaError_t e = cudaMemcpyAsync(dev<int32_t>(plan_.step_tokens), pinned<int32_t>(plan_.up_step),
+                                            size_t(R) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_);
+      e != cudaSuccess) {
+    return cuda_error(Errc::internal, "copying tokens to the GPU failed", e);
+  }
+  MT_CUDA_LAUNCH(transformer_->decode_step(dev<int32_t>(plan_.step_tokens), R, t, decoder_state(rows_per_source),
+                                           decoder_buffers(), dev<float>(plan_.logits)),
+                 "decoder step");
+  const size_t bytes = size_t(R) * size_t(config_->target_vocab_size) * sizeof(float);
+  if (const cudaError_t e = cudaMemcpyAsync(logits, dev<float>(plan_.logits), bytes, cudaMemcpyDeviceToHost, stream_);
+      e != cudaSuccess) {
+    return cuda_error(Errc::internal, "copying logits from the GPU failed", e);
+  }
+  return sync("decoder step");
+}
+
+Status CudaSession::run(Session::Impl& s, int B, const TranslateOptions& options) {
+  MT_RETURN_IF_ERROR(encode(s, B));
+  const SearchLimits limits{options.beam_size, options.num_hypotheses, options.min_decoding_length,
+                            options.length_penalty};
+  return options.beam_size == 1 ? greedy_search(s, B, limits) : beam_search(s, B, limits);
+}
+
+}  // namespace mt::detail

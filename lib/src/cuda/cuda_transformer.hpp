@@ -1,0 +1,66 @@
+// The Transformer forward pass on a GPU, as transformer.hpp on the CPU: the
+// encoder over a packed batch, the decoder one step at a time over a KV
+// cache. Every pointer is device memory of the session; every call enqueues
+// on the session's stream and returns at once (faults show at the next sync).
+// Shapes as transformer.hpp: N packed source tokens, R decoder rows, C, F, V.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/cuda_weights.hpp"
+#include "mt/cuda_kernels.h"
+#include "transformer.hpp"  // EncoderBuffers, DecoderBuffers: here device pointers
+
+namespace mt::detail {
+
+// The packed source batch on the device: sentence b is rows
+// [offsets[b], offsets[b] + lengths[b]) of the encoder's matrices.
+struct CudaSources {
+  const int32_t* tokens = nullptr;     // [N]
+  const int32_t* positions = nullptr;  // [N]: each token's position in its sentence
+  const int32_t* offsets = nullptr;    // [B]
+  const int32_t* lengths = nullptr;    // [B]
+  int B = 0, N = 0;
+  int max_length = 0;  // longest sentence of the batch
+};
+
+struct CudaDecoderState {
+  float* self_cache;         // L x [R, T, 2C]: keys and values of past steps (k | v per position)
+  size_t self_cache_stride;  // floats between layers
+  int cache_capacity;        // T
+  const float* cross_kv;     // L x [N, 2C]
+  size_t cross_kv_stride;    // floats between layers
+  CudaSources sources;       // the memory's rows per sentence
+  int rows_per_source;       // decoder rows per sentence (the beam size)
+};
+
+class CudaTransformer {
+ public:
+  CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights, CublasContext* cublas,
+                  CudaStream stream, GemmMath math, const float* positions);
+
+  // Encodes the batch; the memory ends in buffers.x.
+  CudaStatus encode(const CudaSources& sources, const EncoderBuffers& buffers);
+  // Every decoder layer's cross-attention keys and values of the memory [N, C].
+  CudaStatus project_memory(const float* memory, int N, float* cross_kv, size_t cross_kv_stride);
+  // One step at position t for R rows: appends to the KV cache, logits [R, V].
+  CudaStatus decode_step(const int32_t* tokens, int R, int t, const CudaDecoderState& state,
+                         const DecoderBuffers& buffers, float* logits);
+
+ private:
+  CudaStatus linear(const float* x, int M, const CudaLinear& w, float* y, Activation act = Activation::none,
+                    const float* residual = nullptr);
+  CudaStatus layer_norm(const float* x, int M, const CudaNorm& norm, float* y);
+  // Pre-norm sublayers read LayerNorm(x) (written to y), post-norm ones x itself.
+  CudaStatus sublayer_input(const float* x, int M, const CudaNorm& norm, float* y, const float** in);
+  CudaStatus sublayer_output(float* x, int M, const CudaNorm& norm);
+
+  const ModelConfig& config_;
+  const CudaModelWeights& weights_;
+  CublasContext* cublas_;
+  CudaStream stream_;
+  GemmMath math_;
+  const float* positions_;  // [P, C] sinusoidal encodings
+};
+
+}  // namespace mt::detail
