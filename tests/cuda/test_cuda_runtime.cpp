@@ -1,0 +1,286 @@
+// CUDA sessions (SessionOptions::device = Device::cuda) against CPU sessions
+// of the same model: decoder logits of random tiny models, translations of
+// the shipped English-German model, errors, and sessions on threads. Cases
+// that need a GPU say why and pass without one (MT_REQUIRE_CUDA_DEVICE=1
+// makes that a failure).
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "cuda/cuda_runtime_util.hpp"
+#include "cuda/cuda_test_util.hpp"
+#include "mt/mt.h"
+#include "session_impl.hpp"
+#include "test_util.hpp"
+
+using namespace mt;
+using test::load_model;
+using test::make_session;
+using test::shipped_sentences;
+using test::translate_all;
+
+namespace {
+
+// fp32 on both sides; the sums run in other orders (cuBLAS, the fused
+// attention), so logits agree to rounding, far below this.
+constexpr double kLogitsRelativeTol = 1e-3;
+
+ModelConfig config_variant(int variant) {
+  ModelConfig c = test::tiny_config();
+  if (variant == 1) {
+    c.pre_norm = true;
+    c.activation = Activation::gelu;
+  } else if (variant == 2) {
+    c.shared_embeddings = c.tied_output = false;
+    c.source_vocab_size = 257;
+  }
+  return c;
+}
+
+SessionOptions small_options() {
+  SessionOptions o;
+  o.max_batch_size = 4;
+  o.max_beam_size = 4;
+  o.max_source_length = 40;
+  o.max_target_length = 24;
+  return o;
+}
+
+// The n-best lists agree when their texts match rank by rank, except where
+// hypotheses of equal scores (to rounding) trade places, or where one of
+// them is cut off at the end of the list.
+void check_same_nbest(const std::vector<test::TextResult>& cpu, const std::vector<test::TextResult>& gpu,
+                      size_t sentence) {
+  INFO("sentence " << sentence);
+  REQUIRE(cpu.size() == gpu.size());
+  const auto tie = [](float a, float b) { return std::fabs(a - b) <= 1e-4f * (1.0f + std::fabs(a)); };
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    INFO("hypothesis " << k << ": CPU '" << cpu[k].text << "' " << cpu[k].score << ", CUDA '" << gpu[k].text << "' "
+                       << gpu[k].score);
+    CHECK(std::fabs(cpu[k].score - gpu[k].score) <= 1e-3f * (1.0f + std::fabs(cpu[k].score)));
+    if (cpu[k].text == gpu[k].text) continue;
+    bool explained = k + 1 == cpu.size() && tie(cpu[k].score, gpu[k].score);
+    for (size_t j = 0; j < cpu.size(); ++j) {
+      explained |= j != k && cpu[j].text == gpu[k].text && tie(cpu[j].score, cpu[k].score);
+    }
+    CHECK(explained);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda runtime: decoder logits match the CPU session's", "[cuda][runtime]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  const int variant = GENERATE(0, 1, 2);  // post-norm ReLU tied; pre-norm GELU; untied embeddings
+  const ModelConfig config = config_variant(variant);
+  auto model = test::random_model(config, 71 + variant);
+  Session cpu = make_session(model, small_options(), Device::cpu);
+  Session gpu = make_session(model, small_options(), Device::cuda);
+  const auto sources = test::make_sources({9, 4}, config.source_vocab_size, 3);
+  Translations results;
+  REQUIRE(cpu.translate(test::spans(sources), {}, &results).ok());  // encodes on the CPU
+  REQUIRE(gpu.translate(test::spans(sources), {}, &results).ok());  // and on the GPU
+  Session::Impl& c = *cpu.impl();
+  Session::Impl& g = *gpu.impl();
+  REQUIRE(g.cuda != nullptr);
+  REQUIRE(g.cuda->encode(g, 2).ok());
+
+  const int R = 2, T = 20, V = config.target_vocab_size;
+  std::vector<float> gpu_logits(size_t(R) * V);
+  const detail::DecoderState state = c.decoder_state(1);
+  for (int t = 0; t < T; ++t) {
+    // Each row its own prefix: BOS, then made-up tokens.
+    const int32_t tokens[R] = {t == 0 ? config.bos_id : int32_t(4 + (t * 37) % (V - 4)),
+                               t == 0 ? config.bos_id : int32_t(4 + (t * 91) % (V - 4))};
+    c.transformer->decode_step(tokens, R, t, state, c.decoder_buffers(), c.at<float>(c.plan.logits));
+    const Status stepped = g.cuda->step_logits(tokens, R, t, 1, gpu_logits.data());
+    INFO(stepped.message());
+    REQUIRE(stepped.ok());
+    const float* cpu_logits = c.at<float>(c.plan.logits);
+    for (int r = 0; r < R; ++r) {
+      double max_diff = 0.0, max_abs = 0.0;
+      for (int v = 0; v < V; ++v) {
+        const size_t i = size_t(r) * V + v;
+        max_diff = std::max(max_diff, std::fabs(double(cpu_logits[i]) - double(gpu_logits[i])));
+        max_abs = std::max(max_abs, std::fabs(double(cpu_logits[i])));
+      }
+      INFO("variant " << variant << " row " << r << " step " << t << ": max |diff| " << max_diff << ", max |logit| "
+                      << max_abs);
+      REQUIRE(max_abs > 0.0);
+      CHECK(max_diff / max_abs <= kLogitsRelativeTol);
+    }
+  }
+}
+
+TEST_CASE("cuda runtime: the shipped sentences translate as on the CPU (greedy and beam 4)", "[cuda][runtime]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  auto model = load_model("models/en-de-tiny.mtm");
+  const std::vector<std::string> lines = shipped_sentences();
+  SessionOptions o;
+  o.max_batch_size = 16;  // the 40 sentences in batches of 16, 16 and 8
+  o.max_beam_size = 4;
+  Session cpu = make_session(model, o, Device::cpu);
+  Session gpu = make_session(model, o, Device::cuda);
+  TranslateOptions greedy;
+  greedy.max_length_ratio = 2.0f;
+  greedy.max_length_offset = 10;
+  const auto cpu_greedy = translate_all(cpu, lines, greedy), gpu_greedy = translate_all(gpu, lines, greedy);
+  REQUIRE(gpu_greedy.size() == lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    INFO("sentence " << i << ": " << lines[i]);
+    REQUIRE(gpu_greedy[i].size() == 1);
+    CHECK(gpu_greedy[i][0].text == cpu_greedy[i][0].text);
+    CHECK(std::fabs(gpu_greedy[i][0].score - cpu_greedy[i][0].score) <= 1e-3f * (1.0f + std::fabs(cpu_greedy[i][0].score)));
+  }
+  TranslateOptions beam = greedy;
+  beam.beam_size = 4;
+  beam.num_hypotheses = 4;
+  const auto cpu_beam = translate_all(cpu, lines, beam), gpu_beam = translate_all(gpu, lines, beam);
+  for (size_t i = 0; i < lines.size(); ++i) check_same_nbest(cpu_beam[i], gpu_beam[i], i);
+  // An empty source gets its empty hypothesis without decoding, as on the CPU.
+  const auto empty = translate_all(gpu, {"", "Hello.", " "}, beam);
+  CHECK(empty[0].size() == 1);
+  CHECK(empty[0][0].text.empty());
+  CHECK(empty[2][0].text.empty());
+  CHECK(!empty[1][0].text.empty());
+}
+
+TEST_CASE("cuda runtime: an int8 model runs dequantized to fp32, close to the CPU's int8 translations",
+          "[cuda][runtime]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  auto model = load_model("models/en-de-tiny.int8.mtm");
+  const std::vector<std::string> lines = shipped_sentences();
+  SessionOptions o;
+  o.max_batch_size = 40;
+  Session cpu = make_session(model, o, Device::cpu);
+  Session gpu = make_session(model, o, Device::cuda);
+  TranslateOptions greedy;
+  greedy.max_length_ratio = 2.0f;
+  greedy.max_length_offset = 10;
+  const auto a = translate_all(cpu, lines, greedy), b = translate_all(gpu, lines, greedy);
+  size_t same = 0;
+  for (size_t i = 0; i < lines.size(); ++i) same += a[i][0].text == b[i][0].text;
+  // The GPU multiplies fp32 inputs by the dequantized weights; the CPU
+  // quantizes the inputs too. Close choices may flip, as fp32 vs int8 do.
+  WARN(same << " of " << lines.size() << " int8 translations identical on CPU and GPU");
+  CHECK(same * 100 >= lines.size() * 65);
+}
+
+TEST_CASE("cuda runtime: bad options and a missing device give clear errors", "[cuda][runtime]") {
+  auto model = test::random_model(test::tiny_config(), 81);
+  SessionOptions o = small_options();
+  o.device = static_cast<Device>(7);
+  auto bad_device = Session::create(model, o);
+  REQUIRE(!bad_device.ok());
+  CHECK(bad_device.status().code() == Errc::invalid_argument);
+  CHECK(std::strstr(bad_device.status().message(), "device") != nullptr);
+
+  o.device = Device::cuda;
+  o.cuda_device = -1;
+  auto negative = Session::create(model, o);
+  REQUIRE(!negative.ok());
+  CHECK(negative.status().code() == Errc::invalid_argument);
+  CHECK(std::strstr(negative.status().message(), "cuda_device") != nullptr);
+
+  o.cuda_device = 0;
+  o.max_beam_size = 9;  // top_k takes at most 16 = 2 x 8 candidates per row
+  auto wide = Session::create(model, o);
+  REQUIRE(!wide.ok());
+  CHECK(wide.status().code() == Errc::unsupported);
+  o.max_beam_size = 4;
+
+  o.cuda_device = 1000;
+  auto absent = Session::create(model, o);
+  REQUIRE(!absent.ok());
+  INFO(absent.status().message());
+  if (test::cuda_unavailable_reason().empty()) {
+    CHECK(absent.status().code() == Errc::invalid_argument);
+    CHECK(std::strstr(absent.status().message(), "CUDA device") != nullptr);
+  } else {
+    // No GPU here: every CUDA session is refused, saying so.
+    o.cuda_device = 0;
+    auto none = Session::create(model, o);
+    REQUIRE(!none.ok());
+    CHECK(none.status().code() == Errc::unsupported);
+    CHECK(std::strstr(none.status().message(), "no CUDA device") != nullptr);
+    // And through the C API.
+    mt_model* m = nullptr;
+    REQUIRE(mt_model_load(test::scratch_path("81-model.mtm").c_str(), &m) == MT_OK);
+    mt_session_options co;
+    mt_session_options_init(&co);
+    CHECK(co.device == MT_DEVICE_CPU);
+    co.device = MT_DEVICE_CUDA;
+    mt_session* session = nullptr;
+    CHECK(mt_session_create(m, &co, &session) == MT_ERROR_UNSUPPORTED);
+    CHECK(session == nullptr);
+    CHECK(std::strstr(mt_last_error(), "CUDA") != nullptr);
+    mt_model_free(m);
+  }
+}
+
+TEST_CASE("cuda runtime: sessions on several threads share one model and agree", "[cuda][runtime]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  auto model = load_model("models/en-de-tiny.mtm");
+  const std::vector<std::string> lines = shipped_sentences();
+  SessionOptions o;
+  o.max_batch_size = 8;
+  o.max_beam_size = 2;
+  TranslateOptions options;
+  options.max_length_ratio = 2.0f;
+  options.max_length_offset = 10;
+  // The threads create their sessions at once: the first ones race to upload the weights.
+  constexpr int kThreads = 4, kRounds = 3;
+  std::vector<std::vector<std::vector<test::TextResult>>> outputs(kThreads * kRounds);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      SessionOptions so = o;
+      so.device = Device::cuda;
+      auto session = Session::create(model, so);
+      if (!session.ok()) {
+        errors[i] = session.status().message();
+        return;
+      }
+      TranslateOptions to = options;
+      to.beam_size = 1 + i % 2;  // greedy and beam 2 side by side
+      for (int round = 0; round < kRounds; ++round) {
+        auto& out = outputs[size_t(i) * kRounds + round];
+        const size_t batch = 8;
+        for (size_t b = 0; b < lines.size(); b += batch) {
+          const std::vector<std::string_view> part(lines.begin() + b, lines.begin() + std::min(lines.size(), b + batch));
+          TextTranslations results;
+          const Status status = session->translate_text(part, to, &results);
+          if (!status.ok()) {
+            errors[i] = status.message();
+            return;
+          }
+          for (size_t s = 0; s < results.size(); ++s) out.push_back({{std::string(results[s][0].text), results[s][0].score}});
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) {
+    INFO("thread " << i << ": " << errors[i]);
+    REQUIRE(errors[i].empty());
+  }
+  for (int beam = 1; beam <= 2; ++beam) {
+    Session alone = make_session(model, o, Device::cuda);
+    TranslateOptions to = options;
+    to.beam_size = beam;
+    const auto expected = translate_all(alone, lines, to);
+    for (int i = beam - 1; i < kThreads; i += 2) {
+      for (int round = 0; round < kRounds; ++round) {
+        const auto& got = outputs[size_t(i) * kRounds + round];
+        REQUIRE(got.size() == expected.size());
+        for (size_t s = 0; s < got.size(); ++s) {
+          INFO("thread " << i << " round " << round << " sentence " << s);
+          CHECK(got[s][0].text == expected[s][0].text);
+          CHECK(got[s][0].score == expected[s][0].score);
+        }
+      }
+    }
+  }
+}
