@@ -11,6 +11,8 @@ packages=(
   libbenchmark-dev
   libsentencepiece-dev sentencepiece
   gnuplot-nox
+  clang libclang-rt-14-dev  # the libFuzzer targets (fuzz/)
+  valgrind                  # memcheck of mt_translate (scripts/valgrind.sh)
 )
 
 missing=()
