@@ -2,8 +2,9 @@
 // bias, activation and residual. cuBLAS is column-major, so the row-major
 // C[M, N] = A[M, K] W[N, K]^T is computed as its transpose C^T = W A^T: W read
 // as a column-major [K, N] matrix and transposed, A read as [K, M].
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include "cublas_library.hpp"
 
 #include "mt/cuda_kernels.h"
 
@@ -20,8 +21,10 @@ struct CublasContext {
 };
 
 CublasContext* cublas_create(size_t workspace_bytes) {
+  const cuda_detail::CublasLibrary* cublas = cuda_detail::cublas_library();
+  if (cublas == nullptr) return nullptr;  // libcublas not found
   auto* context = new CublasContext;
-  if (cublasCreate(&context->handle) != CUBLAS_STATUS_SUCCESS ||
+  if (cublas->create(&context->handle) != CUBLAS_STATUS_SUCCESS ||
       (workspace_bytes > 0 && cudaMalloc(&context->workspace, workspace_bytes) != cudaSuccess)) {
     cublas_destroy(context);
     return nullptr;
@@ -32,7 +35,7 @@ CublasContext* cublas_create(size_t workspace_bytes) {
 
 void cublas_destroy(CublasContext* context) {
   if (context == nullptr) return;
-  if (context->handle != nullptr) cublasDestroy(context->handle);
+  if (context->handle != nullptr) cuda_detail::cublas_library()->destroy(context->handle);
   if (context->workspace != nullptr) cudaFree(context->workspace);
   delete context;
 }
@@ -45,9 +48,10 @@ CudaStatus from_cublas(cublasStatus_t status) {
 
 CudaStatus use_stream(CublasContext* context, cudaStream_t stream) {
   if (context->stream_set && context->stream == stream) return 0;
-  cublasStatus_t status = cublasSetStream(context->handle, stream);
+  const cuda_detail::CublasLibrary* cublas = cuda_detail::cublas_library();
+  cublasStatus_t status = cublas->set_stream(context->handle, stream);
   if (status == CUBLAS_STATUS_SUCCESS && context->workspace != nullptr)
-    status = cublasSetWorkspace(context->handle, context->workspace, context->workspace_bytes);
+    status = cublas->set_workspace(context->handle, context->workspace, context->workspace_bytes);
   if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
   context->stream = stream;
   context->stream_set = true;
@@ -73,9 +77,9 @@ CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, c
 
   const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   const cublasComputeType_t compute = math == GemmMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  const cublasStatus_t status =
-      cublasGemmEx(context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, W, CUDA_R_32F, int(ldw), A,
-                   CUDA_R_32F, int(lda), &beta, C, CUDA_R_32F, int(ldc), compute, CUBLAS_GEMM_DEFAULT);
+  const cublasStatus_t status = cuda_detail::cublas_library()->gemm_ex(
+      context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, W, CUDA_R_32F, int(ldw), A, CUDA_R_32F,
+      int(lda), &beta, C, CUDA_R_32F, int(ldc), compute, CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
   return bias_act_residual_f32_cuda(C, ldc, bias, act, accumulate ? nullptr : residual, ldr, M, N, stream);
 }

@@ -2,6 +2,7 @@
 // allocation happens here) and the encoder half of translate().
 #include "cuda/cuda_session.hpp"
 
+#include <cublas_api.h>  // CUBLAS_VER_MAJOR, for the error message
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -120,7 +121,10 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   }
   s->stream_ = stream;
   s->cublas_ = cublas_create();
-  if (s->cublas_ == nullptr) return Status::error(Errc::unsupported, "cannot create a cuBLAS handle");
+  if (s->cublas_ == nullptr) {
+    return Status::error(Errc::unsupported, "cannot create a cuBLAS handle (is libcublas.so.%d on the library path?)",
+                         CUBLAS_VER_MAJOR);
+  }
 
   // The position encodings, computed as on the CPU and uploaded once.
   std::vector<float> positions(size_t(p.P) * size_t(cfg.d_model));
