@@ -94,3 +94,30 @@ TEST_CASE("C API sessions can use a caller buffer", "[c_api]") {
   mt_model_free(model);
   ::operator delete(buffer, std::align_val_t(64));
 }
+
+TEST_CASE("C API device options: CPU by default, bad values refused, CUDA created or refused", "[c_api]") {
+  const std::string path = scratch_path("c_api_device.mtm");
+  REQUIRE(mt::write_random_model(tiny_config(), 93, path).ok());
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(path.c_str(), &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  CHECK(so.device == MT_DEVICE_CPU);
+  CHECK(so.cuda_device == 0);
+  CHECK(so.allow_tf32 == 0);
+  mt_session* session = nullptr;
+  so.device = 256;  // would wrap to 0 (CPU) if narrowed blindly
+  CHECK(mt_session_create(model, &so, &session) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(mt_last_error(), Catch::Contains("device"));
+  so.device = MT_DEVICE_CUDA;
+  so.cuda_device = -1;
+  CHECK(mt_session_create(model, &so, &session) == MT_ERROR_INVALID_ARGUMENT);
+  so.cuda_device = 0;
+  const mt_status created = mt_session_create(model, &so, &session);
+  INFO(mt_last_error());
+  // A GPU build on a GPU machine creates it; anything else says what is missing.
+  CHECK((created == MT_OK || created == MT_ERROR_UNSUPPORTED));
+  CHECK((created == MT_OK) == (session != nullptr));
+  mt_session_free(session);
+  mt_model_free(model);
+}
