@@ -147,6 +147,7 @@ Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int devic
 }  // namespace
 
 CudaWeightCache::~CudaWeightCache() {
+  if (copies_.empty()) return;  // never touch CUDA for a model only CPU sessions used
   int current = 0;
   const bool restore = cudaGetDevice(&current) == cudaSuccess;
   for (const auto& copy : copies_) {
