@@ -138,12 +138,26 @@ TEST_CASE("cuda runtime: the shipped sentences translate as on the CPU (greedy a
   beam.num_hypotheses = 4;
   const auto cpu_beam = translate_all(cpu, lines, beam), gpu_beam = translate_all(gpu, lines, beam);
   for (size_t i = 0; i < lines.size(); ++i) check_same_nbest(cpu_beam[i], gpu_beam[i], i);
+  // Length limits (the device masks EOS before min_decoding_length) and no
+  // length penalty, greedy and beam 2.
+  TranslateOptions limited;
+  limited.min_decoding_length = 6;
+  limited.max_decoding_length = 9;
+  limited.length_penalty = 0.0f;
+  for (int width : {1, 2}) {
+    limited.beam_size = limited.num_hypotheses = width;
+    INFO("min 6, max 9 tokens, no length penalty, beam " << width);
+    const auto a = translate_all(cpu, lines, limited), b = translate_all(gpu, lines, limited);
+    for (size_t i = 0; i < lines.size(); ++i) check_same_nbest(a[i], b[i], i);
+  }
   // An empty source gets its empty hypothesis without decoding, as on the CPU.
-  const auto empty = translate_all(gpu, {"", "Hello.", " "}, beam);
-  CHECK(empty[0].size() == 1);
-  CHECK(empty[0][0].text.empty());
-  CHECK(empty[2][0].text.empty());
-  CHECK(!empty[1][0].text.empty());
+  for (const TranslateOptions& options : {greedy, beam}) {
+    const auto empty = translate_all(gpu, {"", "Hello.", " "}, options);
+    CHECK(empty[0].size() == 1);
+    CHECK(empty[0][0].text.empty());
+    CHECK(empty[2][0].text.empty());
+    CHECK(!empty[1][0].text.empty());
+  }
 }
 
 TEST_CASE("cuda runtime: an int8 model runs dequantized to fp32, close to the CPU's int8 translations",
