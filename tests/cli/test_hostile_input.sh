@@ -86,8 +86,17 @@ expect_error "batch 0" "--batch-size = '0'" --batch-size 0
 expect_error "threads 0" "--threads = '0'" --threads 0
 expect_error "length penalty NaN" "--length-penalty = 'nan'" --length-penalty nan
 expect_error "max source length above the model's" "exceeds the model's limit" --max-source-length 5000
+expect_error "an unknown device" "--device must be cpu or cuda" --device tpu
 expect_error "a value missing at the end" "--beam needs a value" --beam
 expect_error "an unknown option at the end" "unknown option --bogus" --bogus
+
+# --device cuda: translates where a GPU is, else one clear line (CI has none).
+echo "A dog." | "$bin/mt_translate" -m "$model" --device cuda --beam 1 > "$dir/cuda-out.txt" 2> "$dir/cuda-err.txt"
+if [ $? -eq 0 ]; then
+  check "--device cuda: one line out" test "$(wc -l < "$dir/cuda-out.txt")" -eq 1
+else
+  check "--device cuda without a GPU or CUDA build: says so" grep -qE "CUDA" "$dir/cuda-err.txt"
+fi
 
 if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
 echo "all hostile-input checks passed"

@@ -20,6 +20,9 @@ check "mt_model info describes it" grep -q "4 encoder + 4 decoder" "$dir/info.tx
 "$bin/mt_model" upgrade "$model" -o "$dir/upgraded.mtm" > /dev/null
 check "mt_model upgrade rewrites a model byte for byte as the writer does" cmp -s "$model" "$dir/upgraded.mtm"
 
+"$bin/mt_model" random --config tiny --max-positions 64 -o "$dir/p64.mtm" > /dev/null
+echo "5 6 7" | "$bin/mt_translate" -m "$dir/p64.mtm" --max-length 4 > "$dir/p64.txt"
+check "the default --max-source-length follows a model with fewer positions" test -s "$dir/p64.txt"
 "$bin/mt_model" check "$model" > "$dir/check.txt"
 check "mt_model check passes a sound model" grep -q "ok (format version" "$dir/check.txt"
 cp "$model" "$dir/nan.mtm"   # the weights fill the end of the file: make one of them NaN
