@@ -68,5 +68,31 @@ TEST_CASE("cuda: set_column_f32 sets one column of every row", "[cuda][search]")
   require_equal(x, d_x.download(), "set_column_f32");
 }
 
+TEST_CASE("cuda: decode_step_end masks EOS below the minimum length and moves positions on", "[cuda][search]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  TestStream stream;
+  const int M = GENERATE(1, 5, 300), min_length = GENERATE(0, 3);
+  const int column = 2;
+  const size_t ld = 11;
+  std::vector<float> x = random_vector(M * ld, 9u + M, -1.0f, 1.0f);
+  std::vector<int32_t> positions(M), lengths(M);
+  for (int m = 0; m < M; ++m) positions[m] = m % 5, lengths[m] = m % 5 + 1;
+  DeviceVector<float> d_x(x);
+  DeviceVector<int32_t> d_positions(positions), d_lengths(lengths), d_min(std::vector<int32_t>{min_length});
+  const float value = -std::numeric_limits<float>::infinity();
+  for (int m = 0; m < M; ++m) {
+    if (positions[m] < min_length) x[m * ld + column] = value;
+    ++positions[m], ++lengths[m];
+  }
+  require_ok(decode_step_end_cuda(d_x.get(), ld, M, column, value, d_min.get(), d_positions.get(), d_lengths.get(),
+                                  stream.get()),
+             "decode_step_end_cuda");
+  require_finished(stream.get(), "decode_step_end_cuda");
+  INFO("M " << M << " min_length " << min_length);
+  require_equal(x, d_x.download(), "decode_step_end logits");
+  CHECK(d_positions.download() == positions);
+  CHECK(d_lengths.download() == lengths);
+}
+
 }  // namespace
 }  // namespace mt

@@ -99,6 +99,15 @@ CudaStatus gather_rows_f32_cuda(const float* src, float* dst, const int32_t* ind
 // x[m, column] = value for every row m of x [M, ld] (column < ld).
 CudaStatus set_column_f32_cuda(float* x, size_t ld, int M, int column, float value, CudaStream stream);
 
+// The end of a decode step whose position is kept on the device (so that a
+// captured step replays for every position): for every row m of logits [M, ld],
+//   logits[m, column] = value   when positions[m] < *min_length  (EOS masked),
+// then positions[m] += 1 and lengths[m] += 1 (the KV cache's rows, position + 1).
+// positions, lengths: device [M]; min_length: device scalar.
+CudaStatus decode_step_end_cuda(float* logits, size_t ld, int M, int column, float value,
+                                const int32_t* min_length, int32_t* positions, int32_t* lengths,
+                                CudaStream stream);
+
 // --- attention ----------------------------------------------------------
 // Where the rows of each sequence of a batch are, for queries or for keys.
 // Sequence b has rows [first(b), first(b) + count(b)) of its matrix:
