@@ -58,11 +58,12 @@ struct TextResult {
   float score;
 };
 
-// Every sentence's n-best, translated in batches of the session's size.
+// Every sentence's n-best, translated in batches of `batch` sentences (0:
+// the session's max_batch_size).
 inline std::vector<std::vector<TextResult>> translate_all(Session& session, const std::vector<std::string>& lines,
-                                                          const TranslateOptions& options) {
+                                                          const TranslateOptions& options, size_t batch = 0) {
   std::vector<std::vector<TextResult>> out;
-  const size_t batch = size_t(session.options().max_batch_size);
+  if (batch == 0) batch = size_t(session.options().max_batch_size);
   for (size_t b = 0; b < lines.size(); b += batch) {
     const std::vector<std::string_view> part(lines.begin() + b, lines.begin() + std::min(lines.size(), b + batch));
     TextTranslations results;

@@ -35,24 +35,18 @@ void insertion_sort(T* items, int n, Better better) {
 
 Status CudaSession::greedy_search(Session::Impl& s, int B, const SearchLimits& limits) {
   const ModelConfig& cfg = *config_;
-  const int V = cfg.target_vocab_size, K = s.plan.K, T = s.plan.T;
+  const int K = s.plan.K, T = s.plan.T, rows = padded_sentences(B);
   const int* length_limit = s.at<int>(s.plan.length_limits);
   int* done = s.at<int>(s.plan.source_done);
   float* log_prob = s.at<float>(s.plan.beam_scores);
   Finished* fin = s.at<Finished>(s.plan.finished);
   int32_t* out_tokens = s.at<int32_t>(s.plan.finished_tokens);
-  int32_t* d_step = dev<int32_t>(plan_.step_tokens);
-  float* d_logits = dev<float>(plan_.logits);
-  float* d_values = dev<float>(plan_.top_values);
   int32_t* up = pinned<int32_t>(plan_.up_step);
-  int32_t* picked = pinned<int32_t>(plan_.down_indices);
-  float* picked_log_prob = pinned<float>(plan_.down_values);
-  const CudaDecoderState state = decoder_state(1);
-  const DecoderBuffers buffers = decoder_buffers();
+  int32_t* ring_tokens = pinned<int32_t>(plan_.ring_tokens);
+  float* ring_values = pinned<float>(plan_.ring_values);
 
   int alive = B, max_limit = 0;
   for (int b = 0; b < B; ++b) {
-    up[b] = cfg.bos_id;
     done[b] = 0;
     log_prob[b] = 0.0f;
     max_limit = std::max(max_limit, length_limit[b]);
@@ -64,35 +58,46 @@ Status CudaSession::greedy_search(Session::Impl& s, int B, const SearchLimits& l
     }
   }
   if (alive == 0) return {};
-  if (const cudaError_t e = cudaMemcpyAsync(d_step, up, size_t(B) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_);
+  std::fill(up, up + rows, cfg.bos_id);  // padding rows too: they must read valid embeddings
+  if (const cudaError_t e = cudaMemcpyAsync(dev<int32_t>(plan_.step_tokens), up, size_t(rows) * sizeof(int32_t),
+                                            cudaMemcpyHostToDevice, stream_);
       e != cudaSuccess) {
     return cuda_error(Errc::internal, "copying tokens to the GPU failed", e);
   }
-  for (int t = 0; t < max_limit && alive > 0; ++t) {
-    MT_CUDA_LAUNCH(transformer_->decode_step(d_step, B, t, state, buffers, d_logits), "decoder step");
-    if (t < limits.min_length) MT_CUDA_LAUNCH(set_column_f32_cuda(d_logits, V, B, cfg.eos_id, kNegInf, stream_), "EOS mask");
-    MT_CUDA_LAUNCH(log_softmax_f32_cuda(d_logits, d_logits, nullptr, B, V, stream_), "log_softmax");
-    // The next step's tokens stay on the device; copies of them and their
-    // log-probabilities come back for the bookkeeping.
-    MT_CUDA_LAUNCH(argmax_f32_cuda(d_logits, B, V, d_step, d_values, stream_), "argmax");
-    cudaError_t e = cudaMemcpyAsync(picked, d_step, size_t(B) * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
-    if (e == cudaSuccess) {
-      e = cudaMemcpyAsync(picked_log_prob, d_values, size_t(B) * sizeof(float), cudaMemcpyDeviceToHost, stream_);
+  MT_RETURN_IF_ERROR(upload_positions(0, limits.min_length));
+  // The device needs nothing from the host between steps (the picks are the
+  // next tokens), so steps go in a few at a time, each copying its picks into
+  // a slot of the ring, and the host catches up after one wait.
+  for (int t0 = 0; t0 < max_limit && alive > 0; t0 += kGreedyStepsPerSync) {
+    const int steps = std::min(kGreedyStepsPerSync, max_limit - t0);
+    for (int i = 0; i < steps; ++i) {
+      MT_RETURN_IF_ERROR(launch_step(rows, 1, 0));
+      cudaError_t e = cudaMemcpyAsync(ring_tokens + size_t(i) * plan_.R, dev<int32_t>(plan_.step_tokens),
+                                      size_t(B) * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
+      if (e == cudaSuccess) {
+        e = cudaMemcpyAsync(ring_values + size_t(i) * plan_.R, dev<float>(plan_.top_values), size_t(B) * sizeof(float),
+                            cudaMemcpyDeviceToHost, stream_);
+      }
+      if (e != cudaSuccess) return cuda_error(Errc::internal, "copying tokens from the GPU failed", e);
     }
-    if (e != cudaSuccess) return cuda_error(Errc::internal, "copying tokens from the GPU failed", e);
-    MT_RETURN_IF_ERROR(sync("greedy step"));
-    for (int b = 0; b < B; ++b) {
-      if (done[b]) continue;
-      const int token = picked[b];
-      log_prob[b] += picked_log_prob[b];
-      const bool eos = token == cfg.eos_id;
-      if (!eos) out_tokens[size_t(b) * K * T + t] = token;
-      if (eos || t + 1 >= length_limit[b]) {
-        const int length = eos ? t : t + 1;
-        fin[size_t(b) * K] = {normalized(log_prob[b], t + 1, limits.length_penalty), log_prob[b], length};
-        s.emit_results(b, 1, 1);
-        done[b] = 1;
-        --alive;
+    MT_RETURN_IF_ERROR(sync("greedy steps"));
+    for (int i = 0; i < steps && alive > 0; ++i) {
+      const int t = t0 + i;
+      const int32_t* picked = ring_tokens + size_t(i) * plan_.R;
+      const float* picked_log_prob = ring_values + size_t(i) * plan_.R;
+      for (int b = 0; b < B; ++b) {
+        if (done[b]) continue;
+        const int token = picked[b];
+        log_prob[b] += picked_log_prob[b];
+        const bool eos = token == cfg.eos_id;
+        if (!eos) out_tokens[size_t(b) * K * T + t] = token;
+        if (eos || t + 1 >= length_limit[b]) {
+          const int length = eos ? t : t + 1;
+          fin[size_t(b) * K] = {normalized(log_prob[b], t + 1, limits.length_penalty), log_prob[b], length};
+          s.emit_results(b, 1, 1);
+          done[b] = 1;
+          --alive;
+        }
       }
     }
   }
@@ -101,8 +106,9 @@ Status CudaSession::greedy_search(Session::Impl& s, int B, const SearchLimits& l
 
 Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& limits) {
   const ModelConfig& cfg = *config_;
-  const int V = cfg.target_vocab_size, K = limits.beam, T = s.plan.T, C = cfg.d_model;
-  const int R = B * K, L = cfg.decoder_layers, width = 2 * K;
+  const int K = limits.beam, T = s.plan.T, C = cfg.d_model;
+  // R rows of the batch's beams; the step runs `rows`, padded to a captured shape.
+  const int R = B * K, rows = padded_sentences(B) * K, L = cfg.decoder_layers, width = 2 * K;
   const int* length_limit = s.at<int>(s.plan.length_limits);
   int* done = s.at<int>(s.plan.source_done);
   float* scores = s.at<float>(s.plan.beam_scores);
@@ -115,12 +121,10 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
   int* fin_count = s.at<int>(s.plan.hypothesis_counts);
   int32_t* d_step = dev<int32_t>(plan_.step_tokens);
   int32_t* d_index = dev<int32_t>(plan_.gather_index);
-  float* d_logits = dev<float>(plan_.logits);
   int32_t* step = pinned<int32_t>(plan_.up_step);
   int32_t* index = pinned<int32_t>(plan_.up_index);
   float* top_values = pinned<float>(plan_.down_values);
   int32_t* top_tokens = pinned<int32_t>(plan_.down_indices);
-  const DecoderBuffers buffers = decoder_buffers();
 
   // Adds a finished hypothesis to sentence b's best K (replacing the worst when full).
   auto finish = [&](int b, const int32_t* tokens, int length, float log_prob, int scored_length) {
@@ -137,7 +141,7 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
     std::copy(tokens, tokens + length, fin_tokens + (size_t(b) * s.plan.K + slot) * T);
   };
   auto upload_steps = [&]() {
-    return cudaMemcpyAsync(d_step, step, size_t(R) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_);
+    return cudaMemcpyAsync(d_step, step, size_t(rows) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_);
   };
 
   int alive = B, max_limit = 0;
@@ -158,17 +162,15 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
     }
   }
   if (alive == 0) return {};
+  // Padding rows read valid embeddings and keep their own cache rows.
+  for (int r = R; r < rows; ++r) step[r] = cfg.bos_id, index[r] = r;
   if (const cudaError_t e = upload_steps(); e != cudaSuccess) {
     return cuda_error(Errc::internal, "copying tokens to the GPU failed", e);
   }
+  MT_RETURN_IF_ERROR(upload_positions(0, limits.min_length));
 
   for (int t = 0; t < max_limit && alive > 0; ++t) {
-    MT_CUDA_LAUNCH(transformer_->decode_step(d_step, R, t, decoder_state(K), buffers, d_logits), "decoder step");
-    if (t < limits.min_length) MT_CUDA_LAUNCH(set_column_f32_cuda(d_logits, V, R, cfg.eos_id, kNegInf, stream_), "EOS mask");
-    MT_CUDA_LAUNCH(log_softmax_f32_cuda(d_logits, d_logits, nullptr, R, V, stream_), "log_softmax");
-    MT_CUDA_LAUNCH(top_k_f32_cuda(d_logits, R, V, width, dev<float>(plan_.top_values), dev<int32_t>(plan_.top_indices),
-                                  stream_),
-                   "top_k");
+    MT_RETURN_IF_ERROR(launch_step(rows, K, cache_));
     const size_t picks = size_t(R) * size_t(width);
     cudaError_t e = cudaMemcpyAsync(top_values, dev<float>(plan_.top_values), picks * sizeof(float),
                                     cudaMemcpyDeviceToHost, stream_);
@@ -238,13 +240,13 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
     }
     e = upload_steps();
     if (e == cudaSuccess && moved) {
-      e = cudaMemcpyAsync(d_index, index, size_t(R) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_);
+      e = cudaMemcpyAsync(d_index, index, size_t(rows) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_);
     }
     if (e != cudaSuccess) return cuda_error(Errc::internal, "copying beams to the GPU failed", e);
     if (moved) {
       const size_t row_floats = size_t(T) * 2 * C;
       MT_CUDA_LAUNCH(gather_rows_f32_cuda(dev<float>(plan_.self_cache[cache_]), dev<float>(plan_.self_cache[1 - cache_]),
-                                          d_index, R, row_floats, size_t(t + 1) * 2 * C, L, plan_.self_cache_stride,
+                                          d_index, rows, row_floats, size_t(t + 1) * 2 * C, L, plan_.self_cache_stride,
                                           stream_),
                      "KV cache gather");
       cache_ = 1 - cache_;

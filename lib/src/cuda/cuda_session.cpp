@@ -49,6 +49,8 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host) {
   p.gather_index = d.reserve<int32_t>(R);
   p.top_values = d.reserve<float>(top);
   p.top_indices = d.reserve<int32_t>(top);
+  p.step_state_ints = 2 * R + 1;
+  p.step_state = d.reserve<int32_t>(p.step_state_ints);
   p.device_total = d.size();
 
   ArenaPlanner h;
@@ -58,8 +60,11 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host) {
   p.up_lengths = h.reserve<int32_t>(B);
   p.up_step = h.reserve<int32_t>(R);
   p.up_index = h.reserve<int32_t>(R);
+  p.up_state = h.reserve<int32_t>(p.step_state_ints);
   p.down_values = h.reserve<float>(top);
   p.down_indices = h.reserve<int32_t>(top);
+  p.ring_tokens = h.reserve<int32_t>(size_t(kGreedyStepsPerSync) * R);
+  p.ring_values = h.reserve<float>(size_t(kGreedyStepsPerSync) * R);
   p.pinned_total = h.size();
   return p;
 }
@@ -136,12 +141,14 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   }
   const GemmMath math = options.allow_tf32 ? GemmMath::tf32 : GemmMath::f32;
   s->transformer_.emplace(cfg, *weights.value(), s->cublas_, s->stream_, math, s->dev<float>(p.positions));
+  if (options.cuda_graphs) MT_RETURN_IF_ERROR(s->capture_graphs());
   return s;
 }
 
 CudaSession::~CudaSession() {
   cudaSetDevice(device_);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  destroy_graphs();
   if (cublas_ != nullptr) cublas_destroy(cublas_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
   if (pinned_block_ != nullptr) cudaFreeHost(pinned_block_);
@@ -154,9 +161,25 @@ Status CudaSession::sync(const char* what) const {
   return {};
 }
 
-CudaDecoderState CudaSession::decoder_state(int rows_per_source) const {
-  return {dev<float>(plan_.self_cache[cache_]), plan_.self_cache_stride, plan_.T, dev<float>(plan_.cross_kv),
-          plan_.cross_kv_stride, sources_, rows_per_source};
+// The same for every batch (a captured step bakes it in): the memory's rows
+// per sentence come from the device arrays, padded past the batch with empty
+// sentences; the cross-attention needs no longest length with lengths given.
+CudaDecoderState CudaSession::decoder_state(int rows_per_source, int cache) const {
+  const CudaSources sources{dev<int32_t>(plan_.src_tokens), dev<int32_t>(plan_.src_positions),
+                            dev<int32_t>(plan_.src_offsets), dev<int32_t>(plan_.src_lengths), plan_.B, plan_.N,
+                            plan_.S};
+  return {dev<float>(plan_.self_cache[cache]), plan_.self_cache_stride, plan_.T, dev<float>(plan_.cross_kv),
+          plan_.cross_kv_stride, sources, rows_per_source, step_positions(), step_cache_lengths()};
+}
+
+Status CudaSession::upload_positions(int t, int min_length) {
+  int32_t* state = pinned<int32_t>(plan_.up_state);
+  std::fill(state, state + plan_.R, t);
+  std::fill(state + plan_.R, state + 2 * plan_.R, t + 1);
+  state[2 * plan_.R] = min_length;
+  const cudaError_t e = cudaMemcpyAsync(step_positions(), state, plan_.step_state_ints * sizeof(int32_t),
+                                        cudaMemcpyHostToDevice, stream_);
+  return e == cudaSuccess ? Status{} : cuda_error(Errc::internal, "copying positions to the GPU failed", e);
 }
 
 DecoderBuffers CudaSession::decoder_buffers() const {
@@ -183,13 +206,16 @@ Status CudaSession::encode(Session::Impl& s, int B) {
     max_length = std::max(max_length, lengths[b]);
     for (int i = 0; i < lengths[b]; ++i) positions[offsets[b] + i] = i;
   }
+  // Empty sentences up to the session's batch: padded decoder rows attend to nothing.
+  std::fill(starts + B, starts + plan_.B, N);
+  std::fill(lengths + B, lengths + plan_.B, 0);
   const auto up = [&](size_t device, size_t host, size_t bytes) {
     return cudaMemcpyAsync(dev<std::byte>(device), pinned<std::byte>(host), bytes, cudaMemcpyHostToDevice, stream_);
   };
   cudaError_t e = up(plan_.src_tokens, plan_.up_tokens, size_t(N) * sizeof(int32_t));
   if (e == cudaSuccess) e = up(plan_.src_positions, plan_.up_positions, size_t(N) * sizeof(int32_t));
-  if (e == cudaSuccess) e = up(plan_.src_offsets, plan_.up_offsets, size_t(B) * sizeof(int32_t));
-  if (e == cudaSuccess) e = up(plan_.src_lengths, plan_.up_lengths, size_t(B) * sizeof(int32_t));
+  if (e == cudaSuccess) e = up(plan_.src_offsets, plan_.up_offsets, size_t(plan_.B) * sizeof(int32_t));
+  if (e == cudaSuccess) e = up(plan_.src_lengths, plan_.up_lengths, size_t(plan_.B) * sizeof(int32_t));
   if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the sources to the GPU failed", e);
 
   sources_ = {dev<int32_t>(plan_.src_tokens), dev<int32_t>(plan_.src_positions), dev<int32_t>(plan_.src_offsets),
@@ -211,7 +237,8 @@ Status CudaSession::step_logits(const int32_t* tokens, int R, int t, int rows_pe
       e != cudaSuccess) {
     return cuda_error(Errc::internal, "copying tokens to the GPU failed", e);
   }
-  MT_CUDA_LAUNCH(transformer_->decode_step(dev<int32_t>(plan_.step_tokens), R, t, decoder_state(rows_per_source),
+  MT_RETURN_IF_ERROR(upload_positions(t, 0));
+  MT_CUDA_LAUNCH(transformer_->decode_step(dev<int32_t>(plan_.step_tokens), R, decoder_state(rows_per_source, 0),
                                            decoder_buffers(), dev<float>(plan_.logits)),
                  "decoder step");
   const size_t bytes = size_t(R) * size_t(config_->target_vocab_size) * sizeof(float);

@@ -10,14 +10,22 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "cuda/cuda_transformer.hpp"
 #include "mt/session.hpp"
+
+struct CUgraphExec_st;  // cudaGraphExec_t is CUgraphExec_st*
 
 namespace mt::detail {
 
 struct SessionPlan;
 struct SearchLimits;
+
+// Greedy search copies each step's picks into a ring of this many slots and
+// waits for the GPU once per ring: the host reads a step a few steps late, and
+// after the last sentence ends at most this many - 1 steps are wasted.
+inline constexpr int kGreedyStepsPerSync = 4;
 
 // Offsets into the session's device block (CudaPlan::device) and its pinned
 // host block (CudaPlan::pinned).
@@ -30,10 +38,15 @@ struct CudaPlan {
   size_t dec_x = 0, dec_y = 0, dec_qkv = 0, dec_q = 0, dec_attn = 0, dec_hidden = 0, logits = 0;
   size_t self_cache[2] = {0, 0}, self_cache_stride = 0;  // double-buffered: beams gather from one into the other
   size_t step_tokens = 0, gather_index = 0, top_values = 0, top_indices = 0;
+  // Decode positions on the device: [R] positions, [R] cache lengths, then
+  // the minimum length (1); step_state_ints of them, mirrored by up_state.
+  size_t step_state = 0, step_state_ints = 0;
   size_t device_total = 0;
   // Pinned host staging: what goes up before a step and comes down after.
   size_t up_tokens = 0, up_positions = 0, up_offsets = 0, up_lengths = 0, up_step = 0, up_index = 0;
+  size_t up_state = 0;
   size_t down_values = 0, down_indices = 0;
+  size_t ring_tokens = 0, ring_values = 0;  // greedy: kGreedyStepsPerSync x [R]
   size_t pinned_total = 0;
 
   static CudaPlan make(const ModelConfig& config, const SessionPlan& host);
@@ -68,8 +81,25 @@ class CudaSession {
   template <class T>
   T* pinned(size_t offset) const { return reinterpret_cast<T*>(static_cast<std::byte*>(pinned_block_) + offset); }
 
-  CudaDecoderState decoder_state(int rows_per_source) const;
+  CudaDecoderState decoder_state(int rows_per_source, int cache) const;
   DecoderBuffers decoder_buffers() const;
+  int32_t* step_positions() const { return dev<int32_t>(plan_.step_state); }
+  int32_t* step_cache_lengths() const { return step_positions() + plan_.R; }
+  int32_t* step_min_length() const { return step_positions() + 2 * plan_.R; }
+  // Every row at position t (cache length t + 1), EOS masked before min_length.
+  Status upload_positions(int t, int min_length);
+
+  // Decode steps (cuda_graphs.cpp). A search runs `rows` decoder rows,
+  // rows_per_source per sentence, reading the self-attention cache `cache`:
+  // the decoder, the EOS mask, the log-softmax, and the picks (argmax into
+  // step_tokens and top_values for greedy search, top_k for beams).
+  Status enqueue_step(int rows, int rows_per_source, int cache);
+  // The same, replayed from a graph captured at creation when there is one.
+  Status launch_step(int rows, int rows_per_source, int cache);
+  // Sentences a search of B runs: B, or with graphs the bucket holding B.
+  int padded_sentences(int B) const;
+  Status capture_graphs();
+  void destroy_graphs();
   // Waits for the stream; a fault there becomes an error naming `what`.
   Status sync(const char* what) const;
   Status greedy_search(Session::Impl& session, int B, const SearchLimits& limits);
@@ -85,6 +115,13 @@ class CudaSession {
   std::optional<CudaTransformer> transformer_;
   CudaSources sources_;  // the batch of the last encode
   int cache_ = 0;        // which self_cache buffer holds the live rows
+  // Captured decode steps: graph_buckets_ holds the sentence counts they run
+  // (ascending, the last plan_.B); graphs_[graph_slot(...)] the executables.
+  std::vector<int> graph_buckets_;
+  std::vector<CUgraphExec_st*> graphs_;
+  size_t graph_slot(int bucket_index, int rows_per_source, int cache) const {
+    return (size_t(rows_per_source - 1) * graph_buckets_.size() + size_t(bucket_index)) * 2 + size_t(cache);
+  }
 };
 
 }  // namespace mt::detail

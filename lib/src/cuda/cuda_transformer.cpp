@@ -80,16 +80,16 @@ CudaStatus CudaTransformer::project_memory(const float* memory, int N, float* cr
   return 0;
 }
 
-CudaStatus CudaTransformer::decode_step(const int32_t* tokens, int R, int t, const CudaDecoderState& state,
+CudaStatus CudaTransformer::decode_step(const int32_t* tokens, int R, const CudaDecoderState& state,
                                         const DecoderBuffers& b, float* logits) {
   const int C = config_.d_model, H = config_.heads, dh = C / H;
   const float scale = 1.0f / std::sqrt(float(dh));
-  MT_CUDA_TRY(embed_f32_cuda(weights_.target_embedding, C, tokens, R, std::sqrt(float(C)), positions_, nullptr, t,
-                             b.x, stream_));
+  MT_CUDA_TRY(embed_f32_cuda(weights_.target_embedding, C, tokens, R, std::sqrt(float(C)), positions_,
+                             state.positions, 0, b.x, stream_));
   for (size_t l = 0; l < weights_.decoder.size(); ++l) {
     const CudaDecoderLayer& layer = weights_.decoder[l];
     // Causal self-attention: this step's key and value join the cache, then
-    // the query attends over positions [0, t].
+    // the query attends over positions [0, t] (cache_lengths: t + 1).
     const float* in = nullptr;
     MT_CUDA_TRY(sublayer_input(b.x, R, layer.self_norm, b.y, &in));
     MT_CUDA_TRY(linear(in, R, layer.qkv, b.qkv));
@@ -99,7 +99,7 @@ CudaStatus CudaTransformer::decode_step(const int32_t* tokens, int R, int t, con
     self.k = cache, self.v = cache + C, self.kv_ld = 2 * size_t(C);
     self.out = b.attn, self.out_ld = size_t(C);
     self.q_rows = {nullptr, nullptr, 1, 1};
-    self.kv_rows = {nullptr, nullptr, state.cache_capacity, t + 1};
+    self.kv_rows = {nullptr, state.cache_lengths, state.cache_capacity, state.cache_capacity};
     self.batch = R, self.heads = H, self.dh = dh, self.scale = scale;
     self.append_k = b.qkv + C, self.append_v = b.qkv + 2 * C, self.append_ld = 3 * size_t(C);
     MT_CUDA_TRY(attention_f32_cuda(self, stream_));

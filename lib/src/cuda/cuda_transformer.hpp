@@ -32,6 +32,10 @@ struct CudaDecoderState {
   size_t cross_kv_stride;    // floats between layers
   CudaSources sources;       // the memory's rows per sentence
   int rows_per_source;       // decoder rows per sentence (the beam size)
+  // Each row's position t and its cache's rows t + 1, on the device rather
+  // than arguments so that a captured step replays for every t.
+  const int32_t* positions;  // [R]
+  const int32_t* cache_lengths;  // [R]
 };
 
 class CudaTransformer {
@@ -43,8 +47,9 @@ class CudaTransformer {
   CudaStatus encode(const CudaSources& sources, const EncoderBuffers& buffers);
   // Every decoder layer's cross-attention keys and values of the memory [N, C].
   CudaStatus project_memory(const float* memory, int N, float* cross_kv, size_t cross_kv_stride);
-  // One step at position t for R rows: appends to the KV cache, logits [R, V].
-  CudaStatus decode_step(const int32_t* tokens, int R, int t, const CudaDecoderState& state,
+  // One step of R rows at their state.positions: appends to the KV cache,
+  // logits [R, V]. Moving the positions on is the caller's (decode_step_end_cuda).
+  CudaStatus decode_step(const int32_t* tokens, int R, const CudaDecoderState& state,
                          const DecoderBuffers& buffers, float* logits);
 
  private:
