@@ -99,6 +99,9 @@ Status CudaSession::capture_graphs() {
         cudaGraphDestroy(graph);
         if (e != cudaSuccess) return cuda_error(Errc::internal, "instantiating a decode step's CUDA Graph failed", e);
         graphs_[graph_slot(int(i), K, cache)] = exec;
+        // Its device-side setup now rather than at its first launch in translate().
+        e = cudaGraphUpload(exec, stream_);
+        if (e != cudaSuccess) return cuda_error(Errc::internal, "uploading a decode step's CUDA Graph failed", e);
       }
     }
   }
