@@ -72,10 +72,11 @@ Status CudaSession::capture_graphs() {
   graph_buckets_.push_back(plan_.B);
   graphs_.assign(graph_slot(0, plan_.K + 1, 0), nullptr);
   // Each shape runs once before it is captured, so that its kernels (cuBLAS
-  // picks them by shape) are loaded outside the capture. Zeros make that run
-  // valid: token 0, position 0, empty caches and sentences.
-  cudaError_t e = cudaMemsetAsync(device_block_, 0, plan_.device_total, stream_);
-  if (e != cudaSuccess) return cuda_error(Errc::internal, "clearing the session's GPU memory failed", e);
+  // picks them by shape) are loaded outside the capture. The session's memory,
+  // zeroed by create(), makes that run valid: token 0, position 0, empty caches
+  // and sentences. (Clearing the whole block here would also wipe the position
+  // encodings create() uploaded: the first thing in it.)
+  cudaError_t e = cudaSuccess;
   for (int K = 1; K <= plan_.K; ++K) {
     for (size_t i = 0; i < graph_buckets_.size(); ++i) {
       // Greedy search (K = 1) never swaps cache buffers.

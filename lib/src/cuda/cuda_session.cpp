@@ -131,14 +131,19 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
                          CUBLAS_VER_MAJOR);
   }
 
-  // The position encodings, computed as on the CPU and uploaded once.
+  // The session's memory starts zeroed (capture_graphs() runs each step once
+  // on it: token 0, position 0, empty caches and sentences). Then the position
+  // encodings, computed as on the CPU and uploaded once, on the same stream so
+  // that they land after the clearing; nothing may clear the block after this.
+  if (const cudaError_t e = cudaMemsetAsync(s->device_block_, 0, p.device_total, s->stream_); e != cudaSuccess) {
+    return cuda_error(Errc::internal, "clearing the session's GPU memory failed", e);
+  }
   std::vector<float> positions(size_t(p.P) * size_t(cfg.d_model));
   fill_positions(positions.data(), p.P, cfg.d_model);
-  if (const cudaError_t e = cudaMemcpy(s->dev<float>(p.positions), positions.data(), positions.size() * sizeof(float),
-                                       cudaMemcpyHostToDevice);
-      e != cudaSuccess) {
-    return cuda_error(Errc::internal, "copying the position encodings to the GPU failed", e);
-  }
+  cudaError_t e = cudaMemcpyAsync(s->dev<float>(p.positions), positions.data(), positions.size() * sizeof(float),
+                                  cudaMemcpyHostToDevice, s->stream_);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s->stream_);  // `positions` goes out of scope
+  if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the position encodings to the GPU failed", e);
   const GemmMath math = options.allow_tf32 ? GemmMath::tf32 : GemmMath::f32;
   s->transformer_.emplace(cfg, *weights.value(), s->cublas_, s->stream_, math, s->dev<float>(p.positions));
   if (options.cuda_graphs) MT_RETURN_IF_ERROR(s->capture_graphs());
