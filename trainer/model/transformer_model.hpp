@@ -1,6 +1,7 @@
 // The trainer's Transformer: the same function as the runtime's
-// (lib/src/transformer.cpp), written with the autograd ops, its parameters
-// named and shaped as model_spec.hpp says, so exporting is a copy.
+// (lib/src/transformer.cpp), written with the autograd ops (the forward pass
+// itself is model/transformer_forward.hpp, shared with the CUDA model), its
+// parameters named and shaped as model_spec.hpp says, so exporting is a copy.
 #pragma once
 
 #include <cstdint>
@@ -9,15 +10,11 @@
 
 #include "autograd/ops.hpp"
 #include "data/parallel_corpus.hpp"
+#include "model/transformer_forward.hpp"
 #include "mt/model.hpp"
 #include "mt/model_writer.hpp"
 
 namespace mt::train {
-
-struct ForwardOptions {
-  double dropout = 0.0;          // on embeddings, sublayer outputs and the FFN hidden layer
-  double label_smoothing = 0.0;
-};
 
 template <class T>
 class TransformerModel {
@@ -41,12 +38,6 @@ class TransformerModel {
   Status export_model(const std::string& path, const VocabularyData* vocabulary, const ModelMetadata& metadata) const;
 
  private:
-  autograd::Tensor<T>* p(const std::string& name) const { return params_.at(name); }
-  autograd::Tensor<T>* sublayer_input(autograd::Tensor<T>* x, const std::string& norm);
-  autograd::Tensor<T>* sublayer_output(autograd::Tensor<T>* x, autograd::Tensor<T>* out, const std::string& norm,
-                                       double dropout);
-  autograd::Tensor<T>* ffn(autograd::Tensor<T>* x, const std::string& scope, double dropout);
-
   autograd::Graph<T>& g_;
   ModelConfig config_;
   std::map<std::string, autograd::Tensor<T>*> params_;
