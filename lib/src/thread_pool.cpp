@@ -10,10 +10,30 @@
 namespace mt::detail {
 
 namespace {
-// Workers poll this many times for the next job before sleeping: a decode step
-// runs dozens of short parallel regions back to back, and a futex wake-up per
-// region would cost more than the region itself.
-constexpr int kSpinBeforeSleep = 20000;
+
+// Polls before sleeping: long enough to bridge the caller's serial work
+// between two parallel regions of a decoding step (microseconds), short
+// enough that a thread waiting on a descheduled one gives its core back soon.
+constexpr int kSpinBeforeSleep = 2000;
+constexpr uint32_t kClosed = 1u << 31;  // in entry_: the caller has closed the job
+
+// Waits until `value` is no longer `old`; returns the new value (acquire).
+// Who changes a value and then notifies does it with a sequentially
+// consistent read-modify-write: notify reads the waiter count that wait()
+// keeps, and the two must not pass each other, or a wake-up is lost.
+uint32_t wait_for_change(const std::atomic<uint32_t>& value, uint32_t old) {
+  for (int spin = 0; spin < kSpinBeforeSleep; ++spin) {
+    const uint32_t now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+    MT_CPU_RELAX();
+  }
+  for (;;) {
+    value.wait(old, std::memory_order_acquire);
+    const uint32_t now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+  }
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -21,12 +41,9 @@ ThreadPool::ThreadPool(int num_threads) {
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  wake_.notify_all();
+  stop_.store(true, std::memory_order_relaxed);
+  generation_.fetch_add(1);
+  generation_.notify_all();
   for (std::thread& w : workers_) w.join();
 }
 
@@ -38,40 +55,37 @@ void ThreadPool::take_tasks(int thread) {
 }
 
 void ThreadPool::run(int tasks, Call call, void* ctx) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    tasks_ = tasks;
-    call_ = call;
-    ctx_ = ctx;
-    next_task_.store(0, std::memory_order_relaxed);
-    busy_workers_.store(int(workers_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  wake_.notify_all();
+  tasks_ = tasks;
+  call_ = call;
+  ctx_ = ctx;
+  next_task_.store(0, std::memory_order_relaxed);
+  entry_.store(0, std::memory_order_release);  // open, nobody inside
+  generation_.fetch_add(1);
+  generation_.notify_all();
   take_tasks(0);
-  // The job lives on this stack frame: wait until every worker has left it.
-  while (busy_workers_.load(std::memory_order_acquire) != 0) MT_CPU_RELAX();
+  // The job lives on this stack frame: close it to late workers, then wait
+  // until those inside have left (their tasks' writes come with them).
+  uint32_t entry = entry_.fetch_or(kClosed, std::memory_order_acquire) | kClosed;
+  while (entry != kClosed) entry = wait_for_change(entry_, entry);
+}
+
+void ThreadPool::join_job(int thread) {
+  uint32_t entry = entry_.load(std::memory_order_relaxed);
+  do {
+    if (entry & kClosed) return;
+  } while (!entry_.compare_exchange_weak(entry, entry + 1, std::memory_order_acquire,
+                                         std::memory_order_relaxed));
+  take_tasks(thread);
+  // The last one out of a closed job wakes the caller if it went to sleep.
+  if (entry_.fetch_sub(1) == (kClosed | 1)) entry_.notify_one();
 }
 
 void ThreadPool::worker_loop(int thread) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   for (;;) {
-    uint64_t gen = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; gen == seen && spin < kSpinBeforeSleep; ++spin) {
-      MT_CPU_RELAX();
-      gen = generation_.load(std::memory_order_acquire);
-    }
-    if (gen == seen) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
-      gen = generation_.load(std::memory_order_acquire);
-    }
-    seen = gen;
-    // The job's fields (and stop_) were written before the release that moved
-    // the generation, and this thread's acquire load of it makes them visible.
-    if (stop_) return;
-    take_tasks(thread);
-    busy_workers_.fetch_sub(1, std::memory_order_release);
+    seen = wait_for_change(generation_, seen);
+    if (stop_.load(std::memory_order_relaxed)) return;
+    join_job(thread);
   }
 }
 

@@ -1,11 +1,15 @@
 // A fixed pool of worker threads created with a session, never per call.
 // parallel_for runs tasks on the workers and the calling thread, and makes no
 // allocation: the job is a function pointer and a context on the caller's stack.
+//
+// Waiting threads poll briefly, then sleep (std::atomic::wait): back-to-back
+// parallel regions (dozens per decoding step) find the workers awake, and a
+// waiting thread never keeps a core from the threads it waits for when
+// threads outnumber cores (several multi-threaded sessions on a small machine).
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -37,18 +41,25 @@ class ThreadPool {
   using Call = void (*)(void* ctx, int task, int thread);
   void run(int tasks, Call call, void* ctx);
   void worker_loop(int thread);
+  // Enters the open job, if any, runs tasks until none is left, leaves.
+  void join_job(int thread);
   void take_tasks(int thread);
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> next_task_{0};
-  std::atomic<int> busy_workers_{0};
+  // The job, written by the caller while no worker is inside a job, read by
+  // workers only between entering and leaving it.
   int tasks_ = 0;
   Call call_ = nullptr;
   void* ctx_ = nullptr;
-  bool stop_ = false;
+  std::atomic<int> next_task_{0};
+  // Moves once per job (and once to stop): what sleeping workers wait on.
+  std::atomic<uint32_t> generation_{0};
+  // How many workers are inside the current job, and a closed bit the caller
+  // sets once it has run out of tasks: a worker may enter only while the job
+  // is open, so the caller never waits for a worker that has not started it
+  // (asleep, or descheduled by a busy machine).
+  std::atomic<uint32_t> entry_{0};
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace mt::detail
