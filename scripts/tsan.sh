@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# ThreadSanitizer run of the concurrency tests (CI's TSan job): builds only
+# test_concurrency and test_decoder in build-tsan with -fsanitize=thread and
+# runs them. A data race, a lock-order report or a failed test fails it.
+#   scripts/tsan.sh            (MT_JOBS=1 scripts/tsan.sh on a busy machine)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build-tsan
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_SANITIZE=thread \
+  -DMT_BUILD_TRAINER=OFF -DMT_BUILD_TOOLS=OFF -DMT_BUILD_BENCHMARKS=OFF -DMT_CUDA=OFF > /dev/null
+cmake --build "$build" -j"${MT_JOBS:-2}" --target test_concurrency test_decoder
+# halt_on_error: stop at the first report, with TSan's non-zero exit code.
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+# Without address randomisation where setarch can: the TSan runtime of older
+# compilers cannot place its shadow memory on kernels that randomise mmap
+# with more bits (vm.mmap_rnd_bits = 32) and aborts before the first test.
+norandom=()
+if setarch "$(uname -m)" -R true 2> /dev/null; then norandom=(setarch "$(uname -m)" -R); fi
+for t in test_concurrency test_decoder; do
+  echo "== $t (ThreadSanitizer)"
+  "${norandom[@]}" "$build/tests/$t"
+done
