@@ -1,0 +1,233 @@
+// Masked multi-head attention on the device, the CPU's op (autograd/
+// attention.cpp) with the same layouts, masks and saved P [B, H, Lq, Lk]:
+//   forward, one block per (query row, head, sequence): scores, masked
+//     softmax into P (zeros where masked), out = P V;
+//   backward, one block per query row: dS = scale P (dP - rowsum(P dP)) with
+//     dP = dO V^T (saved to a [B, H, Lq, Lk] buffer), dq += dS K;
+//   then one block per key row: dk += dS^T Q, dv += P^T dO (sums over the
+//     queries in order, no atomics: gradients are deterministic).
+// Training lengths are short (L <= ~256): plain loops beat GEMM set-up here.
+#include <algorithm>
+#include <cmath>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_common.cuh"
+#include "cuda/ops.hpp"
+
+namespace mt::autograd::gpu {
+
+namespace {
+
+constexpr int kAttnThreads = 128;
+
+struct Layout {
+  int B, Lq, Lk, H, dh, C;
+  bool causal;
+  int q_stride, kv_stride;  // row strides of the q and kv tensors
+  int k_off, v_off;         // column of K and V head 0 in the kv tensor
+  const int* q_len;         // device [B]
+  const int* k_len;         // device [B]
+  // Keys query i of sequence b sees (0 for padded query rows).
+  __device__ int keys(int b, int i) const {
+    if (i >= q_len[b]) return 0;
+    return causal ? min(k_len[b], i + 1) : k_len[b];
+  }
+};
+
+// i = {B, Lq, Lk, H, causal, C, fused}, as the CPU op records.
+Layout layout_of(const int64_t* i, const int* lengths) {
+  Layout l{};
+  l.B = int(i[0]), l.Lq = int(i[1]), l.Lk = int(i[2]), l.H = int(i[3]);
+  l.causal = i[4] != 0;
+  l.C = int(i[5]);
+  l.dh = l.C / l.H;
+  const bool fused = i[6] != 0;
+  l.q_stride = (fused ? 3 : 1) * l.C;
+  l.kv_stride = (fused ? 3 : 2) * l.C;
+  l.k_off = fused ? l.C : 0;
+  l.v_off = l.k_off + l.C;
+  l.q_len = lengths;
+  l.k_len = lengths + l.B;
+  return l;
+}
+
+__global__ void attention_forward_kernel(Layout l, const float* qt, const float* kvt, float* out, float* P,
+                                         float scale) {
+  extern __shared__ float p[];  // [Lk] this row's probabilities
+  __shared__ float shared[32];
+  const int i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int n = l.keys(b, i);
+  float* prow = P + ((size_t(b) * l.H + h) * l.Lq + i) * l.Lk;
+  float* o = out + (size_t(b) * l.Lq + i) * l.C + size_t(h) * l.dh;
+  if (n == 0) {
+    for (int j = threadIdx.x; j < l.Lk; j += blockDim.x) prow[j] = 0.0f;
+    for (int d = threadIdx.x; d < l.dh; d += blockDim.x) o[d] = 0.0f;
+    return;
+  }
+  const float* q = qt + (size_t(b) * l.Lq + i) * l.q_stride + size_t(h) * l.dh;
+  const float* kv = kvt + size_t(b) * l.Lk * l.kv_stride + size_t(h) * l.dh;
+  float mx = -INFINITY;
+  for (int j = threadIdx.x; j < n; j += blockDim.x) {
+    const float* k = kv + size_t(j) * l.kv_stride + l.k_off;
+    float s = 0.0f;
+    for (int d = 0; d < l.dh; ++d) s += q[d] * k[d];
+    p[j] = s * scale;
+    mx = fmaxf(mx, p[j]);
+  }
+  mx = block_max(mx, shared);
+  float sum = 0.0f;
+  for (int j = threadIdx.x; j < n; j += blockDim.x) sum += (p[j] = expf(p[j] - mx));
+  const float inv = 1.0f / block_sum(sum, shared);  // block_sum syncs: p is complete after it
+  for (int j = threadIdx.x; j < l.Lk; j += blockDim.x) prow[j] = p[j] = j < n ? p[j] * inv : 0.0f;
+  __syncthreads();
+  for (int d = threadIdx.x; d < l.dh; d += blockDim.x) {
+    float acc = 0.0f;
+    for (int j = 0; j < n; ++j) acc += p[j] * kv[size_t(j) * l.kv_stride + l.v_off + d];
+    o[d] = acc;
+  }
+}
+
+// dS for one query row, saved; then dq (when wanted).
+__global__ void attention_query_backward_kernel(Layout l, const float* qt, const float* kvt, const float* P,
+                                                const float* dout, float* dS, float* dq, float scale) {
+  extern __shared__ float ds[];  // [Lk]
+  __shared__ float shared[32];
+  const int i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  // Masked entries have P = 0, hence dS = 0: every valid key of the row is
+  // used, as on the CPU.
+  const int n = i < l.q_len[b] ? l.k_len[b] : 0;
+  const size_t row = ((size_t(b) * l.H + h) * l.Lq + i) * l.Lk;
+  const float* prow = P + row;
+  float* dsrow = dS + row;
+  if (n == 0) {
+    for (int j = threadIdx.x; j < l.Lk; j += blockDim.x) dsrow[j] = 0.0f;
+    return;
+  }
+  const float* dO = dout + (size_t(b) * l.Lq + i) * l.C + size_t(h) * l.dh;
+  const float* kv = kvt + size_t(b) * l.Lk * l.kv_stride + size_t(h) * l.dh;
+  float pdp = 0.0f;
+  for (int j = threadIdx.x; j < n; j += blockDim.x) {
+    const float* v = kv + size_t(j) * l.kv_stride + l.v_off;
+    float s = 0.0f;
+    for (int d = 0; d < l.dh; ++d) s += dO[d] * v[d];
+    ds[j] = s;
+    pdp += prow[j] * s;
+  }
+  pdp = block_sum(pdp, shared);
+  for (int j = threadIdx.x; j < l.Lk; j += blockDim.x) dsrow[j] = ds[j] = j < n ? scale * prow[j] * (ds[j] - pdp) : 0.0f;
+  __syncthreads();
+  if (!dq) return;
+  float* dqrow = dq + (size_t(b) * l.Lq + i) * l.q_stride + size_t(h) * l.dh;
+  for (int d = threadIdx.x; d < l.dh; d += blockDim.x) {
+    float acc = 0.0f;
+    for (int j = 0; j < n; ++j) acc += ds[j] * kv[size_t(j) * l.kv_stride + l.k_off + d];
+    dqrow[d] += acc;
+  }
+}
+
+// dk_j += sum_i dS_ij q_i, dv_j += sum_i P_ij dO_i for one key row j.
+__global__ void attention_key_backward_kernel(Layout l, const float* qt, const float* P, const float* dS,
+                                              const float* dout, float* dkv) {
+  const int j = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int m = l.q_len[b];
+  if (j >= l.k_len[b] || m == 0) return;
+  const size_t head = (size_t(b) * l.H + h) * l.Lq * l.Lk;
+  float* dk = dkv + (size_t(b) * l.Lk + j) * l.kv_stride + l.k_off + size_t(h) * l.dh;
+  float* dv = dkv + (size_t(b) * l.Lk + j) * l.kv_stride + l.v_off + size_t(h) * l.dh;
+  const float* q = qt + size_t(b) * l.Lq * l.q_stride + size_t(h) * l.dh;
+  const float* dO = dout + size_t(b) * l.Lq * l.C + size_t(h) * l.dh;
+  for (int d = threadIdx.x; d < l.dh; d += blockDim.x) {
+    float ak = 0.0f, av = 0.0f;
+    for (int i = 0; i < m; ++i) {
+      const size_t e = head + size_t(i) * l.Lk + j;
+      ak += dS[e] * q[size_t(i) * l.q_stride + d];
+      av += P[e] * dO[size_t(i) * l.C + d];
+    }
+    dk[d] += ak;
+    dv[d] += av;
+  }
+}
+
+// op: in = {q tensor, kv tensor}, saved = {P}, i = {B, Lq, Lk, H, causal, C, fused}, ints = lengths
+void attention_backward(Graph& g, const Op& op) {
+  const Layout l = layout_of(op.i.data(), op.ints);
+  Tensor* qt = op.in[0];
+  Tensor* kvt = op.in[1];
+  if (l.B == 0 || l.Lq == 0 || l.Lk == 0) return;
+  const float scale = 1.0f / std::sqrt(float(l.dh));
+  float* dS = g.scratch(size_t(l.B) * l.H * l.Lq * l.Lk);
+  const size_t shared = size_t(l.Lk) * sizeof(float);
+  attention_query_backward_kernel<<<dim3(l.Lq, l.H, l.B), kAttnThreads, shared, g.stream()>>>(
+      l, qt->value, kvt->value, op.saved[0]->value, op.out->grad, dS, qt->requires_grad ? qt->grad : nullptr, scale);
+  MT_GPU_LAUNCHED();
+  if (kvt->requires_grad) {
+    attention_key_backward_kernel<<<dim3(l.Lk, l.H, l.B), std::min(kAttnThreads, ((l.dh + 31) / 32) * 32), 0,
+                                    g.stream()>>>(l, qt->value, op.saved[0]->value, dS, op.out->grad, kvt->grad);
+    MT_GPU_LAUNCHED();
+  }
+}
+
+Tensor* attention(Graph& g, Tensor* qt, Tensor* kvt, const int64_t* args, const std::vector<int>& lengths) {
+  const int* dev_lengths = g.upload_ints(lengths);
+  const Layout l = layout_of(args, dev_lengths);
+  const bool rg = qt->requires_grad || kvt->requires_grad;
+  Tensor* out = g.make(Shape{l.B * l.Lq, l.C}, rg);
+  Tensor* probs = g.make(Shape{l.B, l.H, l.Lq, l.Lk}, false);
+  if (l.B > 0 && l.Lq > 0) {
+    const float scale = 1.0f / std::sqrt(float(l.dh));
+    attention_forward_kernel<<<dim3(l.Lq, l.H, l.B), kAttnThreads, size_t(std::max(l.Lk, 1)) * sizeof(float),
+                               g.stream()>>>(l, qt->value, kvt->value, out->value, probs->value, scale);
+    MT_GPU_LAUNCHED();
+  }
+  if (rg) {
+    Op& op = g.record(&attention_backward, out);
+    op.in = {qt, kvt, nullptr, nullptr};
+    op.saved[0] = probs;
+    std::copy(args, args + 7, op.i.begin());
+    op.ints = dev_lengths;
+  }
+  return out;
+}
+
+std::vector<int> lengths_of(const SeqBatch& s, const char* what) {
+  MT_AG_CHECK(s.lengths.empty() || int(s.lengths.size()) == s.batch,
+              std::string(what) + ": lengths must have one entry per sequence");
+  std::vector<int> len(size_t(s.batch), s.length);
+  for (int b = 0; b < int(s.lengths.size()); ++b) {
+    MT_AG_CHECK(s.lengths[b] >= 0 && s.lengths[b] <= s.length, std::string(what) + ": a length is outside [0, L]");
+    len[b] = s.lengths[b];
+  }
+  return len;
+}
+
+}  // namespace
+
+Tensor* self_attention(Graph& g, Tensor* qkv, const SeqBatch& seqs, int heads, bool causal) {
+  MT_AG_CHECK(qkv->shape.rank == 2 && qkv->cols() % 3 == 0 && qkv->rows() == int64_t(seqs.batch) * seqs.length,
+              "self_attention: qkv " + qkv->shape.str() + " is not [B*L, 3C]");
+  const int C = qkv->cols() / 3;
+  MT_AG_CHECK(heads > 0 && C % heads == 0, "self_attention: heads must divide C");
+  std::vector<int> lengths = lengths_of(seqs, "self_attention");
+  const size_t B = lengths.size();
+  lengths.resize(2 * B);  // the keys are the queries
+  std::copy_n(lengths.begin(), B, lengths.begin() + B);
+  const int64_t args[7] = {seqs.batch, seqs.length, seqs.length, heads, causal, C, 1};
+  return attention(g, qkv, qkv, args, lengths);
+}
+
+Tensor* cross_attention(Graph& g, Tensor* q, const SeqBatch& queries, Tensor* kv, const SeqBatch& keys, int heads) {
+  MT_AG_CHECK(queries.batch == keys.batch, "cross_attention: query and key batches differ");
+  MT_AG_CHECK(q->shape.rank == 2 && q->rows() == int64_t(queries.batch) * queries.length,
+              "cross_attention: q " + q->shape.str() + " is not [B*Lq, C]");
+  const int C = q->cols();
+  MT_AG_CHECK(kv->shape.rank == 2 && kv->cols() == 2 * C && kv->rows() == int64_t(keys.batch) * keys.length,
+              "cross_attention: kv " + kv->shape.str() + " is not [B*Lk, 2C]");
+  MT_AG_CHECK(heads > 0 && C % heads == 0, "cross_attention: heads must divide C");
+  std::vector<int> lengths = lengths_of(queries, "cross_attention");
+  const std::vector<int> k_len = lengths_of(keys, "cross_attention");
+  lengths.insert(lengths.end(), k_len.begin(), k_len.end());
+  const int64_t args[7] = {queries.batch, queries.length, keys.length, heads, 0, C, 0};
+  return attention(g, q, kv, args, lengths);
+}
+
+}  // namespace mt::autograd::gpu
