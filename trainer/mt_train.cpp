@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -68,6 +69,7 @@ training:
   --dev-tokenize 13a|zh|none     BLEU tokenizer for the dev set (default zh when --tgt-lang is zh, else 13a)
   --seed N                       (default 1)
   --threads N                    (default 2)
+  --device cpu|cuda              train on the CPU or the first CUDA GPU (default cpu)
   --log-every N                  (default 50)
   --resume                       continue from DIR/checkpoint.bin
 )";
@@ -150,7 +152,7 @@ std::string format_duration(double s) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   using namespace mt;
   cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--resume", "--byte-fallback", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
@@ -162,7 +164,7 @@ int main(int argc, char** argv) {
                        "--decoder-layers", "--d-model", "--heads", "--d-ff", "--pre-norm", "--gelu", "--max-tokens",
                        "--lr", "--warmup", "--schedule", "--label-smoothing", "--dropout", "--clip-norm",
                        "--weight-decay", "--epochs", "--max-steps", "--time-budget", "--early-stopping", "--dev-beam",
-                       "--seed", "--threads", "--log-every", "--resume", "--out", "--dev-tokenize"});
+                       "--seed", "--threads", "--device", "--log-every", "--resume", "--out", "--dev-tokenize"});
   const std::string train_src = args.get("--train-src", ""), train_tgt = args.get("--train-tgt", "");
   const std::string dev_src = args.get("--dev-src", ""), dev_tgt = args.get("--dev-tgt", "");
   const std::string out = args.get("--out", "");
@@ -185,7 +187,16 @@ int main(int argc, char** argv) {
   const int dev_beam = args.get_int("--dev-beam", 1, 1, 64);
   const int log_every = args.get_int("--log-every", 50, 1, 1 << 20);
   const std::string schedule = args.get("--schedule", "inverse_sqrt");
+  const std::string device = args.get("--device", "cpu");
   if (!args.ok()) return fail(args.error());
+  if (device == "cuda") {
+    // Checked before any work: no vocabulary is trained for a run that cannot start.
+    const std::string why = train::cuda_training_unavailable_reason();
+    if (!why.empty()) return fail("--device cuda: " + why);
+    o.device = Device::cuda;
+  } else if (device != "cpu") {
+    return fail("unknown --device '" + device + "' (cpu or cuda)");
+  }
   if (train_src.empty() || train_tgt.empty() || dev_src.empty() || dev_tgt.empty() || out.empty()) {
     return fail("--train-src, --train-tgt, --dev-src, --dev-tgt and --out are required (see --help)");
   }
@@ -369,4 +380,14 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "mt_train: done after %lld steps, best dev BLEU %.2f, %s\n", static_cast<long long>(trainer.steps()),
                best_bleu, format_duration(elapsed()).c_str());
   return 0;
+}
+
+// CUDA failures during training (a device fault, cuBLAS missing) throw:
+// reported as one line like every other error.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
 }

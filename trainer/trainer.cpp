@@ -20,7 +20,13 @@ Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
       adam_(graph_, options.adam) {
   model_.initialize(o_.seed);
   graph_.set_seed(o_.seed);
+  if (o_.device == Device::cuda) device_ = make_cuda_backend(model_, o_.adam, o_.seed);
   start_epoch(0);
+}
+
+TransformerModel<float>& Trainer::model() {
+  if (device_) device_->download(model_);
+  return model_;
 }
 
 // Each epoch's batches come from (seed, epoch) alone, so a resumed run
@@ -34,12 +40,21 @@ void Trainer::start_epoch(int epoch) {
 StepStats Trainer::step() {
   if (position_ >= batches_.size()) start_epoch(epoch_ + 1);
   const Batch batch = assemble_batch(train_, batches_[position_++], special_ids(o_.model));
-  graph_.clear();
-  graph_.zero_grad();
-  graph_.set_training(true);
   ForwardOptions fo;
   fo.dropout = o_.dropout;
   fo.label_smoothing = o_.label_smoothing;
+  if (device_) {
+    StepStats s;
+    const BackendLoss l = device_->train_step(batch, fo, &s.grad_norm);
+    s.tokens = l.tokens;
+    s.loss = l.loss / double(std::max<int64_t>(l.tokens, 1));
+    s.nll = l.nll / double(std::max<int64_t>(l.tokens, 1));
+    s.learning_rate = device_->last_learning_rate();
+    return s;
+  }
+  graph_.clear();
+  graph_.zero_grad();
+  graph_.set_training(true);
   const auto ce = model_.loss(batch, fo);
   graph_.backward(ce.loss);
   StepStats s;
@@ -58,6 +73,13 @@ StepStats Trainer::evaluate(const std::vector<SentencePair>& pairs) {
   StepStats total;
   double loss = 0.0, nll = 0.0;
   for (const auto& batch : make_batches(pairs, b, 1)) {
+    if (device_) {
+      const BackendLoss l = device_->evaluate(assemble_batch(pairs, batch, special_ids(o_.model)), {0.0, o_.label_smoothing});
+      loss += l.loss;
+      nll += l.nll;
+      total.tokens += l.tokens;
+      continue;
+    }
     graph_.clear();
     const auto ce = model_.loss(assemble_batch(pairs, batch, special_ids(o_.model)), {0.0, o_.label_smoothing});
     loss += double(ce.loss->value[0]);
@@ -71,11 +93,14 @@ StepStats Trainer::evaluate(const std::vector<SentencePair>& pairs) {
   return total;
 }
 
-Status Trainer::save_checkpoint(const std::string& path) const {
+Status Trainer::save_checkpoint(const std::string& path) {
   std::vector<char> out(kCheckpointMagic, kCheckpointMagic + sizeof(kCheckpointMagic));
   auto put = [&](const void* p, size_t n) { out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n); };
   const int64_t epoch = epoch_, position = int64_t(position_);
-  const autograd::RngState rng = graph_.rng_state();
+  const autograd::RngState rng = device_ ? device_->rng_state() : graph_.rng_state();
+  // On a GPU the weights are brought back into the CPU model first: the
+  // checkpoint is the same file on either device.
+  if (device_) device_->download(model_);
   put(&epoch, sizeof(epoch));
   put(&position, sizeof(position));
   put(&rng.seed, sizeof(rng.seed));
@@ -89,7 +114,8 @@ Status Trainer::save_checkpoint(const std::string& path) const {
     put(&n, sizeof(n));
     put(p->value.data(), n * sizeof(float));
   }
-  adam_.save(&out);
+  if (device_) device_->save_optimizer(&out);
+  else adam_.save(&out);
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -140,11 +166,17 @@ Status Trainer::load_checkpoint(const std::string& path) {
     }
   }
   size_t used = 0;
-  MT_RETURN_IF_ERROR(adam_.load(in.data() + at, in.size() - at, &used));
+  if (device_) {
+    device_->upload(model_);
+    MT_RETURN_IF_ERROR(device_->load_optimizer(in.data() + at, in.size() - at, &used));
+  } else {
+    MT_RETURN_IF_ERROR(adam_.load(in.data() + at, in.size() - at, &used));
+  }
   start_epoch(int(epoch));
   if (size_t(position) > batches_.size()) return Status::error(Errc::invalid_argument, "checkpoint '%s': batch position out of range", path.c_str());
   position_ = size_t(position);
   graph_.set_rng_state(rng);
+  if (device_) device_->set_rng_state(rng);
   return {};
 }
 

@@ -11,7 +11,9 @@
 
 #include "autograd/graph.hpp"
 #include "data/parallel_corpus.hpp"
+#include "device_backend.hpp"
 #include "model/transformer_model.hpp"
+#include "mt/session.hpp"  // Device
 #include "optim/adam.hpp"
 
 namespace mt::train {
@@ -24,6 +26,10 @@ struct TrainerOptions {
   double label_smoothing = 0.1;
   uint64_t seed = 1;
   int threads = 1;
+  // Device::cuda runs every step on the GPU (device_backend.hpp); the
+  // Trainer's constructor throws when CUDA is unavailable (check first with
+  // cuda_training_unavailable_reason()).
+  Device device = Device::cpu;
 };
 
 struct StepStats {
@@ -43,14 +49,16 @@ class Trainer {
   // Mean loss and nll per token over `pairs` without dropout (no update).
   StepStats evaluate(const std::vector<SentencePair>& pairs);
 
-  int64_t steps() const { return adam_.steps(); }
+  int64_t steps() const { return device_ ? device_->steps() : adam_.steps(); }
   int epoch() const { return epoch_; }                 // 0-based epoch of the next batch
   size_t batch_in_epoch() const { return position_; }  // batches of this epoch already done
   size_t batches_per_epoch() const { return batches_.size(); }
-  TransformerModel<float>& model() { return model_; }
+  // The current weights (brought back from the device first when training there).
+  TransformerModel<float>& model();
 
-  // Everything needed to continue exactly as if never stopped.
-  Status save_checkpoint(const std::string& path) const;
+  // Everything needed to continue exactly as if never stopped. Not const:
+  // on a GPU the weights are first brought back into the CPU model.
+  Status save_checkpoint(const std::string& path);
   Status load_checkpoint(const std::string& path);
 
  private:
@@ -61,6 +69,7 @@ class Trainer {
   autograd::Graph<float> graph_;
   TransformerModel<float> model_;
   Adam<float> adam_;
+  std::unique_ptr<DeviceBackend> device_;  // set when training on a GPU
   std::vector<std::vector<uint32_t>> batches_;
   int epoch_ = 0;
   size_t position_ = 0;
