@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds libmt and runs the whole test suite twice:
-# optimised, then under AddressSanitizer + UndefinedBehaviorSanitizer.
+# optimised, then under AddressSanitizer + UndefinedBehaviorSanitizer; then
+# the concurrency tests under ThreadSanitizer, mt_translate under valgrind
+# memcheck, and each libFuzzer target for a minute.
 # Tests that need ../shared/data skip without it. Builds use -j2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +15,18 @@ cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+# (CUDA code compiles in the release build above; no GPU runs it here.)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_SANITIZE=address,undefined \
-      -DMT_BUILD_BENCHMARKS=OFF
+      -DMT_BUILD_BENCHMARKS=OFF -DMT_CUDA=OFF
 cmake --build build-asan -j2
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2
+
+echo "== ThreadSanitizer: one model shared by sessions on threads"
+./scripts/tsan.sh
+
+echo "== valgrind memcheck: mt_translate runs"
+./scripts/valgrind.sh build
+
+echo "== libFuzzer: model files, the tokenizer, translate (60 s each, side by side)"
+FUZZ_PARALLEL=1 ./scripts/fuzz.sh 60
