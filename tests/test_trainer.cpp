@@ -89,3 +89,17 @@ TEST_CASE("a resumed run is bit-identical to a straight one", "[trainer]") {
   }
   CHECK_FALSE(exact.load_checkpoint(test::scratch_path("missing.ckpt")).ok());
 }
+
+// Built without nvcc, or run without a GPU: CUDA training says why instead
+// of failing later (mt_train prints the same line for --device cuda).
+TEST_CASE("Device::cuda without CUDA is refused with the reason", "[trainer]") {
+  const std::string why = cuda_training_unavailable_reason();
+  if (why.empty()) {
+    WARN("skipped: CUDA training is available here (tests/cuda/test_cuda_trainer covers it)");
+    return;
+  }
+  CHECK(why.find("CUDA") != std::string::npos);
+  TrainerOptions o = small_options();
+  o.device = Device::cuda;
+  CHECK_THROWS_WITH(Trainer(o, data().pairs), Catch::Contains(why));
+}

@@ -51,5 +51,12 @@ check "unknown schedule: says so" grep -q "unknown --schedule" "$dir/err.txt"
 "$bin/mt_train" "${args[@]}" --out "$dir/z" --dev-tokenize kanji > /dev/null 2> "$dir/err.txt"
 check "unknown dev tokenizer: says so" grep -q "unknown --dev-tokenize" "$dir/err.txt"
 
+"$bin/mt_train" "${args[@]}" --out "$dir/z" --device tpu > /dev/null 2> "$dir/err.txt"
+check "unknown device: says so" grep -q "unknown --device" "$dir/err.txt"
+# Without nvcc or a GPU, --device cuda stops at once with the reason.
+if ! "$bin/mt_train" "${args[@]}" --out "$dir/cuda" --device cuda --max-steps 2 > /dev/null 2> "$dir/err.txt"; then
+  check "--device cuda unavailable: one line with the reason" grep -q "^mt_train: --device cuda: " "$dir/err.txt"
+fi
+
 if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
 echo "all mt_train checks passed"
