@@ -35,12 +35,13 @@ using mt::test::tiny_config;
 namespace {
 
 // Translations per model in the stress cases; MT_STRESS_TRANSLATIONS sets
-// another number (a longer soak). ThreadSanitizer makes the kernels 10-20x
-// slower: fewer there keeps scripts/tsan.sh within CI's budget.
-#if defined(__SANITIZE_THREAD__)
+// another number (a longer soak). The sanitizers make the kernels 3-20x
+// slower and CI runs this under ASan (with the whole suite) and TSan
+// (scripts/tsan.sh): fewer there keeps both within CI's budget.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 constexpr int kDefaultTranslations = 480;
 #elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
 constexpr int kDefaultTranslations = 480;
 #else
 constexpr int kDefaultTranslations = 3000;
