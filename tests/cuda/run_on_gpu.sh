@@ -1,10 +1,11 @@
 #!/bin/bash
 # Runs the CUDA tests on a machine with a GPU and says what it ran on: the
-# kernels (test_cuda_kernels) and CUDA sessions against CPU ones
+# kernels (test_cuda_kernels), the trainer's GPU autograd against the CPU one
+# (test_cuda_trainer, when the trainer is built) and CUDA sessions against CPU ones
 # (test_cuda_runtime, which reads models/ and tests/data/ from $MT_SOURCE_DIR,
 # the tree it was built from, or the working directory: run it from the
 # repository root).
-#   tests/cuda/run_on_gpu.sh BUILD_DIR [catch2 options...]      both binaries
+#   tests/cuda/run_on_gpu.sh BUILD_DIR [catch2 options...]      every binary
 #   tests/cuda/run_on_gpu.sh path/to/test_binary [catch2 options...]
 # Exit status: 0 when every case of every binary passed, 2 when one is
 # missing, else the first failing binary's status.
@@ -15,6 +16,7 @@ if [ -f "$target" ]; then
   bins=("$target")
 else
   bins=("$target/tests/test_cuda_kernels" "$target/tests/test_cuda_runtime")
+  [ -e "$target/tests/test_cuda_trainer" ] && bins+=("$target/tests/test_cuda_trainer")
 fi
 for bin in "${bins[@]}"; do
   if [ ! -x "$bin" ]; then
