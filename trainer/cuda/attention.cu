@@ -20,6 +20,12 @@ namespace {
 
 constexpr int kAttnThreads = 128;
 
+// Bytes of the per-row shared buffer for Lk keys. Rounded up to whole
+// groups of 4 floats: ptxas may issue a loop remainder's (up to 3) loads
+// together, before knowing how many are used, and compute-sanitizer caught
+// it reading past an exact-size buffer on an H100.
+size_t row_buffer_bytes(int Lk) { return size_t((std::max(Lk, 1) + 3) / 4 * 4) * sizeof(float); }
+
 struct Layout {
   int B, Lq, Lk, H, dh, C;
   bool causal;
@@ -156,7 +162,7 @@ void attention_backward(Graph& g, const Op& op) {
   if (l.B == 0 || l.Lq == 0 || l.Lk == 0) return;
   const float scale = 1.0f / std::sqrt(float(l.dh));
   float* dS = g.scratch(size_t(l.B) * l.H * l.Lq * l.Lk);
-  const size_t shared = size_t(l.Lk) * sizeof(float);
+  const size_t shared = row_buffer_bytes(l.Lk);
   attention_query_backward_kernel<<<dim3(l.Lq, l.H, l.B), kAttnThreads, shared, g.stream()>>>(
       l, qt->value, kvt->value, op.saved[0]->value, op.out->grad, dS, qt->requires_grad ? qt->grad : nullptr, scale);
   MT_GPU_LAUNCHED();
@@ -175,7 +181,7 @@ Tensor* attention(Graph& g, Tensor* qt, Tensor* kvt, const int64_t* args, const 
   Tensor* probs = g.make(Shape{l.B, l.H, l.Lq, l.Lk}, false);
   if (l.B > 0 && l.Lq > 0) {
     const float scale = 1.0f / std::sqrt(float(l.dh));
-    attention_forward_kernel<<<dim3(l.Lq, l.H, l.B), kAttnThreads, size_t(std::max(l.Lk, 1)) * sizeof(float),
+    attention_forward_kernel<<<dim3(l.Lq, l.H, l.B), kAttnThreads, row_buffer_bytes(l.Lk),
                                g.stream()>>>(l, qt->value, kvt->value, out->value, probs->value, scale);
     MT_GPU_LAUNCHED();
   }
