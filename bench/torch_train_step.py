@@ -31,7 +31,11 @@ import torch.nn.functional as F
 CONFIGS = {  # layers enc+dec, d_model, heads, d_ff, vocab
     "tiny": (4, 4, 128, 4, 256, 8000),
     "small": (6, 2, 256, 4, 1024, 8000),
+    "base": (6, 6, 512, 8, 2048, 32000),
 }
+# MT_BENCH_DEVICE=cuda runs the step on the GPU (fp32: TF32 stays off, as in
+# bench_cuda_train_step), for the side-by-side with libmt's CUDA trainer.
+DEVICE = os.environ.get("MT_BENCH_DEVICE", "cpu")
 SENTENCES, LENGTH = 128, 32
 
 
@@ -64,12 +68,12 @@ class Seq2Seq(nn.Module):
 def bench(name, threads, min_time=3.0):
     enc, dec, C, H, Fd, V = CONFIGS[name]
     torch.manual_seed(1)
-    model = Seq2Seq(enc, dec, C, H, Fd, V)
+    model = Seq2Seq(enc, dec, C, H, Fd, V).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=5e-4, betas=(0.9, 0.98), eps=1e-9)
-    source = torch.randint(4, V, (SENTENCES, LENGTH))
-    target = torch.randint(4, V, (SENTENCES, LENGTH))
-    target_input = torch.cat([torch.ones(SENTENCES, 1, dtype=torch.long), target[:, :-1]], dim=1)
-    causal = torch.triu(torch.full((LENGTH, LENGTH), float("-inf")), diagonal=1)
+    source = torch.randint(4, V, (SENTENCES, LENGTH)).to(DEVICE)
+    target = torch.randint(4, V, (SENTENCES, LENGTH)).to(DEVICE)
+    target_input = torch.cat([torch.ones(SENTENCES, 1, dtype=torch.long, device=DEVICE), target[:, :-1]], dim=1)
+    causal = torch.triu(torch.full((LENGTH, LENGTH), float("-inf")), diagonal=1).to(DEVICE)
     tokens = SENTENCES * LENGTH
 
     def step():
@@ -91,11 +95,14 @@ def bench(name, threads, min_time=3.0):
             break
     per_step = elapsed / n
     params = sum(p.numel() for p in model.parameters())
-    print("torch %s %-5s threads %d: %.3f s/step, %.0f target tokens/s (%d steps, %.2fM params)" %
-          (torch.__version__, name, threads, per_step, tokens / per_step, n, params / 1e6), flush=True)
+    print("torch %s %s %-5s threads %d: %.3f s/step, %.0f target tokens/s (%d steps, %.2fM params)" %
+          (torch.__version__, DEVICE, name, threads, per_step, tokens / per_step, n, params / 1e6), flush=True)
 
 
 def main():
+    if DEVICE == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     threads = max(1, int(os.environ.get("MT_BENCH_THREADS", "1")))
     torch.set_num_threads(threads)
     names = sys.argv[1:] or ["tiny", "small"]
