@@ -5,6 +5,7 @@
 // scales, quantization) is where a loader can be fooled, so most flips land
 // there; flips inside weights only change values, and the NaN/Inf check must
 // catch the ones that make a weight non-finite.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +15,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sanitizer/asan_interface.h>  // ASAN_(UN)POISON_MEMORY_REGION: no-ops without ASan
 
 #include "test_util.hpp"
 
@@ -32,16 +35,22 @@ struct AlignedFile {
     std::ifstream f(path, std::ios::binary);
     const std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     size = bytes.size();
-    data = static_cast<uint8_t*>(std::aligned_alloc(64, (size + 63) / 64 * 64));
+    capacity = (size + 63) / 64 * 64;
+    data = static_cast<uint8_t*>(std::aligned_alloc(64, capacity));
     std::memcpy(data, bytes.data(), size);
+    ASAN_POISON_MEMORY_REGION(data + size, capacity - size);  // a read past the file is a report
   }
-  ~AlignedFile() { std::free(data); }
+  ~AlignedFile() {
+    ASAN_UNPOISON_MEMORY_REGION(data, capacity);
+    std::free(data);
+  }
   AlignedFile(const AlignedFile&) = delete;
   AlignedFile& operator=(const AlignedFile&) = delete;
   std::span<const uint8_t> span(size_t length) const { return {data, length}; }
 
   uint8_t* data = nullptr;
   size_t size = 0;
+  size_t capacity = 0;
 };
 
 struct Range {
@@ -65,16 +74,14 @@ bool inside(const std::vector<Range>& ranges, size_t pos) {
   return false;
 }
 
-// A model that loaded must translate: text, short lengths, greedy or beam
-// (alternately: the sweep also runs under AddressSanitizer in CI, and one
-// search per case keeps it to minutes).
-void translate_once(const std::shared_ptr<const Model>& model) {
-  static int calls = 0;
-  const int beam = 1 + calls++ % 2;
+// A model that loaded must translate: text, short lengths (within the
+// model's max_positions, which a flip may have lowered), greedy or beam as
+// the case says (one search per case keeps the ASan run to minutes).
+void translate_once(const std::shared_ptr<const Model>& model, int beam) {
   SessionOptions so;
   so.max_batch_size = 2;
-  so.max_source_length = 24;
-  so.max_target_length = 6;
+  so.max_source_length = std::min(24, model->config().max_positions);
+  so.max_target_length = std::min(6, model->config().max_positions);
   so.max_beam_size = 2;
   so.max_text_bytes = 256;
   auto session = Session::create(model, so);
@@ -106,13 +113,15 @@ struct SweepCounts {
   double slowest_ms = 0;
 };
 
-// Loads the (damaged) bytes; a refusal must say something, a success must translate.
+// Loads the (damaged) bytes; a refusal must say something, a success must
+// translate (greedy for even cases, beam 2 for odd ones).
 void try_load(std::span<const uint8_t> bytes, SweepCounts* counts) {
   const auto start = std::chrono::steady_clock::now();
   auto model = Model::from_buffer(bytes);
+  const int beam = 1 + (counts->loaded + counts->rejected) % 2;
   if (model.ok()) {
     ++counts->loaded;
-    translate_once(model.value());
+    translate_once(model.value(), beam);
   } else {
     ++counts->rejected;
     CHECK(std::strlen(model.status().message()) > 10);
@@ -178,7 +187,9 @@ TEST_CASE("shipped models cut short are refused", "[corruption]") {
   SweepCounts counts;
   for (size_t length : lengths) {
     INFO("cut to " << length << " of " << file.size << " bytes");
+    ASAN_POISON_MEMORY_REGION(file.data + length, file.size - length);  // the cut-off part is gone
     try_load(file.span(length), &counts);
+    ASAN_UNPOISON_MEMORY_REGION(file.data + length, file.size - length);
     CHECK(counts.loaded == 0);
   }
   std::printf("corruption sweep %s: %zu truncations, %d refused\n", name, lengths.size(), counts.rejected);
@@ -217,7 +228,7 @@ TEST_CASE("a NaN or Inf weight is reported by name when asked, and never crashes
     // Unchecked, the model loads (no weight byte is read) and translates into something.
     auto unchecked = Model::from_buffer(file.span(file.size));
     REQUIRE(unchecked.ok());
-    if (i < 12) translate_once(unchecked.value());
+    if (i < 12) translate_once(unchecked.value(), 1 + i % 2);
     *slot = original;
   }
   std::printf("corruption sweep: %d non-finite weights reported by name\n", reported);

@@ -267,6 +267,18 @@ TEST_CASE("bad options and inputs are refused with clear errors", "[decoder]") {
   so = {};
   so.max_batch_size = 0;
   CHECK_FALSE(Session::create(model, so).ok());
+  // B x S past what int indexes: refused, not planned with a wrapped size.
+  ModelConfig long_config = config;
+  long_config.max_positions = 65536;
+  auto long_model = random_model(long_config, 72);
+  so = {};
+  so.max_batch_size = 65536;
+  so.max_source_length = 65536;
+  so.max_target_length = 1;
+  so.max_beam_size = 1;
+  CHECK_THAT(Session::create(long_model, so).status().message(),
+             Catch::Contains("max_batch_size x max_source_length = 4294967296 tokens"));
+  CHECK_FALSE(Session::required_memory(*long_model, so).ok());
   CHECK_FALSE(Session::create(nullptr, {}).ok());
 }
 

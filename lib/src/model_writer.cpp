@@ -205,6 +205,8 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   auto config = build_config(b, config_);
   flatbuffers::Offset<fb::Vocabulary> vocabulary;
   if (vocabulary_.type != VocabularyType::none) {
+    // What the loader would refuse is not written.
+    MT_RETURN_IF_ERROR(vocabulary_.validate());
     // Walk the normalizer's trie once here, so loading need not.
     size_t expansion = vocabulary_.normalized_expansion;
     if (expansion == 0 && !vocabulary_.precompiled_charsmap.empty()) {

@@ -22,6 +22,11 @@ Status SessionOptions::validate(const ModelConfig& config) const {
     return Status::error(Errc::invalid_argument, "session option max_source_length = %d: must be in [1, %d] (the model's max_positions)", max_source_length, config.max_positions);
   if (max_target_length < 1 || max_target_length > config.max_positions)
     return Status::error(Errc::invalid_argument, "session option max_target_length = %d: must be in [1, %d] (the model's max_positions)", max_target_length, config.max_positions);
+  // The session indexes source tokens with int: B x S must stay far from INT_MAX.
+  if (int64_t(max_batch_size) * max_source_length > (int64_t(1) << 28))
+    return Status::error(Errc::invalid_argument,
+                         "session options max_batch_size x max_source_length = %lld tokens: at most %lld",
+                         static_cast<long long>(int64_t(max_batch_size) * max_source_length), 1LL << 28);
   if (max_beam_size < 1 || max_beam_size > 256) return bad("max_beam_size", max_beam_size, "must be in [1, 256]");
   if (max_beam_size >= config.target_vocab_size) return bad("max_beam_size", max_beam_size, "must be smaller than the target vocabulary");
   if (num_threads < 1 || num_threads > 256) return bad("num_threads", num_threads, "must be in [1, 256]");
@@ -86,7 +91,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.enc_attn = a.reserve<float>(here * N * C);
   p.enc_hidden = a.reserve<float>(here * N * F);
   p.cross_kv_stride = N * 2 * C;
-  p.cross_kv = a.reserve<float>(here * L * p.cross_kv_stride);
+  p.cross_kv = a.reserve<float>(ArenaPlanner::product(here * L, p.cross_kv_stride));
   p.dec_x = a.reserve<float>(here * R * C);
   p.dec_y = a.reserve<float>(here * R * C);
   p.dec_qkv = a.reserve<float>(here * R * 3 * C);
@@ -95,7 +100,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.dec_hidden = a.reserve<float>(here * R * F);
   p.logits = a.reserve<float>(here * R * V);
   p.self_cache_stride = R * T * 2 * C;
-  p.self_cache = a.reserve<float>(here * L * p.self_cache_stride);
+  p.self_cache = a.reserve<float>(ArenaPlanner::product(here * L, p.self_cache_stride));
   p.reorder_scratch = a.reserve<float>(here * K * T * 2 * C);
   p.attention_scratch = a.reserve<float>(here * size_t(p.threads) * size_t(p.scratch_stride));
   p.step_tokens = a.reserve<int32_t>(R);
