@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -340,4 +341,34 @@ TEST_CASE("presets match the documented sizes", "[model_file]") {
   CHECK(ModelConfig::preset("small")->parameter_count() == 8'901'440);
   CHECK(ModelConfig::preset("tiny")->parameter_count() > 2'000'000);
   CHECK_FALSE(ModelConfig::preset("huge").ok());
+}
+
+TEST_CASE("fuzzer findings stay fixed: committed model_file inputs load or are refused by name", "[model_file]") {
+  // fuzz/corpus/model_file: the seeds, and every input that once crashed
+  // fuzz_model_file (regression_*), which must be refused. Run under the
+  // ASan + UBSan build in CI.
+  int loaded = 0, refused = 0, regressions = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(MT_FUZZ_CORPUS_DIR "/model_file")) {
+    const std::vector<uint8_t> bytes = read_file(entry.path().string());
+    auto* copy = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64 + 64));
+    std::memcpy(copy, bytes.data(), bytes.size());
+    auto model = Model::from_buffer({copy, bytes.size()});
+    const std::string name = entry.path().filename().string();
+    INFO(name << ": " << (model.ok() ? "loaded" : model.status().message()));
+    if (name.rfind("regression_", 0) == 0) {
+      ++regressions;
+      CHECK_FALSE(model.ok());
+    }
+    (model.ok() ? loaded : refused)++;
+    model = Status::error(Errc::internal, "released");  // before the bytes go
+    std::free(copy);
+  }
+  CHECK(loaded >= 5);  // the seeds
+  CHECK(regressions >= 1);
+  // An int8 tensor of shape [16, 2^31 - 1]: padding K to 4 overflowed int.
+  const std::vector<uint8_t> bytes = read_file(MT_FUZZ_CORPUS_DIR "/model_file/regression_int8_dim_int_max.mtm");
+  auto* copy = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64 + 64));
+  std::memcpy(copy, bytes.data(), bytes.size());
+  CHECK_THAT(Model::from_buffer({copy, bytes.size()}).status().message(), Catch::Contains("dimension above 2^30"));
+  std::free(copy);
 }

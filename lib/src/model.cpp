@@ -104,10 +104,12 @@ Status check_tensor(const fb::Tensor& t, const uint8_t* file_base, TensorView* v
     if (shape->size() != 2) {
       return Status::error(Errc::invalid_model, "tensor '%.*s' is packed but not 2-D", nl, n);
     }
-    const int N = int(shape->Get(0)), K = int(shape->Get(1));
-    if (N <= 0 || K <= 0) {
-      return Status::error(Errc::invalid_model, "tensor '%.*s' has a dimension above 2^31", nl, n);
+    // Packing rounds dimensions up (to 16 rows, to 4 in k) in int: far below INT_MAX.
+    constexpr uint32_t kMaxPackedDim = 1u << 30;
+    if (shape->Get(0) > kMaxPackedDim || shape->Get(1) > kMaxPackedDim) {
+      return Status::error(Errc::invalid_model, "tensor '%.*s' has a dimension above 2^30", nl, n);
     }
+    const int N = int(shape->Get(0)), K = int(shape->Get(1));
     expected_bytes = i8 ? packed_size_i8(N, K) : packed_size(N, K) * sizeof(float);
   } else if (t.layout() != fb::Layout::row_major) {
     return Status::error(Errc::invalid_model, "tensor '%.*s' has unknown layout %d", nl, n,
