@@ -44,28 +44,12 @@ TEST_CASE("cuda: gather_rows_f32 copies each row's parent in every group", "[cud
   require_equal(expected, d_dst.download(), "gather_rows_f32");
 }
 
-TEST_CASE("cuda: gather_rows_f32 and set_column_f32 reject bad arguments", "[cuda][search]") {
+TEST_CASE("cuda: gather_rows_f32 rejects bad arguments", "[cuda][search]") {
   MT_REQUIRE_CUDA_DEVICE();
   DeviceVector<float> buffer(64);
   DeviceVector<int32_t> index(std::vector<int32_t>{0, 1});
   CHECK(gather_rows_f32_cuda(buffer.get(), buffer.get(), index.get(), 2, 8, 8, 1, 16, nullptr) != 0);  // in place
   CHECK(gather_rows_f32_cuda(buffer.get(), buffer.get() + 32, index.get(), 2, 8, 9, 1, 16, nullptr) != 0);
-  CHECK(set_column_f32_cuda(buffer.get(), 8, 8, 8, 0.0f, nullptr) != 0);
-  CHECK(set_column_f32_cuda(buffer.get(), 8, -1, 0, 0.0f, nullptr) != 0);
-}
-
-TEST_CASE("cuda: set_column_f32 sets one column of every row", "[cuda][search]") {
-  MT_REQUIRE_CUDA_DEVICE();
-  TestStream stream;
-  const int M = GENERATE(1, 5, 300), column = GENERATE(0, 2, 10);
-  const size_t ld = 11;
-  std::vector<float> x = random_vector(M * ld, 5u + M, -1.0f, 1.0f);
-  DeviceVector<float> d_x(x);
-  const float value = -std::numeric_limits<float>::infinity();
-  for (int m = 0; m < M; ++m) x[m * ld + column] = value;
-  require_ok(set_column_f32_cuda(d_x.get(), ld, M, column, value, stream.get()), "set_column_f32_cuda");
-  require_finished(stream.get(), "set_column_f32_cuda");
-  require_equal(x, d_x.download(), "set_column_f32");
 }
 
 TEST_CASE("cuda: decode_step_end masks EOS below the minimum length and moves positions on", "[cuda][search]") {

@@ -96,9 +96,6 @@ CudaStatus gather_rows_f32_cuda(const float* src, float* dst, const int32_t* ind
                                 size_t row_stride, size_t row_floats, int groups,
                                 size_t group_stride, CudaStream stream);
 
-// x[m, column] = value for every row m of x [M, ld] (column < ld).
-CudaStatus set_column_f32_cuda(float* x, size_t ld, int M, int column, float value, CudaStream stream);
-
 // The end of a decode step whose position is kept on the device (so that a
 // captured step replays for every position): for every row m of logits [M, ld],
 //   logits[m, column] = value   when positions[m] < *min_length  (EOS masked),
