@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""libmt and CTranslate2 side by side, on the same weights, inputs and options.
+
+    compare.py [--build build] [--out DIR] [--workloads multi30k,base] [--repeat 2]
+
+For each workload it exports the libmt fp32 model (mt_export_arrays), builds the
+CTranslate2 models from those arrays (convert.py: float32, and int8 quantized by
+CTranslate2 itself), and first checks that both engines compute the same model:
+fp32 greedy translations must be identical on at least 99% of sentences.
+Then it times every cell (fp32/int8 x greedy/beam 4 x batch 1/32 x 1/2 threads),
+each in a fresh process (libmt_run, ct2_run.py), CTranslate2 in both of its ISA
+settings (its default, AVX2 on AMD, and CT2_FORCE_CPU_ISA=AVX512) keeping its
+faster one, and prints tables of target tokens/s, ms per sentence, model load
+time and peak RSS, with the issue's targets. The report is also written to
+OUT/report.md.
+
+Workloads:
+  multi30k  the shipped en-de-tiny model (fp32 and its mt_quantize int8 copy) on
+            Multi30k test_2016_flickr English (1,000 sentences)
+  base      the random "base" config (60.6M parameters), 16 source -> exactly
+            16 target tokens; its int8 copy is made by mt_quantize from random ids
+  small     the same with the "small" config
+Needs: pip install ctranslate2==4.8.5 (and numpy); the data in ../shared/data.
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DATA = os.path.join(os.path.dirname(ROOT), "shared", "data", "multi30k")
+
+
+def run(cmd, env=None, capture=True):
+    result = subprocess.run(cmd, env=env, stdout=subprocess.PIPE if capture else None,
+                            stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        sys.exit("compare.py: %s failed:\n%s" % (" ".join(cmd), result.stderr))
+    return result.stdout
+
+
+class Workload:
+    def __init__(self, name, fp32_model, int8_model, inputs, min_length, max_length, reference=None):
+        self.name, self.fp32_model, self.int8_model = name, fp32_model, int8_model
+        self.inputs = inputs  # {batch: ids file}
+        self.min_length, self.max_length, self.reference = min_length, max_length, reference
+        self.ct2 = {}  # dtype -> CTranslate2 model directory
+
+
+def random_ids(path, sentences, length, vocab, seed):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        for _ in range(sentences):
+            f.write(" ".join(str(rng.randrange(4, vocab)) for _ in range(length)) + "\n")
+
+
+def prepare(args, tools):
+    workloads = []
+    for name in args.workloads.split(","):
+        directory = os.path.join(args.out, name)
+        os.makedirs(directory, exist_ok=True)
+        if name == "multi30k":
+            fp32 = os.path.join(ROOT, "models", "en-de-tiny.mtm")
+            int8 = os.path.join(ROOT, "models", "en-de-tiny.int8.mtm")
+            source = os.path.join(DATA, "test_2016_flickr.en")
+            if not os.path.exists(source):
+                sys.exit("compare.py: %s is missing (the multi30k workload needs ../shared/data)" % source)
+            ids = os.path.join(directory, "test_2016_flickr.en.ids")
+            with open(source, "rb") as f:
+                encoded = subprocess.run([tools["text_ids"], "encode", fp32], input=f.read(),
+                                         stdout=subprocess.PIPE, check=True).stdout
+            with open(ids, "wb") as f:
+                f.write(encoded)
+            w = Workload(name, fp32, int8, {1: ids, 32: ids}, 0, 256,
+                         os.path.join(DATA, "test_2016_flickr.de"))
+        elif name in ("base", "small"):
+            fp32 = os.path.join(directory, name + ".mtm")
+            int8 = os.path.join(directory, name + ".int8.mtm")
+            vocab = 32000 if name == "base" else 8000
+            if not os.path.exists(fp32):
+                run([tools["model"], "random", "--config", name, "-o", fp32])
+            calibration = os.path.join(directory, "calibration.ids")
+            random_ids(calibration, 64, 15, vocab, seed=1)
+            if not os.path.exists(int8):
+                run([tools["quantize"], fp32, "--calibration", calibration, "-o", int8])
+            # 15 ids + the EOS both engines append = 16 source tokens.
+            inputs = {1: os.path.join(directory, "b1.ids"), 32: os.path.join(directory, "b32.ids")}
+            random_ids(inputs[1], args.fixed_sentences_b1, 15, vocab, seed=2)
+            random_ids(inputs[32], 32 * args.fixed_batches_b32, 15, vocab, seed=3)
+            w = Workload(name, fp32, int8, inputs, 16, 16)
+        else:
+            sys.exit("compare.py: unknown workload %s" % name)
+        arrays = os.path.join(directory, "arrays")
+        run([tools["export"], fp32, arrays])
+        for dtype in ("float32", "int8"):
+            w.ct2[dtype] = os.path.join(directory, "ct2-" + dtype)
+            run([sys.executable, os.path.join(HERE, "convert.py"), arrays, w.ct2[dtype],
+                 "--quantization", dtype])
+        workloads.append(w)
+    return workloads
+
+
+def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, isa=None, output=None):
+    common = ["--input", w.inputs[batch], "--batch", str(batch), "--beam", str(beam), "--threads", str(threads),
+              "--min-length", str(w.min_length), "--max-length", str(w.max_length), "--repeat", str(repeat)]
+    if output:
+        common += ["--output", output]
+    env = dict(os.environ)
+    if engine == "libmt":
+        cmd = [tools["run"], "--model", w.fp32_model if dtype == "float32" else w.int8_model] + common
+    else:
+        cmd = [sys.executable, os.path.join(HERE, "ct2_run.py"), "--model", w.ct2[dtype],
+               "--compute-type", dtype] + common
+        env.pop("CT2_FORCE_CPU_ISA", None)
+        if isa:
+            env["CT2_FORCE_CPU_ISA"] = isa
+    # Both engines see the same OpenMP/BLAS environment; CTranslate2 sets its
+    # own threads from intra_threads.
+    line = run(cmd, env=env).strip().splitlines()[-1]
+    cell = json.loads(line)
+    if cell["seconds"] > 0:  # --repeat 0 runs only the untimed warm-up pass
+        cell["tokens_per_s"] = cell["target_tokens"] / cell["seconds"]
+        cell["ms_per_sentence"] = 1e3 * cell["seconds"] / cell["sentences"]
+    return cell
+
+
+def agreement(a_path, b_path):
+    with open(a_path) as a, open(b_path) as b:
+        pairs = list(zip(a.read().splitlines(), b.read().splitlines()))
+    return sum(x == y for x, y in pairs), len(pairs)
+
+
+def bleu(tools, model, ids_path, reference):
+    with open(ids_path, "rb") as f:
+        text = subprocess.run([tools["text_ids"], "decode", model], input=f.read(), stdout=subprocess.PIPE,
+                              check=True).stdout
+    hypothesis = ids_path + ".txt"
+    with open(hypothesis, "wb") as f:
+        f.write(text)
+    out = run([tools["bleu"], reference, "-i", hypothesis, "--metrics", "bleu", "--score-only"])
+    return "BLEU " + out.strip()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--out", default="/tmp/libmt-vs-ct2")
+    parser.add_argument("--workloads", default="multi30k,base")
+    parser.add_argument("--repeat", type=int, default=2, help="timed passes per cell (the fastest counts)")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--fixed-sentences-b1", type=int, default=8)
+    parser.add_argument("--fixed-batches-b32", type=int, default=2)
+    parser.add_argument("--ct2-isas", default="default,AVX512")
+    args = parser.parse_args()
+
+    import ctranslate2
+    tools = {
+        "export": os.path.join(args.build, "bench", "ctranslate2", "mt_export_arrays"),
+        "text_ids": os.path.join(args.build, "bench", "ctranslate2", "mt_text_ids"),
+        "run": os.path.join(args.build, "bench", "ctranslate2", "libmt_run"),
+        "model": os.path.join(args.build, "tools", "mt_model"),
+        "quantize": os.path.join(args.build, "tools", "mt_quantize"),
+        "bleu": os.path.join(args.build, "tools", "mt_bleu"),
+    }
+    for tool, path in tools.items():
+        if not os.path.exists(path):
+            sys.exit("compare.py: %s not found; build the project first (cmake --build %s)" % (path, args.build))
+    os.makedirs(args.out, exist_ok=True)
+    lines = []
+
+    def say(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                            text=True).stdout.strip()
+    say("# libmt (%s) vs CTranslate2 %s, side by side" % (commit or "this tree", ctranslate2.__version__))
+    say()
+    say("Command: `%s`; %s; %s" % (" ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
+                                   time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                   open("/proc/loadavg").read().split()[0] + " load average at start"))
+    say()
+    workloads = prepare(args, tools)
+    isas = [None if i == "default" else i for i in args.ct2_isas.split(",")]
+    threads_list = [int(t) for t in args.threads.split(",")]
+
+    for w in workloads:
+        say("## %s" % w.name)
+        say()
+        # The gate: both engines must compute the same model.
+        checks = {}
+        for engine in ("libmt", "ct2"):
+            for dtype in ("float32", "int8"):
+                path = os.path.join(args.out, w.name, "%s-%s-greedy.ids" % (engine, dtype))
+                run_cell(tools, w, engine, dtype, 32, 1, 1, 0, output=path)
+                checks[engine, dtype] = path
+        same, total = agreement(checks["libmt", "float32"], checks["ct2", "float32"])
+        say("Same model check: fp32 greedy translations identical on %d of %d sentences (%.1f%%; required: 99%%)."
+            % (same, total, 100.0 * same / total))
+        if same < 0.99 * total:
+            say("**The engines do not compute the same model: no timing is reported.**")
+            break
+        same8, _ = agreement(checks["libmt", "int8"], checks["ct2", "int8"])
+        own_l, _ = agreement(checks["libmt", "int8"], checks["libmt", "float32"])
+        own_c, _ = agreement(checks["ct2", "int8"], checks["ct2", "float32"])
+        say("int8 (each engine's own quantization of those weights): libmt int8 = CTranslate2 int8 on %d; "
+            "int8 = fp32 on %d (libmt) and %d (CTranslate2)." % (same8, own_l, own_c))
+        if w.reference:
+            say()
+            say("Greedy BLEU against the reference (mt_bleu, sacreBLEU's defaults):")
+            for (engine, dtype), path in sorted(checks.items()):
+                say("- %s %s: %s" % (engine, dtype, bleu(tools, w.fp32_model, path, w.reference)))
+        say()
+
+        say("| dtype | search | batch | threads | libmt tok/s | CT2 tok/s (ISA) | ratio | libmt ms/sent | CT2 ms/sent | target |")
+        say("|---|---|---|---|---|---|---|---|---|---|")
+        resources = {}
+        own_one_thread = {}
+        for dtype in ("int8", "float32"):
+            for beam in (1, 4):
+                for batch in (1, 32):
+                    for threads in threads_list:
+                        mine = run_cell(tools, w, "libmt", dtype, batch, beam, threads, args.repeat)
+                        theirs = max((run_cell(tools, w, "ct2", dtype, batch, beam, threads, args.repeat, isa)
+                                      for isa in isas), key=lambda c: c["tokens_per_s"])
+                        ratio = mine["tokens_per_s"] / theirs["tokens_per_s"]
+                        need = 1.2
+                        if dtype == "int8" and beam == 1 and batch == 1 and threads == 1:
+                            need = 1.5
+                        target = "%s %.1fx" % ("met" if ratio >= need else "**missed**", need)
+                        if threads == 1:
+                            own_one_thread[dtype, beam, batch] = mine["tokens_per_s"]
+                        elif batch == 32:
+                            scaling = mine["tokens_per_s"] / own_one_thread[dtype, beam, batch]
+                            target += "; 2 thr / 1 thr %.2fx (%s 1.7x)" % (
+                                scaling, "met" if scaling >= 1.7 else "**missed**")
+                        say("| %s | %s | %d | %d | %.0f | %.0f (%s) | %.2fx | %.2f | %.2f | %s |" % (
+                            dtype, "greedy" if beam == 1 else "beam %d" % beam, batch, threads,
+                            mine["tokens_per_s"], theirs["tokens_per_s"], theirs["isa"], ratio,
+                            mine["ms_per_sentence"], theirs["ms_per_sentence"], target))
+                        if batch == 32 and beam == 4 and threads == 1:
+                            resources[dtype] = (mine, theirs)
+        say()
+        say("Load and memory (batch 32, beam 4, 1 thread; RSS above the process's own before the model load, "
+            "and whole-process peak, which for CTranslate2 includes Python):")
+        say()
+        say("| dtype | libmt load ms | CT2 load ms | load ratio | libmt peak RSS MiB (above start) | "
+            "CT2 peak RSS MiB (above start) | file MB libmt / CT2 |")
+        say("|---|---|---|---|---|---|---|")
+        for dtype, (mine, theirs) in resources.items():
+            model = w.fp32_model if dtype == "float32" else w.int8_model
+            ct2_size = os.path.getsize(os.path.join(w.ct2[dtype], "model.bin"))
+            say("| %s | %.2f | %.2f | %.1fx faster | %.1f (%.1f) | %.1f (%.1f) | %.1f / %.1f |" % (
+                dtype, mine["load_ms"], theirs["load_ms"], theirs["load_ms"] / mine["load_ms"],
+                mine["peak_rss_kb"] / 1024, (mine["peak_rss_kb"] - mine["rss_before_load_kb"]) / 1024,
+                theirs["peak_rss_kb"] / 1024, (theirs["peak_rss_kb"] - theirs["rss_before_load_kb"]) / 1024,
+                os.path.getsize(model) / 1e6, ct2_size / 1e6))
+        say()
+
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("written to %s" % os.path.join(args.out, "report.md"))
+
+
+if __name__ == "__main__":
+    main()
