@@ -1,4 +1,5 @@
-// Kernel benchmarks, one set per ISA table this CPU runs:
+// Kernel benchmarks, one set per ISA table this CPU runs (and the core's
+// compute ceilings, fma_peak_f32 and dot_peak_u8s8: bench/fma_peak.hpp):
 //   gemm_f32/<isa>/M:../N:../K:..   GFLOP/s in the "FLOPS" counter
 //   gemm_u8s8/<isa>/M:../N:../K:..  int8 GEMM, GOP/s (2 M N K) in the "OPS" counter
 //   quantize_rows_u8/<isa>/M:../K:..  dynamic per-row quantization
@@ -12,10 +13,8 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
+#include "fma_peak.hpp"
 #include "mt/kernels.h"
 
 namespace {
@@ -112,35 +111,8 @@ void bench_attention(benchmark::State& state, const mt::KernelTable* t, int Tq, 
   }
 }
 
-#if defined(__x86_64__)
-// This core's fp32 FMA ceiling, the bar the GEMM numbers are read against:
-// 16 independent zmm chains, nothing but vfmadd231ps (2 FLOP x 16 lanes each).
-__attribute__((target("avx512f"))) void bench_fma_peak(benchmark::State& state) {
-  __m512 acc[16];
-  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(float(i));
-  __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
-  constexpr int kIterations = 1 << 16;
-  for (auto _ : state) {
-    for (int it = 0; it < kIterations; ++it) {
-      for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-      asm volatile("" : "+v"(a));
-    }
-  }
-  alignas(64) float lanes[16];
-  float sum = 0;
-  for (int i = 0; i < 16; ++i) {
-    _mm512_store_ps(lanes, acc[i]);
-    sum += lanes[0];
-  }
-  benchmark::DoNotOptimize(sum);
-  state.counters["FLOPS"] = benchmark::Counter(double(kIterations) * 16 * 32, benchmark::Counter::kIsIterationInvariantRate);
-}
-#endif
-
 void register_benchmarks() {
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) benchmark::RegisterBenchmark("fma_peak_f32/avx512", bench_fma_peak);
-#endif
+  mt_bench::register_peak_benchmarks();  // fma_peak_f32, dot_peak_u8s8 (bench/fma_peak.hpp)
   const int Ms[] = {1, 4, 16, 32, 256};
   const int NKs[][2] = {{512, 512},   {2048, 512},  {512, 2048},  {32000, 512},
                         {256, 256},   {1024, 256},  {256, 1024},  {8000, 256}};
