@@ -33,6 +33,7 @@ struct DotAvx512bw {
   static constexpr int kMaxMR = 4;
   static constexpr int kMaxNP = 2;
   static constexpr int kGemvNP = 4;
+  static constexpr bool kSplitPrefetchLoop = false;
 
   using Activations = __m512i;
   struct Weights {

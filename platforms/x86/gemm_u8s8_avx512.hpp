@@ -8,6 +8,7 @@
 //
 // A Dot policy provides:
 //   kAccPerPanel, kMaxMR, kMaxNP, kGemvNP       register tiling
+//   kSplitPrefetchLoop                          k loop shape (gemm_tile_512)
 //   Activations broadcast(const uint8_t* a4)    one row's 4 bytes at k
 //   Weights load(const int8_t* row64)           one panel row
 //   void accumulate(__m512i* acc, Activations, Weights)   kAccPerPanel accumulators
@@ -15,6 +16,8 @@
 #pragma once
 
 #include <immintrin.h>
+
+#include <type_traits>
 
 #include "x86/int8_x86.h"
 
@@ -49,6 +52,42 @@ inline void store_panel_row(const GemmU8S8Args& g, int m, int n0, __m512i acc) {
   _mm512_mask_storeu_ps(g.C + size_t(m) * g.ldc + n0, mask, x);
 }
 
+// store_panel_row for a whole MR x NP tile of full panels with
+// act == none and no residual: the same operations in the same order.
+template <int MR, int NP, class Sums>
+inline void store_tile_plain(const GemmU8S8Args& g, int m0, int n0, Sums&& sums) {
+  const auto body = [&](auto zero, auto bias) __attribute__((always_inline)) {
+    __m512 as[MR];
+    __m512i az[MR];
+    for (int r = 0; r < MR; ++r) {
+      as[r] = _mm512_set1_ps(g.a_scale[m0 + r]);
+      if constexpr (decltype(zero)::value) az[r] = _mm512_set1_epi32(g.a_zero[m0 + r]);
+    }
+    for (int p = 0; p < NP; ++p) {
+      const int n = n0 + p * kPanelWidth;
+      const __m512 ws = _mm512_loadu_ps(g.w_scale + n);
+      __m512i wsum = _mm512_setzero_si512();
+      __m512 b = _mm512_setzero_ps();
+      if constexpr (decltype(zero)::value) wsum = _mm512_loadu_si512(g.w_sum + n);
+      if constexpr (decltype(bias)::value) b = _mm512_loadu_ps(g.bias + n);
+      for (int r = 0; r < MR; ++r) {
+        __m512i c = sums(r, p);
+        if constexpr (decltype(zero)::value) c = _mm512_sub_epi32(c, _mm512_mullo_epi32(az[r], wsum));
+        __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(c), _mm512_mul_ps(as[r], ws));
+        if constexpr (decltype(bias)::value) x = _mm512_add_ps(x, b);
+        _mm512_storeu_ps(g.C + size_t(m0 + r) * g.ldc + n, x);
+      }
+    }
+  };
+  using T = std::true_type;
+  using F = std::false_type;
+  if (g.a_zero) {
+    if (g.bias) body(T{}, T{}); else body(T{}, F{});
+  } else {
+    if (g.bias) body(F{}, T{}); else body(F{}, F{});
+  }
+}
+
 // One MR x NP tile: rows [m0, m0 + MR), panels [p0, p0 + NP).
 template <class Dot, int MR, int NP>
 void gemm_tile_512(const GemmU8S8Args& g, int m0, int p0) {
@@ -63,13 +102,17 @@ void gemm_tile_512(const GemmU8S8Args& g, int m0, int p0) {
     for (int j = 0; j < NP * AP; ++j) acc[r][j] = _mm512_setzero_si512();
 
   const int groups = g.Kp / kInt8KGroup;
-  for (int kg = 0; kg < groups; ++kg) {
+  // The near prefetch stays inside the panels: either two loops, the first
+  // prefetching (VNNI: with its inline-asm vpdpbusd this gives a loop with no
+  // register copies), or one loop with the test (AVX-512BW: 1-2% faster at
+  // K >= 1024 on Zen 5 than the split form).
+  const auto step = [&](int kg, auto prefetch) __attribute__((always_inline)) {
     const int8_t* wk = w + size_t(kg) * 64;
     typename Dot::Weights wv[NP];
-    const bool prefetch = kg + kPrefetchGroups512 < groups;  // stay inside the panels
 #pragma GCC unroll 8
     for (int p = 0; p < NP; ++p) {
-      if (prefetch) __builtin_prefetch(wk + p * panel_stride + kPrefetchGroups512 * 64);
+      if constexpr (decltype(prefetch)::value)
+        __builtin_prefetch(wk + p * panel_stride + kPrefetchGroups512 * 64);
       wv[p] = Dot::load(wk + p * panel_stride);
     }
 #pragma GCC unroll 8
@@ -78,8 +121,30 @@ void gemm_tile_512(const GemmU8S8Args& g, int m0, int p0) {
 #pragma GCC unroll 8
       for (int p = 0; p < NP; ++p) Dot::accumulate(&acc[r][p * AP], av, wv[p]);
     }
+  };
+  if constexpr (Dot::kSplitPrefetchLoop) {
+    const int split = groups > kPrefetchGroups512 ? groups - kPrefetchGroups512 : 0;
+    int kg = 0;
+    for (; kg < split; ++kg) step(kg, std::true_type{});
+    for (; kg < groups; ++kg) step(kg, std::false_type{});
+  } else {
+    for (int kg = 0; kg < groups; ++kg) {
+      if (kg + kPrefetchGroups512 < groups)
+        step(kg, std::true_type{});
+      else
+        step(kg, std::false_type{});
+    }
   }
 
+  const int n0 = p0 * kPanelWidth;
+  if (g.act == Activation::none && !g.residual && n0 + NP * kPanelWidth <= g.n_end) {
+    // The common case, full panels and no activation or residual: the same
+    // epilogue with its per-row and per-column operands loaded once a tile
+    // and no masks or option tests per panel row (fewer instructions between
+    // one tile's last vpdpbusd and the next tile's first).
+    store_tile_plain<MR, NP>(g, m0, n0, [&](int r, int p) { return Dot::column_sums(&acc[r][p * AP]); });
+    return;
+  }
   for (int p = 0; p < NP; ++p)
     for (int r = 0; r < MR; ++r)
       store_panel_row(g, m0 + r, (p0 + p) * kPanelWidth, Dot::column_sums(&acc[r][p * AP]));
