@@ -67,10 +67,12 @@ inline void store_tile_plain(const GemmU8S8Args& g, int m0, int n0, Sums&& sums)
   const auto body = [&](auto zero, auto bias) __attribute__((always_inline)) {
     __m512 as[MR];
     __m512i az[MR];
+#pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       as[r] = _mm512_set1_ps(g.a_scale[m0 + r]);
       if constexpr (decltype(zero)::value) az[r] = _mm512_set1_epi32(g.a_zero[m0 + r]);
     }
+#pragma GCC unroll 16
     for (int p = 0; p < NP; ++p) {
       const int n = n0 + p * kPanelWidth;
       const __m512 ws = _mm512_loadu_ps(g.w_scale + n);
@@ -78,6 +80,7 @@ inline void store_tile_plain(const GemmU8S8Args& g, int m0, int n0, Sums&& sums)
       __m512 b = _mm512_setzero_ps();
       if constexpr (decltype(zero)::value) wsum = _mm512_loadu_si512(g.w_sum + n);
       if constexpr (decltype(bias)::value) b = _mm512_loadu_ps(g.bias + n);
+#pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
         __m512i c = sums(r, p);
         if constexpr (decltype(zero)::value) c = _mm512_sub_epi32(c, _mm512_mullo_epi32(az[r], wsum));
@@ -106,7 +109,13 @@ void gemm_tile_512(const GemmU8S8Args& g, int m0, int p0) {
   for (int r = 0; r < MR; ++r) a[r] = g.A + size_t(m0 + r) * g.lda;
 
   __m512i acc[MR][NP * AP];
+  // Every loop over the tile's rows and panels is unrolled, here and in the
+  // epilogue: an acc index the compiler cannot resolve kept acc in memory,
+  // and GCC 12 then stored accumulators to the stack inside the k loop for
+  // some tile shapes.
+#pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
     for (int j = 0; j < NP * AP; ++j) acc[r][j] = _mm512_setzero_si512();
 
   const int groups = g.Kp / kInt8KGroup;
@@ -155,7 +164,9 @@ void gemm_tile_512(const GemmU8S8Args& g, int m0, int p0) {
     store_tile_plain<MR, NP>(g, m0, n0, [&](int r, int p) { return Dot::column_sums(&acc[r][p * AP]); });
     return;
   }
+#pragma GCC unroll 16
   for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
       store_panel_row(g, m0 + r, (p0 + p) * kPanelWidth, Dot::column_sums(&acc[r][p * AP]));
 }
