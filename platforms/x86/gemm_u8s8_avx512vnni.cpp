@@ -24,7 +24,7 @@ struct DotAvx512vnni {
   static constexpr int kAccPerPanel = 1;
   static constexpr int kMaxMR = 4;
   static constexpr int kMaxNP = 3;
-  static constexpr int kGemvNP = 8;
+  static constexpr int kGemvNP = 6;
   static constexpr bool kSplitPrefetchLoop = true;
 
   using Activations = __m512i;
