@@ -19,8 +19,12 @@ namespace {
 
 struct DotAvx512vnni {
   // One accumulator per row and panel: 4 x 3 = 12 zmm. Measured on Zen 5
-  // (GCC 12): tiles of more than 16 accumulators (8 x 3, 6 x 4, 5 x 4) ran at
-  // half the speed of 4 x 3 (~420 GOP/s at M >= 4, near the vpdpbusd peak).
+  // (GCC 12): tiles of more than 16 accumulators (8 x 3, 6 x 4, 5 x 4) once
+  // ran at half the speed of 4 x 3, because GCC stored accumulators to the
+  // stack inside the k loop; with every tile loop unrolled (gemm_tile_512)
+  // they run clean but still 1-3% slower than 4 x 3 (as do 4 x 4, 6 x 3,
+  // 8 x 2), which reaches 430-466 GOP/s at M >= 4 (peak ~469).
+  // M = 1: 6 panels in flight measured 3-9% faster than 8 (4 to 7 alike).
   static constexpr int kAccPerPanel = 1;
   static constexpr int kMaxMR = 4;
   static constexpr int kMaxNP = 3;
