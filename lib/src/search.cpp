@@ -79,7 +79,11 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   float* logits = at<float>(plan.logits);
   Finished* fin = at<Finished>(plan.finished);
   int32_t* out_tokens = at<int32_t>(plan.finished_tokens);
-  const detail::DecoderState state = decoder_state(1);
+  int32_t* live_tokens = at<int32_t>(plan.live_tokens);
+  int* live = at<int>(plan.live_slots);
+  detail::DecoderState state = decoder_state(1);
+  state.row_slot = live;  // greedy: slot b and sentence b are both the sentence's index
+  state.row_source = live;
   const detail::DecoderBuffers buffers = decoder_buffers();
 
   int alive = B, max_limit = 0;
@@ -96,10 +100,15 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
     }
   }
   for (int t = 0; t < max_limit && alive > 0; ++t) {
-    transformer->decode_step(step, B, t, state, buffers, logits);
+    // Only unfinished sentences are decoded: a batch costs what its live rows cost.
+    int rows = 0;
     for (int b = 0; b < B; ++b) {
-      if (done[b]) continue;
-      float* row = logits + size_t(b) * V;
+      if (!done[b]) live[rows] = b, live_tokens[rows++] = step[b];
+    }
+    transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
+    for (int i = 0; i < rows; ++i) {
+      const int b = live[i];
+      float* row = logits + size_t(i) * V;
       if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
       float best = 0.0f;
       const int token = kernels->argmax_f32(row, V, &best);
@@ -137,7 +146,13 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   Finished* fin = at<Finished>(plan.finished);
   int32_t* fin_tokens = at<int32_t>(plan.finished_tokens);
   int* fin_count = at<int>(plan.hypothesis_counts);
-  const detail::DecoderState state = decoder_state(K);
+  int32_t* live_tokens = at<int32_t>(plan.live_tokens);
+  int* live_slots = at<int>(plan.live_slots);
+  int* live_sources = at<int>(plan.live_sources);
+  int* row_of_slot = at<int>(plan.live_row_of_slot);
+  detail::DecoderState state = decoder_state(K);
+  state.row_slot = live_slots;
+  state.row_source = live_sources;
   const detail::DecoderBuffers buffers = decoder_buffers();
 
   // Adds a finished hypothesis to sentence b's best K (replacing the worst when full).
@@ -174,7 +189,21 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   }
 
   for (int t = 0; t < max_limit && alive > 0; ++t) {
-    transformer->decode_step(step, R, t, state, buffers, logits);
+    // Only live beams of unfinished sentences are decoded: one row per
+    // sentence at the first step, none for a finished sentence.
+    int rows = 0;
+    for (int slot = 0; slot < R; ++slot) {
+      const int b = slot / K;
+      if (done[b] || scores[slot] == kNegInf) {
+        row_of_slot[slot] = -1;
+        continue;
+      }
+      row_of_slot[slot] = rows;
+      live_slots[rows] = slot;
+      live_sources[rows] = b;
+      live_tokens[rows++] = step[slot];
+    }
+    transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
     for (int b = 0; b < B; ++b) {
       if (done[b]) {
         for (int k = 0; k < K; ++k) parents[b * K + k] = k;
@@ -185,8 +214,8 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       int n = 0;
       for (int k = 0; k < K; ++k) {
         const int row = b * K + k;
-        if (scores[row] == kNegInf) continue;
-        float* lp = logits + size_t(row) * V;
+        if (row_of_slot[row] < 0) continue;
+        float* lp = logits + size_t(row_of_slot[row]) * V;
         if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
         kernels->log_softmax_f32(lp, lp, V);
         int count = 0;
@@ -229,21 +258,26 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       }
     }
     if (alive == 0) break;
-    // Reorder every layer's self-attention cache so row b*K+k holds its
-    // parent's keys and values for positions [0, t].
+    // Reorder every layer's self-attention cache so live row b*K+k holds its
+    // parent's keys and values for positions [0, t]. Rows that continue
+    // themselves stay; the others read their parent (all reads before any
+    // write, through the scratch), and dead rows are left as they are.
     const size_t row_floats = size_t(T) * 2 * C, used = size_t(t + 1) * 2 * C;
     for (int b = 0; b < B; ++b) {
-      bool moved = false;
-      for (int k = 0; k < K; ++k) moved |= parents[b * K + k] != k;
-      if (done[b] || !moved) continue;
-      for (int l = 0; l < L; ++l) {
+      if (done[b]) continue;
+      int moved[256];  // K <= 256 (SessionOptions::validate)
+      int count = 0;
+      for (int k = 0; k < K; ++k) {
+        if (parents[b * K + k] != k && scores[b * K + k] != kNegInf) moved[count++] = k;
+      }
+      for (int l = 0; l < L && count > 0; ++l) {
         float* cache = state.self_cache + size_t(l) * state.self_cache_stride + size_t(b) * K * row_floats;
-        for (int k = 0; k < K; ++k) {
-          std::memcpy(cache_scratch + size_t(k) * used, cache + size_t(parents[b * K + k]) * row_floats,
+        for (int i = 0; i < count; ++i) {
+          std::memcpy(cache_scratch + size_t(i) * used, cache + size_t(parents[b * K + moved[i]]) * row_floats,
                       used * sizeof(float));
         }
-        for (int k = 0; k < K; ++k) {
-          std::memcpy(cache + size_t(k) * row_floats, cache_scratch + size_t(k) * used, used * sizeof(float));
+        for (int i = 0; i < count; ++i) {
+          std::memcpy(cache + size_t(moved[i]) * row_floats, cache_scratch + size_t(i) * used, used * sizeof(float));
         }
       }
     }

@@ -104,6 +104,10 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.reorder_scratch = a.reserve<float>(here * K * T * 2 * C);
   p.attention_scratch = a.reserve<float>(here * size_t(p.threads) * size_t(p.scratch_stride));
   p.step_tokens = a.reserve<int32_t>(R);
+  p.live_tokens = a.reserve<int32_t>(R);
+  p.live_slots = a.reserve<int>(R);
+  p.live_sources = a.reserve<int>(R);
+  p.live_row_of_slot = a.reserve<int>(R);
   p.beam_scores = a.reserve<float>(R);
   p.history = a.reserve<int32_t>(R * T);
   p.history_scratch = a.reserve<int32_t>(K * T);

@@ -30,6 +30,9 @@ struct SessionPlan {
   size_t dec_x = 0, dec_y = 0, dec_qkv = 0, dec_q = 0, dec_attn = 0, dec_hidden = 0, logits = 0;
   size_t self_cache = 0, self_cache_stride = 0, reorder_scratch = 0, attention_scratch = 0;
   size_t step_tokens = 0, beam_scores = 0, history = 0, history_scratch = 0, parents = 0;
+  // The rows a step decodes (live beams of unfinished sentences): their
+  // tokens, cache slots and sentences, and each slot's row in the logits.
+  size_t live_tokens = 0, live_slots = 0, live_sources = 0, live_row_of_slot = 0;
   size_t candidates = 0, finished = 0, finished_tokens = 0, source_done = 0, length_limits = 0;
   size_t hypotheses = 0, hypothesis_counts = 0, truncated = 0;
   // Text path (models with a vocabulary): tokenizer scratch, source ids per

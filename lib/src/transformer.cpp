@@ -181,13 +181,15 @@ void Transformer::decoder_layers(int M, int T, int t, const DecoderState& state,
     linear(in, M, layer.qkv, b.qkv);
     if (incremental) {
       float* cache = state.self_cache + l * state.self_cache_stride;
+      auto row_cache = [&](int r) {
+        return cache + size_t(state.row_slot != nullptr ? state.row_slot[r] : r) * cache_row;
+      };
       for (int r = 0; r < M; ++r) {
-        std::memcpy(cache + r * cache_row + size_t(t) * 2 * C, b.qkv + size_t(r) * 3 * C + C,
-                    2 * size_t(C) * sizeof(float));
+        std::memcpy(row_cache(r) + size_t(t) * 2 * C, b.qkv + size_t(r) * 3 * C + C, 2 * size_t(C) * sizeof(float));
       }
       pool_.parallel_for(M * H, [&](int task, int thread) {
         const int r = task / H, h = task % H;
-        const float* k = cache + r * cache_row + size_t(h) * dh;
+        const float* k = row_cache(r) + size_t(h) * dh;
         k_.attention_f32(b.qkv + size_t(r) * 3 * C + size_t(h) * dh, 3 * size_t(C), k, k + C,
                          2 * size_t(C), b.attn + size_t(r) * C + size_t(h) * dh, size_t(C), 1, t + 1,
                          dh, scale, -1, scratch_ + size_t(thread) * scratch_stride_);
@@ -210,7 +212,7 @@ void Transformer::decoder_layers(int M, int T, int t, const DecoderState& state,
     const float* kv = state.cross_kv + l * state.cross_kv_stride;
     pool_.parallel_for(sequences * H, [&](int task, int thread) {
       const int s = task / H, h = task % H;
-      const int source = s / state.rows_per_source;
+      const int source = state.row_source != nullptr ? state.row_source[s] : s / state.rows_per_source;
       const int begin = state.source_offsets[source];
       const int len = state.source_offsets[source + 1] - begin;
       const float* k = kv + size_t(begin) * 2 * C + size_t(h) * dh;

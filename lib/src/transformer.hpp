@@ -41,6 +41,12 @@ struct DecoderState {
   size_t cross_kv_stride;   // floats between layers in cross_kv (N_cap * 2C)
   const int* source_offsets;  // [B + 1]: rows of sentence b in the memory
   int rows_per_source;      // decoder rows per sentence (the beam size)
+  // Incremental steps may run a subset of the rows (the search drops finished
+  // sentences and dead beams): row i then appends to cache row row_slot[i]
+  // and attends over sentence row_source[i]. Null: row i is slot i, sentence
+  // i / rows_per_source.
+  const int* row_slot = nullptr;
+  const int* row_source = nullptr;
 };
 
 // Sees the input of every linear layer before it is multiplied (calibration
