@@ -148,6 +148,42 @@ TEST_CASE("a batch of mixed lengths translates as each sentence alone", "[decode
   }
 }
 
+// Rows of every call of the output layer: one call per decoding step.
+class OutputRows : public detail::LinearObserver {
+ public:
+  explicit OutputRows(const detail::ModelWeights& w) : output_(w.output.index) {}
+  void observe(const detail::Linear& layer, const float*, int M, int) override {
+    if (layer.index == output_) rows.push_back(M);
+  }
+  std::vector<int> rows;
+
+ private:
+  int output_;
+};
+
+TEST_CASE("each step decodes only the live beams of unfinished sentences", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 71);
+  Session session = make_session(model);
+  OutputRows observer(model->weights());
+  session.impl()->transformer->set_observer(&observer);
+  // Length limits 2, 5 and 8 (ratio 1 of the source length) with EOS
+  // forbidden: the sentences finish after exactly 2, 5 and 8 steps.
+  const auto sources = make_sources({2, 5, 8}, config.source_vocab_size, 8);
+  TranslateOptions options;
+  options.max_length_ratio = 1.0f;
+  options.min_decoding_length = 8;
+  run(session, sources, options);
+  CHECK(observer.rows == std::vector<int>{3, 3, 2, 2, 2, 1, 1, 1});
+
+  // Beam 4: the first step has one live beam per sentence.
+  observer.rows.clear();
+  options.beam_size = 4;
+  run(session, sources, options);
+  CHECK(observer.rows == std::vector<int>{3, 12, 8, 8, 8, 4, 4, 4});
+  session.impl()->transformer->set_observer(nullptr);
+}
+
 TEST_CASE("results do not depend on the number of threads", "[decoder]") {
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 41);
