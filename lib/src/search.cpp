@@ -106,13 +106,19 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
       if (!done[b]) live[rows] = b, live_tokens[rows++] = step[b];
     }
     transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
-    for (int i = 0; i < rows; ++i) {
-      const int b = live[i];
+    // Each row's choice on the session's threads (rows are independent), the
+    // bookkeeping after it in order.
+    int32_t* chosen = live_tokens;  // consumed by decode_step
+    pool->parallel_for(rows, [&](int i, int) {
       float* row = logits + size_t(i) * V;
       if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
       float best = 0.0f;
-      const int token = kernels->argmax_f32(row, V, &best);
+      chosen[i] = kernels->argmax_f32(row, V, &best);
       kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
+    });
+    for (int i = 0; i < rows; ++i) {
+      const int b = live[i], token = chosen[i];
+      const float* row = logits + size_t(i) * V;
       log_prob[b] += row[token];
       step[b] = token;
       const bool eos = token == cfg.eos_id;
@@ -150,6 +156,8 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   int* live_slots = at<int>(plan.live_slots);
   int* live_sources = at<int>(plan.live_sources);
   int* row_of_slot = at<int>(plan.live_row_of_slot);
+  Candidate* row_candidates = at<Candidate>(plan.row_candidates);
+  int* row_candidate_count = at<int>(plan.row_candidate_counts);
   detail::DecoderState state = decoder_state(K);
   state.row_slot = live_slots;
   state.row_source = live_sources;
@@ -204,23 +212,29 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       live_tokens[rows++] = step[slot];
     }
     transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
+    // The 2K best continuations of each live beam, on the session's threads
+    // (rows are independent)...
+    pool->parallel_for(rows, [&](int i, int) {
+      const int slot = live_slots[i];
+      float* lp = logits + size_t(i) * V;
+      if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
+      kernels->log_softmax_f32(lp, lp, V);
+      row_top_k(lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i], scores[slot], slot % K);
+    });
     for (int b = 0; b < B; ++b) {
       if (done[b]) {
         for (int k = 0; k < K; ++k) parents[b * K + k] = k;
         continue;
       }
-      // The 2K best continuations of each live beam, then the 2K best overall:
-      // at most K of them end in EOS, so K always continue.
+      // ...then the 2K best of the sentence: at most K of them end in EOS, so
+      // K always continue.
       int n = 0;
       for (int k = 0; k < K; ++k) {
-        const int row = b * K + k;
-        if (row_of_slot[row] < 0) continue;
-        float* lp = logits + size_t(row_of_slot[row]) * V;
-        if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
-        kernels->log_softmax_f32(lp, lp, V);
-        int count = 0;
-        row_top_k(lp, V, 2 * K, candidates + n, &count, scores[row], k);
-        n += count;
+        const int row = row_of_slot[b * K + k];
+        if (row < 0) continue;
+        const Candidate* top = row_candidates + size_t(row) * 2 * K;
+        std::copy(top, top + row_candidate_count[row], candidates + n);
+        n += row_candidate_count[row];
       }
       insertion_sort(candidates, n, [](const Candidate& x, const Candidate& y) { return x.log_prob > y.log_prob; });
       int next = 0;

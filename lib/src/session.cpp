@@ -108,6 +108,8 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.live_slots = a.reserve<int>(R);
   p.live_sources = a.reserve<int>(R);
   p.live_row_of_slot = a.reserve<int>(R);
+  p.row_candidates = a.reserve<Candidate>(ArenaPlanner::product(R, 2 * K));
+  p.row_candidate_counts = a.reserve<int>(R);
   p.beam_scores = a.reserve<float>(R);
   p.history = a.reserve<int32_t>(R * T);
   p.history_scratch = a.reserve<int32_t>(K * T);

@@ -33,6 +33,7 @@ struct SessionPlan {
   // The rows a step decodes (live beams of unfinished sentences): their
   // tokens, cache slots and sentences, and each slot's row in the logits.
   size_t live_tokens = 0, live_slots = 0, live_sources = 0, live_row_of_slot = 0;
+  size_t row_candidates = 0, row_candidate_counts = 0;  // beam: the 2K best of each live row
   size_t candidates = 0, finished = 0, finished_tokens = 0, source_done = 0, length_limits = 0;
   size_t hypotheses = 0, hypothesis_counts = 0, truncated = 0;
   // Text path (models with a vocabulary): tokenizer scratch, source ids per
