@@ -80,9 +80,13 @@ void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, 
 void Transformer::layer_norm(float* x, int M, const Norm& norm, float* y) {
   const int C = config_.d_model;
   const float eps = config_.layer_norm_epsilon;
-  for (int m = 0; m < M; ++m) {
-    k_.layer_norm_f32(x + size_t(m) * C, norm.gamma, norm.beta, y + size_t(m) * C, C, eps);
-  }
+  // Rows are independent: split them over the pool when there are enough.
+  const int tasks = M < 16 ? 1 : pool_.size();
+  pool_.parallel_for(tasks, [&](int task, int) {
+    for (int m = M * task / tasks; m < M * (task + 1) / tasks; ++m) {
+      k_.layer_norm_f32(x + size_t(m) * C, norm.gamma, norm.beta, y + size_t(m) * C, C, eps);
+    }
+  });
 }
 
 // Pre-norm sublayers read LayerNorm(x); post-norm ones read x itself.
