@@ -7,10 +7,11 @@
 namespace mt::detail {
 
 void fill_positions(float* positions, int P, int C) {
-  for (int p = 0; p < P; ++p) {
-    for (int i = 0; i < C; i += 2) {
-      // Computed in double so every platform gets the same table.
-      const double angle = double(p) / std::pow(10000.0, double(i) / double(C));
+  for (int i = 0; i < C; i += 2) {
+    // Computed in double so every platform gets the same table.
+    const double wavelength = std::pow(10000.0, double(i) / double(C));
+    for (int p = 0; p < P; ++p) {
+      const double angle = double(p) / wavelength;
       positions[size_t(p) * C + i] = float(std::sin(angle));
       if (i + 1 < C) positions[size_t(p) * C + i + 1] = float(std::cos(angle));
     }

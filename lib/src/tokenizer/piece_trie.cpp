@@ -9,10 +9,34 @@ PieceTrie PieceTrie::build(const std::vector<Key>& keys) {
   // Keys sorted bytewise put every node's subtree in one contiguous range, so
   // the flat trie is built depth first with each node's edges laid out
   // together: no per-node containers, one pass over the key bytes.
-  std::vector<Key> sorted = keys;
-  // string_view compares with memcmp: bytes as unsigned, as the labels are.
-  std::sort(sorted.begin(), sorted.end(), [](const Key& a, const Key& b) { return a.text < b.text; });
+  // Sorting compares the first 8 bytes as one big-endian integer (unsigned
+  // bytes, as the labels are, and a shorter key first) and falls back to the
+  // whole string only on a tie: a vocabulary loads several times faster than
+  // with memcmp on every comparison.
+  struct SortKey {
+    uint64_t prefix;
+    Key key;
+  };
+  std::vector<SortKey> order(keys.size());
+  size_t total_bytes = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    uint64_t prefix = 0;
+    for (size_t b = 0; b < 8; ++b) {
+      prefix = prefix << 8 | (b < keys[i].text.size() ? static_cast<uint8_t>(keys[i].text[b]) : 0);
+    }
+    order[i] = {prefix, keys[i]};
+    total_bytes += keys[i].text.size();
+  }
+  std::sort(order.begin(), order.end(), [](const SortKey& a, const SortKey& b) {
+    return a.prefix != b.prefix ? a.prefix < b.prefix : a.key.text < b.key.text;
+  });
+  std::vector<Key> sorted(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) sorted[i] = order[i].key;
+
   PieceTrie trie;
+  trie.nodes_.reserve(total_bytes + 1);  // at most one node per key byte, plus the root
+  trie.labels_.reserve(total_bytes);
+  trie.children_.reserve(total_bytes);
   trie.nodes_.emplace_back();
   struct Range {
     int32_t node;
