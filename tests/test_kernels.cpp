@@ -2,6 +2,7 @@
 // random data at awkward sizes, hand-checked small cases, the GEMM's
 // determinism and its store bounds. ISAs built in but not runnable here are
 // reported with WARN.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -357,6 +358,45 @@ TEST_CASE("argmax_f32 matches ref exactly", "[kernels]") {
         REQUIRE(want == got);
         REQUIRE(std::memcmp(&vwant, &vgot, sizeof(float)) == 0);
       }
+}
+
+TEST_CASE("top_k_f32 matches ref exactly", "[kernels]") {
+  const KernelTable& ref = reference_kernels();
+  for (const KernelTable* t : available_kernels())
+    for (int n : {1, 7, 16, 33, 100, 1000, 8003})
+      for (int k : {1, 2, 8, 64})
+        for (int variant = 0; variant < 5; ++variant) {
+          INFO(t->isa << " n=" << n << " k=" << k << " variant=" << variant);
+          std::vector<float> x = random_vector(n, 300 + n + k + variant, -5.0f, 5.0f);
+          if (variant == 1)  // many ties: 3 distinct values
+            for (float& v : x) v = std::floor(v / 4);
+          if (variant == 2)  // ascending: every vector holds a new best
+            for (int i = 0; i < n; ++i) x[i] = float(i);
+          if (variant == 3) {  // NaN, -inf and signed zeros are never taken or taken as ties
+            for (int i = 0; i < n; i += 3) x[i] = NAN;
+            for (int i = 1; i < n; i += 3) x[i] = i % 2 ? 0.0f : -0.0f;
+            for (int i = 2; i < n; i += 5) x[i] = -INFINITY;
+          }
+          if (variant == 4)  // a log-softmax row: few candidates, a long flat tail
+            for (int i = 0; i < n; ++i) x[i] = i % 97 == 5 ? -0.5f - float(i % 7) : -30.0f;
+          std::vector<float> want_v(k), got_v(k);
+          std::vector<int32_t> want_i(k), got_i(k);
+          int want_n = -1, got_n = -2;
+          ref.top_k_f32(x.data(), n, k, want_v.data(), want_i.data(), &want_n);
+          t->top_k_f32(x.data(), n, k, got_v.data(), got_i.data(), &got_n);
+          REQUIRE(want_n == got_n);
+          for (int i = 0; i < want_n; ++i) {
+            REQUIRE(want_i[size_t(i)] == got_i[size_t(i)]);
+            REQUIRE(std::memcmp(&want_v[size_t(i)], &got_v[size_t(i)], sizeof(float)) == 0);
+          }
+          // The reference against a sort of the candidates: largest first, ties by index.
+          std::vector<int32_t> order;
+          for (int i = 0; i < n; ++i)
+            if (x[size_t(i)] > -INFINITY) order.push_back(i);
+          std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return x[size_t(a)] > x[size_t(b)]; });
+          REQUIRE(want_n == std::min<int>(k, int(order.size())));
+          for (int i = 0; i < want_n; ++i) REQUIRE(want_i[size_t(i)] == order[size_t(i)]);
+        }
 }
 
 TEST_CASE("embed_f32 matches ref", "[kernels]") {

@@ -24,18 +24,12 @@ float normalized(float log_prob, int length, float penalty) {
 // Keeps the `capacity` best tokens of a row, best first, scored base + log
 // prob; ties go to the lower token id, as argmax does, so beam 1 reproduces
 // greedy search.
-void row_top_k(const float* log_probs, int V, int capacity, Candidate* top, int* count, float base,
-               int32_t parent) {
-  int n = 0;
-  for (int v = 0; v < V; ++v) {
-    const float lp = log_probs[v];
-    if (lp == kNegInf || (n == capacity && !(lp > top[n - 1].log_prob))) continue;
-    int i = n < capacity ? n++ : n - 1;
-    for (; i > 0 && lp > top[i - 1].log_prob; --i) top[i] = top[i - 1];
-    top[i] = {lp, v, parent};
-  }
-  for (int i = 0; i < n; ++i) top[i].log_prob += base;
-  *count = n;
+void row_top_k(const KernelTable& kernels, const float* log_probs, int V, int capacity, Candidate* top,
+               int* count, float base, int32_t parent) {
+  float values[kTopKMax];
+  int32_t tokens[kTopKMax];
+  kernels.top_k_f32(log_probs, V, capacity, values, tokens, count);
+  for (int i = 0; i < *count; ++i) top[i] = {values[i] + base, tokens[i], parent};
 }
 
 // Stable sort, best first, of a few elements in place: std::stable_sort would
@@ -219,7 +213,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       float* lp = logits + size_t(i) * V;
       if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
       kernels->log_softmax_f32(lp, lp, V);
-      row_top_k(lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i], scores[slot], slot % K);
+      row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i], scores[slot], slot % K);
     });
     for (int b = 0; b < B; ++b) {
       if (done[b]) {

@@ -10,6 +10,7 @@ const KernelTable& reference_kernels() {
                                  softmax_f32_ref,
                                  log_softmax_f32_ref,
                                  argmax_f32_ref,
+                                 top_k_f32_ref,
                                  embed_f32_ref,
                                  attention_f32_ref,
                                  quantize_rows_u8_ref,

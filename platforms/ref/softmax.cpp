@@ -45,4 +45,19 @@ int argmax_f32_ref(const float* x, int n, float* max_value) {
   return best;
 }
 
+// Insertion into a sorted list of at most k: a value enters only if it beats
+// the current k-th (strictly, so the earlier index keeps a tie).
+void top_k_f32_ref(const float* x, int n, int k, float* values, int32_t* indices, int* count) {
+  int c = 0;
+  for (int v = 0; v < n; ++v) {
+    const float value = x[v];
+    if (!(value > -INFINITY) || (c == k && !(value > values[k - 1]))) continue;  // -inf, NaN, or not better
+    int i = c < k ? c++ : k - 1;
+    for (; i > 0 && value > values[i - 1]; --i) values[i] = values[i - 1], indices[i] = indices[i - 1];
+    values[i] = value;
+    indices[i] = v;
+  }
+  *count = c;
+}
+
 }  // namespace mt

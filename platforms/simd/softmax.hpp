@@ -129,4 +129,30 @@ int argmax_f32(const float* x, int n, float* max_value) {
   return best;
 }
 
+// The reference's insertion, but once k values are held, a whole vector of
+// the row is skipped unless one of its lanes beats the k-th: almost every
+// vector of a vocabulary-sized row after the first few.
+template <class Arch>
+void top_k_f32(const float* x, int n, int k, float* values, int32_t* indices, int* count) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  int c = 0;
+  auto offer = [&](int v) {
+    const float value = x[v];
+    if (!(value > -__builtin_inff()) || (c == k && !(value > values[k - 1]))) return;
+    int i = c < k ? c++ : k - 1;
+    for (; i > 0 && value > values[i - 1]; --i) values[i] = values[i - 1], indices[i] = indices[i - 1];
+    values[i] = value;
+    indices[i] = v;
+  };
+  int v = 0;
+  for (; v < n && c < k; ++v) offer(v);
+  for (; v + W <= n; v += W) {
+    if (!xsimd::any(V::load_unaligned(x + v) > V(values[k - 1]))) continue;  // NaN and -inf compare false
+    for (int j = 0; j < W; ++j) offer(v + j);
+  }
+  for (; v < n; ++v) offer(v);
+  *count = c;
+}
+
 }  // namespace mt::simd

@@ -59,6 +59,13 @@ using LogSoftmaxF32 = float (*)(const float* x, float* y, int n);
 // One row: index of the largest value (first one on ties); its value in *max_value.
 using ArgmaxF32 = int (*)(const float* x, int n, float* max_value);
 
+// One row: the k largest values of x[0, n), largest first, equal values in
+// index order (so k = 1 agrees with argmax); -inf and NaN are never taken.
+// Writes *count <= k pairs into values and indices (fewer when the row has
+// fewer candidates). 1 <= k <= kTopKMax. Beam search's selection.
+inline constexpr int kTopKMax = 512;
+using TopKF32 = void (*)(const float* x, int n, int k, float* values, int32_t* indices, int* count);
+
 // One token: y[c] = table[id, c] * scale + position[c], c < C.
 // table: packed [V, C] (the layout above, so tied output projections share it).
 using EmbedF32 = void (*)(const float* table_packed, int C, int id, float scale,
@@ -141,6 +148,7 @@ struct KernelTable {
   SoftmaxF32 softmax_f32;
   LogSoftmaxF32 log_softmax_f32;
   ArgmaxF32 argmax_f32;
+  TopKF32 top_k_f32;
   EmbedF32 embed_f32;
   AttentionF32 attention_f32;
   QuantizeRowsU8 quantize_rows_u8;
