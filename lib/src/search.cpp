@@ -139,7 +139,6 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   float* logits = at<float>(plan.logits);
   int32_t* history = at<int32_t>(plan.history);
   int32_t* history_scratch = at<int32_t>(plan.history_scratch);
-  float* cache_scratch = at<float>(plan.reorder_scratch);
   Candidate* candidates = at<Candidate>(plan.candidates);
   int32_t* parents = at<int32_t>(plan.parents);
   // Finished hypotheses of sentence b: fin[b * plan.K + i], tokens at row (b * plan.K + i) * T.
@@ -149,7 +148,9 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   int32_t* live_tokens = at<int32_t>(plan.live_tokens);
   int* live_slots = at<int>(plan.live_slots);
   int* live_sources = at<int>(plan.live_sources);
-  int* row_of_slot = at<int>(plan.live_row_of_slot);
+  int* live_beams = at<int>(plan.live_beams);
+  int* row_of_beam = at<int>(plan.live_row_of_beam);
+  int* beam_slot = at<int>(plan.beam_slots);  // cache slot of beam b*K+k, one of b's K
   Candidate* row_candidates = at<Candidate>(plan.row_candidates);
   int* row_candidate_count = at<int>(plan.row_candidate_counts);
   detail::DecoderState state = decoder_state(K);
@@ -181,6 +182,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       step[b * K + k] = cfg.bos_id;
       scores[b * K + k] = k == 0 ? 0.0f : kNegInf;  // all beams start equal: expand one
       parents[b * K + k] = k;
+      beam_slot[b * K + k] = b * K + k;
     }
     if (length_limit[b] == 0) {  // an empty source: one empty hypothesis
       finish(b, nullptr, 0, 0.0f, 0);
@@ -194,26 +196,27 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
     // Only live beams of unfinished sentences are decoded: one row per
     // sentence at the first step, none for a finished sentence.
     int rows = 0;
-    for (int slot = 0; slot < R; ++slot) {
-      const int b = slot / K;
-      if (done[b] || scores[slot] == kNegInf) {
-        row_of_slot[slot] = -1;
+    for (int beam = 0; beam < R; ++beam) {
+      const int b = beam / K;
+      if (done[b] || scores[beam] == kNegInf) {
+        row_of_beam[beam] = -1;
         continue;
       }
-      row_of_slot[slot] = rows;
-      live_slots[rows] = slot;
+      row_of_beam[beam] = rows;
+      live_beams[rows] = beam;
+      live_slots[rows] = beam_slot[beam];
       live_sources[rows] = b;
-      live_tokens[rows++] = step[slot];
+      live_tokens[rows++] = step[beam];
     }
     transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
     // The 2K best continuations of each live beam, on the session's threads
     // (rows are independent)...
     pool->parallel_for(rows, [&](int i, int) {
-      const int slot = live_slots[i];
+      const int beam = live_beams[i];
       float* lp = logits + size_t(i) * V;
       if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
       kernels->log_softmax_f32(lp, lp, V);
-      row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i], scores[slot], slot % K);
+      row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i], scores[beam], beam % K);
     });
     for (int b = 0; b < B; ++b) {
       if (done[b]) {
@@ -224,7 +227,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       // K always continue.
       int n = 0;
       for (int k = 0; k < K; ++k) {
-        const int row = row_of_slot[b * K + k];
+        const int row = row_of_beam[b * K + k];
         if (row < 0) continue;
         const Candidate* top = row_candidates + size_t(row) * 2 * K;
         std::copy(top, top + row_candidate_count[row], candidates + n);
@@ -266,28 +269,41 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       }
     }
     if (alive == 0) break;
-    // Reorder every layer's self-attention cache so live row b*K+k holds its
-    // parent's keys and values for positions [0, t]. Rows that continue
-    // themselves stay; the others read their parent (all reads before any
-    // write, through the scratch), and dead rows are left as they are.
+    // Give every live beam its parent's self-attention cache for positions
+    // [0, t]. A parent's first child takes over the parent's slot as it is;
+    // each further child copies it into a slot no child took over (a parent
+    // that died). Only those copies move memory.
     const size_t row_floats = size_t(T) * 2 * C, used = size_t(t + 1) * 2 * C;
     for (int b = 0; b < B; ++b) {
       if (done[b]) continue;
-      int moved[256];  // K <= 256 (SessionOptions::validate)
-      int count = 0;
+      int* slots = beam_slot + size_t(b) * K;
+      int next_slots[256];  // K <= 256 (SessionOptions::validate)
+      bool inherited[256];
+      std::fill(inherited, inherited + K, false);
       for (int k = 0; k < K; ++k) {
-        if (parents[b * K + k] != k && scores[b * K + k] != kNegInf) moved[count++] = k;
-      }
-      for (int l = 0; l < L && count > 0; ++l) {
-        float* cache = state.self_cache + size_t(l) * state.self_cache_stride + size_t(b) * K * row_floats;
-        for (int i = 0; i < count; ++i) {
-          std::memcpy(cache_scratch + size_t(i) * used, cache + size_t(parents[b * K + moved[i]]) * row_floats,
-                      used * sizeof(float));
-        }
-        for (int i = 0; i < count; ++i) {
-          std::memcpy(cache + size_t(moved[i]) * row_floats, cache_scratch + size_t(i) * used, used * sizeof(float));
+        next_slots[k] = -1;
+        const int parent = parents[b * K + k];
+        if (scores[b * K + k] != kNegInf && !inherited[parent]) {
+          inherited[parent] = true;
+          next_slots[k] = slots[parent];
         }
       }
+      int free_slots[256], free_count = 0;
+      for (int p = 0; p < K; ++p) {
+        if (!inherited[p]) free_slots[free_count++] = slots[p];
+      }
+      int taken = 0;
+      for (int k = 0; k < K; ++k) {
+        if (next_slots[k] >= 0) continue;
+        next_slots[k] = free_slots[taken++];
+        if (scores[b * K + k] == kNegInf) continue;  // a dead beam's slot holds nothing of use
+        const size_t from = size_t(slots[parents[b * K + k]]) * row_floats, to = size_t(next_slots[k]) * row_floats;
+        for (int l = 0; l < L; ++l) {
+          float* cache = state.self_cache + size_t(l) * state.self_cache_stride;
+          std::memcpy(cache + to, cache + from, used * sizeof(float));
+        }
+      }
+      std::copy(next_slots, next_slots + K, slots);
     }
   }
 }

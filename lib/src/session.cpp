@@ -101,13 +101,14 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.logits = a.reserve<float>(here * R * V);
   p.self_cache_stride = R * T * 2 * C;
   p.self_cache = a.reserve<float>(ArenaPlanner::product(here * L, p.self_cache_stride));
-  p.reorder_scratch = a.reserve<float>(here * K * T * 2 * C);
   p.attention_scratch = a.reserve<float>(here * size_t(p.threads) * size_t(p.scratch_stride));
   p.step_tokens = a.reserve<int32_t>(R);
   p.live_tokens = a.reserve<int32_t>(R);
   p.live_slots = a.reserve<int>(R);
   p.live_sources = a.reserve<int>(R);
-  p.live_row_of_slot = a.reserve<int>(R);
+  p.live_beams = a.reserve<int>(R);
+  p.live_row_of_beam = a.reserve<int>(R);
+  p.beam_slots = a.reserve<int>(R);
   p.row_candidates = a.reserve<Candidate>(ArenaPlanner::product(R, 2 * K));
   p.row_candidate_counts = a.reserve<int>(R);
   p.beam_scores = a.reserve<float>(R);

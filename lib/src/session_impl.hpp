@@ -28,11 +28,12 @@ struct SessionPlan {
   size_t enc_x = 0, enc_y = 0, enc_qkv = 0, enc_attn = 0, enc_hidden = 0;
   size_t cross_kv = 0, cross_kv_stride = 0;
   size_t dec_x = 0, dec_y = 0, dec_qkv = 0, dec_q = 0, dec_attn = 0, dec_hidden = 0, logits = 0;
-  size_t self_cache = 0, self_cache_stride = 0, reorder_scratch = 0, attention_scratch = 0;
+  size_t self_cache = 0, self_cache_stride = 0, attention_scratch = 0;
   size_t step_tokens = 0, beam_scores = 0, history = 0, history_scratch = 0, parents = 0;
   // The rows a step decodes (live beams of unfinished sentences): their
-  // tokens, cache slots and sentences, and each slot's row in the logits.
-  size_t live_tokens = 0, live_slots = 0, live_sources = 0, live_row_of_slot = 0;
+  // tokens, beams, cache slots and sentences, and each beam's row in the
+  // logits. Beam search moves a beam's cache by changing its slot (beam_slots).
+  size_t live_tokens = 0, live_beams = 0, live_slots = 0, live_sources = 0, live_row_of_beam = 0, beam_slots = 0;
   size_t row_candidates = 0, row_candidate_counts = 0;  // beam: the 2K best of each live row
   size_t candidates = 0, finished = 0, finished_tokens = 0, source_done = 0, length_limits = 0;
   size_t hypotheses = 0, hypothesis_counts = 0, truncated = 0;
