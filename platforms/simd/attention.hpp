@@ -60,9 +60,10 @@ void attention_f32(const float* q, size_t q_stride, const float* k, const float*
     for (int j = 0; j < keys; ++j)
       scratch[j] = scale * dot_f32<Arch>(qi, k + size_t(j) * kv_stride, dh);
     softmax_f32<Arch>(scratch, keys);
-    // Values in column blocks of up to 4 vectors held in registers.
+    // Values in column blocks of 4, 2 or 1 vectors held in registers.
     int d = 0;
     for (; d + 4 * W <= dh; d += 4 * W) weighted_sum_f32<Arch, 4>(scratch, v, kv_stride, keys, d, oi);
+    for (; d + 2 * W <= dh; d += 2 * W) weighted_sum_f32<Arch, 2>(scratch, v, kv_stride, keys, d, oi);
     for (; d + W <= dh; d += W) weighted_sum_f32<Arch, 1>(scratch, v, kv_stride, keys, d, oi);
     for (; d < dh; ++d) {
       float o = 0.0f;
