@@ -251,6 +251,16 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         step[row] = c.token;
         ++next;
       }
+      if (next == 0 && fin_count[b] == 0) {
+        // No token had a log-probability at all (NaN logits: a model with
+        // NaN weights). The sentence still gets a result: its best prefix so
+        // far, scored NaN.
+        for (int k = 0; k < K; ++k) {
+          if (scores[b * K + k] == kNegInf) continue;
+          finish(b, history + size_t(b * K + k) * T, t, std::numeric_limits<float>::quiet_NaN(), t);
+          break;
+        }
+      }
       for (int k = next; k < K; ++k) scores[b * K + k] = kNegInf, parents[b * K + k] = k;
       for (int k = 0; k < next; ++k) {
         std::copy(history_scratch + size_t(k) * T, history_scratch + size_t(k) * T + t + 1,
