@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "session_impl.hpp"
+#include "stage_profile.hpp"
 
 namespace mt {
 
@@ -96,14 +97,20 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
     }
   }
   for (int t = 0; t < max_limit && alive > 0; ++t) {
+    MT_PROFILE_STAGE(step);
     transformer->decode_step(step, B, t, state, buffers, logits);
+    MT_PROFILE_STAGE(search);
     for (int b = 0; b < B; ++b) {
       if (done[b]) continue;
       float* row = logits + size_t(b) * V;
       if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
       float best = 0.0f;
-      const int token = kernels->argmax_f32(row, V, &best);
-      kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
+      int token = 0;
+      {
+        MT_PROFILE_STAGE(select);
+        token = kernels->argmax_f32(row, V, &best);
+        kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
+      }
       log_prob[b] += row[token];
       step[b] = token;
       const bool eos = token == cfg.eos_id;
@@ -174,7 +181,10 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   }
 
   for (int t = 0; t < max_limit && alive > 0; ++t) {
+    MT_PROFILE_STAGE(step);
     transformer->decode_step(step, R, t, state, buffers, logits);
+    // Everything below is the search's: selection (nested) and bookkeeping.
+    MT_PROFILE_STAGE(search);
     for (int b = 0; b < B; ++b) {
       if (done[b]) {
         for (int k = 0; k < K; ++k) parents[b * K + k] = k;
@@ -188,9 +198,12 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         if (scores[row] == kNegInf) continue;
         float* lp = logits + size_t(row) * V;
         if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
-        kernels->log_softmax_f32(lp, lp, V);
         int count = 0;
-        row_top_k(lp, V, 2 * K, candidates + n, &count, scores[row], k);
+        {
+          MT_PROFILE_STAGE(select);
+          kernels->log_softmax_f32(lp, lp, V);
+          row_top_k(lp, V, 2 * K, candidates + n, &count, scores[row], k);
+        }
         n += count;
       }
       insertion_sort(candidates, n, [](const Candidate& x, const Candidate& y) { return x.log_prob > y.log_prob; });
@@ -231,6 +244,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
     if (alive == 0) break;
     // Reorder every layer's self-attention cache so row b*K+k holds its
     // parent's keys and values for positions [0, t].
+    MT_PROFILE_STAGE(cache_reorder);
     const size_t row_floats = size_t(T) * 2 * C, used = size_t(t + 1) * 2 * C;
     for (int b = 0; b < B; ++b) {
       bool moved = false;
