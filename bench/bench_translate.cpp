@@ -16,11 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "bench_models.hpp"
 #include "mt/mt.hpp"
-#include "quantizer.hpp"
 #include "session_impl.hpp"
 
 namespace {
+
+using mt_bench::model_path;
+using mt_bench::shipped;
+using mt_bench::shipped_path;
+using mt_bench::sources;
 
 const char* kModels[] = {"base", "base-int8", "base-int8dyn", "small", "small-int8",
                          "en-de-tiny", "en-de-tiny-int8"};
@@ -41,70 +46,11 @@ bool wanted(const std::string& name) {
   return list.find(key) != std::string::npos;
 }
 
-std::string shipped_path(const std::string& name) {
-  const std::string file = name == "en-de-tiny-int8" ? "en-de-tiny.int8.mtm" : name + ".mtm";
-  return std::string(MT_MODELS_DIR) + "/" + file;
-}
-
-bool shipped(const std::string& name) { return name.rfind("en-de-tiny", 0) == 0; }
-
-// An int8 copy of a random model, calibrated on random sentences.
-void write_int8(const std::string& fp32_path, const std::string& path, bool dynamic) {
-  auto fp32 = mt::Model::load(fp32_path).value();
-  std::vector<std::string> lines;
-  uint32_t x = 777;
-  for (int i = 0; i < 8; ++i) {
-    std::string line;
-    for (int t = 0; t < 15; ++t) {
-      x = x * 1664525u + 1013904223u;
-      if (t > 0) line += ' ';
-      line += std::to_string(4 + (x >> 8) % uint32_t(fp32->config().source_vocab_size - 4));
-    }
-    lines.push_back(line);
-  }
-  mt::quantize::QuantizeOptions o;
-  o.max_length = 16;
-  if (dynamic) o.activations = mt::ActivationScales::dynamic_per_row;
-  auto calibration = mt::quantize::calibrate(fp32, lines, o);
-  if (!calibration) std::abort();
-  auto bytes = mt::quantize::build_int8_model(*fp32, *calibration, o);
-  if (!bytes) std::abort();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr || std::fwrite(bytes->data(), 1, bytes->size(), f) != bytes->size()) std::abort();
-  std::fclose(f);
-}
-
-// Random models are written once, into the temporary directory.
-const std::string& model_path(const std::string& name) {
-  static std::map<std::string, std::string> paths;
-  auto it = paths.find(name);
-  if (it != paths.end()) return it->second;
-  if (shipped(name)) return paths.emplace(name, shipped_path(name)).first->second;
-  const std::string path = (std::filesystem::temp_directory_path() / ("libmt-bench-" + name + ".mtm")).string();
-  // int8 copies are made anew each run, so they always come from this build's quantizer.
-  const size_t dash = name.find('-');
-  if (dash != std::string::npos) {
-    write_int8(model_path(name.substr(0, dash)), path, name.substr(dash) == "-int8dyn");
-  } else if (!std::filesystem::exists(path)) {
-    const mt::Status s = mt::write_random_model(mt::ModelConfig::preset(name).value(), 1, path);
-    if (!s.ok()) std::abort();
-  }
-  return paths.emplace(name, path).first->second;
-}
-
 std::shared_ptr<const mt::Model> load(const std::string& name) {
   static std::map<std::string, std::shared_ptr<const mt::Model>> models;
   auto& m = models[name];
   if (!m) m = mt::Model::load(model_path(name)).value();
   return m;
-}
-
-std::vector<std::vector<int32_t>> sources(int batch, int length, int vocab) {
-  std::vector<std::vector<int32_t>> out(size_t(batch), std::vector<int32_t>(size_t(length), 0));
-  uint32_t x = 12345;
-  for (auto& s : out)
-    for (auto& t : s) t = int32_t(4 + ((x = x * 1664525u + 1013904223u) >> 8) % uint32_t(vocab - 4));
-  return out;
 }
 
 mt::Session session_for(const std::string& name, int batch, int beam, int source_length) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "session_impl.hpp"
+#include "stage_profile.hpp"
 
 namespace mt {
 
@@ -94,22 +95,27 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
     }
   }
   for (int t = 0; t < max_limit && alive > 0; ++t) {
+    MT_PROFILE_STAGE(step);
     // Only unfinished sentences are decoded: a batch costs what its live rows cost.
     int rows = 0;
     for (int b = 0; b < B; ++b) {
       if (!done[b]) live[rows] = b, live_tokens[rows++] = step[b];
     }
     transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
+    MT_PROFILE_STAGE(search);
     // Each row's choice on the session's threads (rows are independent), the
     // bookkeeping after it in order.
     int32_t* chosen = live_tokens;  // consumed by decode_step
-    pool->parallel_for(rows, [&](int i, int) {
-      float* row = logits + size_t(i) * V;
-      if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
-      float best = 0.0f;
-      chosen[i] = kernels->argmax_f32(row, V, &best);
-      kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
-    });
+    {
+      MT_PROFILE_STAGE(select);
+      pool->parallel_for(rows, [&](int i, int) {
+        float* row = logits + size_t(i) * V;
+        if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
+        float best = 0.0f;
+        chosen[i] = kernels->argmax_f32(row, V, &best);
+        kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
+      });
+    }
     for (int i = 0; i < rows; ++i) {
       const int b = live[i], token = chosen[i];
       const float* row = logits + size_t(i) * V;
@@ -193,6 +199,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   }
 
   for (int t = 0; t < max_limit && alive > 0; ++t) {
+    MT_PROFILE_STAGE(step);
     // Only live beams of unfinished sentences are decoded: one row per
     // sentence at the first step, none for a finished sentence.
     int rows = 0;
@@ -209,15 +216,21 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       live_tokens[rows++] = step[beam];
     }
     transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
+    // Everything below is the search's: selection (nested) and bookkeeping.
+    MT_PROFILE_STAGE(search);
     // The 2K best continuations of each live beam, on the session's threads
     // (rows are independent)...
-    pool->parallel_for(rows, [&](int i, int) {
-      const int beam = live_beams[i];
-      float* lp = logits + size_t(i) * V;
-      if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
-      kernels->log_softmax_f32(lp, lp, V);
-      row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i], scores[beam], beam % K);
-    });
+    {
+      MT_PROFILE_STAGE(select);
+      pool->parallel_for(rows, [&](int i, int) {
+        const int beam = live_beams[i];
+        float* lp = logits + size_t(i) * V;
+        if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
+        kernels->log_softmax_f32(lp, lp, V);
+        row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i],
+                  scores[beam], beam % K);
+      });
+    }
     for (int b = 0; b < B; ++b) {
       if (done[b]) {
         for (int k = 0; k < K; ++k) parents[b * K + k] = k;
@@ -283,6 +296,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
     // [0, t]. A parent's first child takes over the parent's slot as it is;
     // each further child copies it into a slot no child took over (a parent
     // that died). Only those copies move memory.
+    MT_PROFILE_STAGE(cache_reorder);
     const size_t row_floats = size_t(T) * 2 * C, used = size_t(t + 1) * 2 * C;
     for (int b = 0; b < B; ++b) {
       if (done[b]) continue;

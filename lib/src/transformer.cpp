@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "stage_profile.hpp"
+
 namespace mt::detail {
 
 void fill_positions(float* positions, int P, int C) {
@@ -58,12 +60,15 @@ void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, 
     const float* xb = x + size_t(m0) * w.k;
     // Quantizing is a pass over the input, split by rows when there are many.
     const int qtasks = threads == 1 || rows < 4 * threads ? 1 : threads;
-    pool_.parallel_for(qtasks, [&](int task, int) {
-      const int r0 = rows * task / qtasks, r1 = rows * (task + 1) / qtasks;
-      k_.quantize_rows_u8(xb + size_t(r0) * w.k, size_t(w.k), r1 - r0, w.k,
-                          quantized_.data + size_t(r0) * quantized_.stride, quantized_.stride,
-                          quantized_.scales + r0, quantized_.zeros + r0, w.input_scale, w.input_zero);
-    });
+    {
+      MT_PROFILE_STAGE(quantize_inputs);
+      pool_.parallel_for(qtasks, [&](int task, int) {
+        const int r0 = rows * task / qtasks, r1 = rows * (task + 1) / qtasks;
+        k_.quantize_rows_u8(xb + size_t(r0) * w.k, size_t(w.k), r1 - r0, w.k,
+                            quantized_.data + size_t(r0) * quantized_.stride, quantized_.stride,
+                            quantized_.scales + r0, quantized_.zeros + r0, w.input_scale, w.input_zero);
+      });
+    }
     float* yb = y + size_t(m0) * ld;
     const float* rb = residual ? residual + size_t(m0) * ld : nullptr;
     // Calibrated layers carry their zero-point compensation in the bias.
@@ -79,6 +84,7 @@ void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, 
 }
 
 void Transformer::layer_norm(float* x, int M, const Norm& norm, float* y) {
+  MT_PROFILE_STAGE(layer_norm);
   const int C = config_.d_model;
   const float eps = config_.layer_norm_epsilon;
   // Rows are independent: split them over the pool when there are enough.
@@ -114,6 +120,7 @@ void Transformer::embed(const Embedding& table, int32_t token, int position, flo
 }
 
 void Transformer::encode(const int32_t* tokens, const int* offsets, int B, const EncoderBuffers& b) {
+  MT_PROFILE_STAGE(encoder);
   const int C = config_.d_model, H = config_.heads, dh = C / H;
   const int N = offsets[B];
   const float scale = 1.0f / std::sqrt(float(dh));
@@ -147,6 +154,7 @@ void Transformer::encode(const int32_t* tokens, const int* offsets, int B, const
 }
 
 void Transformer::project_memory(const float* memory, int N, float* cross_kv, size_t stride) {
+  MT_PROFILE_STAGE(cross_kv_projection);
   for (size_t l = 0; l < weights_.decoder.size(); ++l) {
     linear(memory, N, weights_.decoder[l].cross_kv, cross_kv + l * stride);
   }
@@ -154,8 +162,11 @@ void Transformer::project_memory(const float* memory, int N, float* cross_kv, si
 
 void Transformer::decode_step(const int32_t* tokens, int R, int t, const DecoderState& state,
                               const DecoderBuffers& b, float* logits) {
-  for (int r = 0; r < R; ++r) {
-    embed(weights_.target_embedding, tokens[r], t, b.x + size_t(r) * config_.d_model);
+  {
+    MT_PROFILE_STAGE(embedding);
+    for (int r = 0; r < R; ++r) {
+      embed(weights_.target_embedding, tokens[r], t, b.x + size_t(r) * config_.d_model);
+    }
   }
   decoder_layers(R, 1, t, state, b, logits, /*incremental=*/true);
 }
@@ -183,8 +194,12 @@ void Transformer::decoder_layers(int M, int T, int t, const DecoderState& state,
     const DecoderLayerWeights& layer = weights_.decoder[l];
     // Causal self-attention.
     const float* in = sublayer_input(b.x, M, layer.self_norm, b.y);
-    linear(in, M, layer.qkv, b.qkv);
+    {
+      MT_PROFILE_STAGE(self_qkv);
+      linear(in, M, layer.qkv, b.qkv);
+    }
     if (incremental) {
+      MT_PROFILE_STAGE(self_attention);
       float* cache = state.self_cache + l * state.self_cache_stride;
       auto row_cache = [&](int r) {
         return cache + size_t(state.row_slot != nullptr ? state.row_slot[r] : r) * cache_row;
@@ -200,6 +215,7 @@ void Transformer::decoder_layers(int M, int T, int t, const DecoderState& state,
                          dh, scale, -1, scratch_ + size_t(thread) * scratch_stride_);
       });
     } else {
+      MT_PROFILE_STAGE(self_attention);
       pool_.parallel_for(sequences * H, [&](int task, int thread) {
         const int s = task / H, h = task % H;
         const float* q = b.qkv + size_t(s) * T * 3 * C + size_t(h) * dh;
@@ -208,30 +224,45 @@ void Transformer::decoder_layers(int M, int T, int t, const DecoderState& state,
                          scratch_ + size_t(thread) * scratch_stride_);
       });
     }
-    linear(b.attn, M, layer.self_out, b.x, Activation::none, b.x);
+    {
+      MT_PROFILE_STAGE(self_out);
+      linear(b.attn, M, layer.self_out, b.x, Activation::none, b.x);
+    }
     sublayer_output(b.x, M, layer.self_norm);
 
     // Cross-attention over the memory of each row's source sentence.
     in = sublayer_input(b.x, M, layer.cross_norm, b.y);
-    linear(in, M, layer.cross_q, b.q);
+    {
+      MT_PROFILE_STAGE(cross_q);
+      linear(in, M, layer.cross_q, b.q);
+    }
     const float* kv = state.cross_kv + l * state.cross_kv_stride;
-    pool_.parallel_for(sequences * H, [&](int task, int thread) {
-      const int s = task / H, h = task % H;
-      const int source = state.row_source != nullptr ? state.row_source[s] : s / state.rows_per_source;
-      const int begin = state.source_offsets[source];
-      const int len = state.source_offsets[source + 1] - begin;
-      const float* k = kv + size_t(begin) * 2 * C + size_t(h) * dh;
-      k_.attention_f32(b.q + size_t(s) * queries * C + size_t(h) * dh, size_t(C), k, k + C,
-                       2 * size_t(C), b.attn + size_t(s) * queries * C + size_t(h) * dh, size_t(C),
-                       queries, len, dh, scale, -1, scratch_ + size_t(thread) * scratch_stride_);
-    });
-    linear(b.attn, M, layer.cross_out, b.x, Activation::none, b.x);
+    {
+      MT_PROFILE_STAGE(cross_attention);
+      pool_.parallel_for(sequences * H, [&](int task, int thread) {
+        const int s = task / H, h = task % H;
+        const int source = state.row_source != nullptr ? state.row_source[s] : s / state.rows_per_source;
+        const int begin = state.source_offsets[source];
+        const int len = state.source_offsets[source + 1] - begin;
+        const float* k = kv + size_t(begin) * 2 * C + size_t(h) * dh;
+        k_.attention_f32(b.q + size_t(s) * queries * C + size_t(h) * dh, size_t(C), k, k + C,
+                         2 * size_t(C), b.attn + size_t(s) * queries * C + size_t(h) * dh, size_t(C),
+                         queries, len, dh, scale, -1, scratch_ + size_t(thread) * scratch_stride_);
+      });
+    }
+    {
+      MT_PROFILE_STAGE(cross_out);
+      linear(b.attn, M, layer.cross_out, b.x, Activation::none, b.x);
+    }
     sublayer_output(b.x, M, layer.cross_norm);
 
     // Feed-forward.
     in = sublayer_input(b.x, M, layer.ffn_norm, b.y);
-    linear(in, M, layer.ffn_0, b.hidden, config_.activation);
-    linear(b.hidden, M, layer.ffn_1, b.x, Activation::none, b.x);
+    {
+      MT_PROFILE_STAGE(ffn);
+      linear(in, M, layer.ffn_0, b.hidden, config_.activation);
+      linear(b.hidden, M, layer.ffn_1, b.x, Activation::none, b.x);
+    }
     sublayer_output(b.x, M, layer.ffn_norm);
   }
   const float* out = b.x;
@@ -239,6 +270,7 @@ void Transformer::decoder_layers(int M, int T, int t, const DecoderState& state,
     layer_norm(b.x, M, weights_.decoder_norm, b.y);
     out = b.y;
   }
+  MT_PROFILE_STAGE(output_layer);
   linear(out, M, weights_.output, logits);
 }
 
