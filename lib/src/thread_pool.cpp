@@ -48,14 +48,18 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::take_tasks(int thread) {
-  for (int task = next_task_.fetch_add(1, std::memory_order_relaxed); task < tasks_;
-       task = next_task_.fetch_add(1, std::memory_order_relaxed)) {
-    call_(ctx_, task, thread);
+  for (int first = next_task_.fetch_add(block_, std::memory_order_relaxed); first < tasks_;
+       first = next_task_.fetch_add(block_, std::memory_order_relaxed)) {
+    const int last = first + block_ < tasks_ ? first + block_ : tasks_;
+    for (int task = first; task < last; ++task) call_(ctx_, task, thread);
   }
 }
 
 void ThreadPool::run(int tasks, Call call, void* ctx) {
   tasks_ = tasks;
+  // Many small tasks (attention: one per row and head) are taken a few at a
+  // time: one shared counter update per task cost more than the task itself.
+  block_ = tasks / (size() * 8) > 1 ? tasks / (size() * 8) : 1;
   call_ = call;
   ctx_ = ctx;
   next_task_.store(0, std::memory_order_relaxed);

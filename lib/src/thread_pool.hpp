@@ -49,6 +49,7 @@ class ThreadPool {
   // The job, written by the caller while no worker is inside a job, read by
   // workers only between entering and leaving it.
   int tasks_ = 0;
+  int block_ = 1;  // tasks taken at once
   Call call_ = nullptr;
   void* ctx_ = nullptr;
   std::atomic<int> next_task_{0};
