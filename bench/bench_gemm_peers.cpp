@@ -211,6 +211,19 @@ dnnl::memory reorder_weights(const dnnl::matmul::primitive_desc& pd, const dnnl:
   return packed;
 }
 
+// The timed loop of every matmul benchmark; the label names the
+// implementation oneDNN picked.
+void time_matmul(benchmark::State& state, const dnnl::matmul::primitive_desc& pd,
+                 const std::unordered_map<int, dnnl::memory>& args, dnnl::stream& stream) {
+  const dnnl::matmul prim(pd);
+  for (auto _ : state) {
+    prim.execute(stream, args);
+    stream.wait();
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(pd.impl_info_str());
+}
+
 void gemm_f32_dnnl_matmul(benchmark::State& state, int M, int N, int K) {
   F32Problem p(M, N, K);
   dnnl::stream stream(cpu_engine());
@@ -218,19 +231,13 @@ void gemm_f32_dnnl_matmul(benchmark::State& state, int M, int N, int K) {
       any_w_md({K, N}, dt::f32, tag::any), bias_md({1, N}, dt::f32, tag::ab),
       dst_md({M, N}, dt::f32, tag::ab);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, any_w_md, bias_md, dst_md), cpu_engine());
-  const dnnl::matmul prim(pd);
   dnnl::memory weights = reorder_weights(pd, user_w_md, p.W.get(), stream);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, dnnl::memory(src_md, cpu_engine(), p.A.get())},
       {DNNL_ARG_WEIGHTS, weights},
       {DNNL_ARG_BIAS, dnnl::memory(bias_md, cpu_engine(), p.bias.get())},
       {DNNL_ARG_DST, dnnl::memory(dst_md, cpu_engine(), p.C.get())}};
-  for (auto _ : state) {
-    prim.execute(stream, args);
-    stream.wait();
-    benchmark::ClobberMemory();
-  }
-  state.SetLabel(pd.impl_info_str());
+  time_matmul(state, pd, args, stream);
   set_flops(state, "FLOPS", M, N, K);
   if (!check_f32(p.A.get(), p.W.get(), p.bias.get(), p.C.get(), M, N, K)) state.SkipWithError("wrong result");
 }
@@ -343,18 +350,12 @@ void gemm_int8_dnnl_matmul(benchmark::State& state, int M, int N, int K) {
       user_w_md({K, N}, dt::s8, tag::ba), any_w_md({K, N}, dt::s8, tag::any),
       dst_md({M, N}, dt::s32, tag::ab);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, any_w_md, dst_md), cpu_engine());
-  const dnnl::matmul prim(pd);
   dnnl::memory weights = reorder_weights(pd, user_w_md, p.W.get(), stream);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, dnnl::memory(src_md, cpu_engine(), p.Aq.get())},
       {DNNL_ARG_WEIGHTS, weights},
       {DNNL_ARG_DST, dnnl::memory(dst_md, cpu_engine(), C.get())}};
-  for (auto _ : state) {
-    prim.execute(stream, args);
-    stream.wait();
-    benchmark::ClobberMemory();
-  }
-  state.SetLabel(pd.impl_info_str());
+  time_matmul(state, pd, args, stream);
   set_flops(state, "OPS", M, N, K);
   if (!check_s32(p, C.get())) state.SkipWithError("wrong result");
 }
@@ -381,7 +382,6 @@ void gemm_int8_dnnl_matmul_f32(benchmark::State& state, int M, int N, int K) {
   attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, any_w_md, bias_md, dst_md), attr,
                                         cpu_engine());
-  const dnnl::matmul prim(pd);
   dnnl::memory weights = reorder_weights(pd, user_w_md, p.W.get(), stream);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, dnnl::memory(src_md, cpu_engine(), p.Aq.get())},
@@ -389,12 +389,7 @@ void gemm_int8_dnnl_matmul_f32(benchmark::State& state, int M, int N, int K) {
       {DNNL_ARG_BIAS, dnnl::memory(bias_md, cpu_engine(), bias.get())},
       {DNNL_ARG_DST, dnnl::memory(dst_md, cpu_engine(), C.get())},
       {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, dnnl::memory(zero_md, cpu_engine(), &zero)}};
-  for (auto _ : state) {
-    prim.execute(stream, args);
-    stream.wait();
-    benchmark::ClobberMemory();
-  }
-  state.SetLabel(pd.impl_info_str());
+  time_matmul(state, pd, args, stream);
   set_flops(state, "OPS", M, N, K);
   const bool ok = check_samples(M, N, [&](int m, int n) {
     int64_t acc = 0;
