@@ -83,26 +83,23 @@ def build_spec(arrays_dir):
         norm(encoder.layer_norm, "encoder/norm")
         norm(decoder.layer_norm, "decoder/norm")
 
-    for i, layer in enumerate(encoder.layer):
-        scope = "encoder/layer_%d/" % i
+    def self_attention_and_ffn(layer, scope):
         linear(layer.self_attention.linear[0], scope + "self_attention/qkv")
         linear(layer.self_attention.linear[1], scope + "self_attention/out")
         norm(layer.self_attention.layer_norm, scope + "self_attention/norm")
         linear(layer.ffn.linear_0, scope + "ffn/linear_0")
         linear(layer.ffn.linear_1, scope + "ffn/linear_1")
         norm(layer.ffn.layer_norm, scope + "ffn/norm")
+
+    for i, layer in enumerate(encoder.layer):
+        self_attention_and_ffn(layer, "encoder/layer_%d/" % i)
     for i, layer in enumerate(decoder.layer):
         scope = "decoder/layer_%d/" % i
-        linear(layer.self_attention.linear[0], scope + "self_attention/qkv")
-        linear(layer.self_attention.linear[1], scope + "self_attention/out")
-        norm(layer.self_attention.layer_norm, scope + "self_attention/norm")
+        self_attention_and_ffn(layer, scope)
         linear(layer.attention.linear[0], scope + "cross_attention/q")
         linear(layer.attention.linear[1], scope + "cross_attention/kv")
         linear(layer.attention.linear[2], scope + "cross_attention/out")
         norm(layer.attention.layer_norm, scope + "cross_attention/norm")
-        linear(layer.ffn.linear_0, scope + "ffn/linear_0")
-        linear(layer.ffn.linear_1, scope + "ffn/linear_1")
-        norm(layer.ffn.layer_norm, scope + "ffn/norm")
 
     tokens = tokens_for(config, arrays_dir)
     spec.config.unk_token, spec.config.bos_token, spec.config.eos_token = "<unk>", "<s>", "</s>"
