@@ -26,9 +26,7 @@ std::vector<float> tensor_values(const TensorView& t) {
   for (uint32_t d : t.shape) count *= d;
   std::vector<float> values(count);
   if (t.layout == Layout::packed_n16) {
-    const int N = int(t.shape[0]), K = int(t.shape[1]);
-    for (int n = 0; n < N; ++n)
-      for (int k = 0; k < K; ++k) values[size_t(n) * K + k] = packed_at(t.f32(), K, n, k);
+    unpack_weights_f32(t.f32(), int(t.shape[0]), int(t.shape[1]), values.data());
   } else {
     std::memcpy(values.data(), t.f32(), count * sizeof(float));
   }

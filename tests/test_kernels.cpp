@@ -128,6 +128,10 @@ TEST_CASE("pack_weights_f32 round trip through packed_at", "[kernels]") {
     // The padding rows of the last panel are zeros.
     for (int n = N; n < int(packed_panels(N)) * kPanelWidth; ++n)
       for (int k = 0; k < K; ++k) REQUIRE(packed_at(packed.data(), K, n, k) == 0.0f);
+    // And back.
+    std::vector<float> back(size_t(N) * K, -1.0f);
+    unpack_weights_f32(packed.data(), N, K, back.data());
+    REQUIRE(back == w);
   }
 }
 

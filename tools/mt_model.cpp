@@ -71,9 +71,7 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
     const mt::TensorView* t = m.find_tensor(spec.name);
     std::vector<float> values(spec.element_count());
     if (spec.layout == mt::Layout::packed_n16) {
-      const int N = int(spec.shape[0]), K = int(spec.shape[1]);
-      for (int n = 0; n < N; ++n)
-        for (int k = 0; k < K; ++k) values[size_t(n) * K + k] = mt::packed_at(t->f32(), K, n, k);
+      mt::unpack_weights_f32(t->f32(), int(spec.shape[0]), int(spec.shape[1]), values.data());
     } else {
       std::copy(t->f32(), t->f32() + values.size(), values.begin());
     }

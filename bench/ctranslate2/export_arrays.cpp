@@ -130,9 +130,7 @@ int main(int argc, char** argv) {
     for (uint32_t d : t.shape) count *= d;
     values.resize(count);
     if (t.layout == mt::Layout::packed_n16) {
-      const int N = int(t.shape[0]), K = int(t.shape[1]);
-      for (int n = 0; n < N; ++n)
-        for (int k = 0; k < K; ++k) values[size_t(n) * K + k] = mt::packed_at(t.f32(), K, n, k);
+      mt::unpack_weights_f32(t.f32(), int(t.shape[0]), int(t.shape[1]), values.data());
     } else {
       std::copy(t.f32(), t.f32() + count, values.begin());
     }

@@ -16,6 +16,11 @@ void pack_weights_f32(const float* w, int N, int K, float* packed) {
   }
 }
 
+void unpack_weights_f32(const float* packed, int N, int K, float* w) {
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) w[size_t(n) * K + k] = packed_at(packed, K, n, k);
+}
+
 void pack_weights_i8(const int8_t* w, int N, int K, int8_t* packed) {
   // Zero first: columns past N and k past K (up to Kp) must read as zeros.
   std::memset(packed, 0, packed_size_i8(N, K));

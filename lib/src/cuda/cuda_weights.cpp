@@ -41,13 +41,7 @@ class BlockLayout {
   size_t size_ = 0;
 };
 
-// W [n, k] row-major from the file's fp32 panels (packed_n16) or int8 panels
-// (packed_k4n16) with a scale per row.
-void unpack_f32(const float* packed, int n, int k, float* out) {
-  for (int r = 0; r < n; ++r)
-    for (int c = 0; c < k; ++c) out[size_t(r) * k + c] = packed_at(packed, k, r, c);
-}
-
+// W [n, k] row-major from the file's int8 panels (packed_k4n16) with a scale per row.
 void dequantize_i8(const int8_t* packed, const float* scales, int n, int k, float* out) {
   for (int r = 0; r < n; ++r)
     for (int c = 0; c < k; ++c) out[size_t(r) * k + c] = float(packed_at_i8(packed, k, r, c)) * scales[r];
@@ -62,7 +56,7 @@ CudaLinear place_linear(BlockLayout& layout, const Linear& l) {
   d.n = l.n, d.k = l.k;
   const size_t floats = size_t(l.n) * size_t(l.k);
   if (!l.is_int8()) {
-    d.weight = layout.place(l.weight, floats, [&](float* out) { unpack_f32(l.weight, l.n, l.k, out); });
+    d.weight = layout.place(l.weight, floats, [&](float* out) { unpack_weights_f32(l.weight, l.n, l.k, out); });
     d.bias = place_vector(layout, l.bias, l.n);
     return d;
   }
@@ -91,7 +85,7 @@ const float* place_embedding(BlockLayout& layout, const Embedding& e, int V, int
   if (e.i8 != nullptr) {
     return layout.place(e.i8, floats, [&](float* out) { dequantize_i8(e.i8, e.scales, V, C, out); });
   }
-  return layout.place(e.f32, floats, [&](float* out) { unpack_f32(e.f32, V, C, out); });
+  return layout.place(e.f32, floats, [&](float* out) { unpack_weights_f32(e.f32, V, C, out); });
 }
 
 CudaNorm place_norm(BlockLayout& layout, const Norm& n, int C) {

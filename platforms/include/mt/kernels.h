@@ -32,6 +32,8 @@ inline constexpr size_t packed_size(int N, int K) { return packed_panels(N) * kP
 
 // Writes W[N, K] (row-major) into the packed layout above; `packed` holds packed_size(N, K) floats.
 void pack_weights_f32(const float* w, int N, int K, float* packed);
+// The inverse: W[N, K] row-major from the packed layout (padding rows dropped).
+void unpack_weights_f32(const float* packed, int N, int K, float* w);
 // Reads W[n, k] back from the packed layout.
 inline float packed_at(const float* packed, int K, int n, int k) {
   return packed[size_t(n / kPanelWidth) * K * kPanelWidth + size_t(k) * kPanelWidth + n % kPanelWidth];
