@@ -33,7 +33,7 @@ const Vocabularies& vocabularies() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const mt::detail::Tokenizer& tok = *vocabularies().models[data[0] & 1]->tokenizer();
-  const int vocab = int(tok.vocabulary().pieces.size());
+  const int vocab = tok.size();
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
 
   std::vector<std::byte> workspace(tok.encode_workspace_bytes(text.size()));

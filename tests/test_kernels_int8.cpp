@@ -167,6 +167,10 @@ TEST_CASE("pack_weights_i8 round trip through packed_at_i8", "[kernels][int8]") 
       // Everything else (columns past N, k in [K, Kp)) is zero padding.
       for (size_t i = 0; i < packed.size(); ++i)
         if (!used[i]) REQUIRE(packed[i] == 0);
+      // And back.
+      std::vector<int8_t> back(w.size(), int8_t(0x5A));
+      unpack_weights_i8(packed.data(), N, K, back.data());
+      REQUIRE(back == w);
     }
 }
 

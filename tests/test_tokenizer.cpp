@@ -12,6 +12,7 @@
 #include <random>
 
 #include "tokenizer/normalizer.hpp"
+#include "tokenizer/vocabulary_view.hpp"
 #include "tokenizer_parity.hpp"
 
 namespace mt::test {
@@ -307,7 +308,7 @@ TEST_CASE("tokenizer vocabulary validate", "[tokenizer]") {
   REQUIRE(v->validate().ok());
   VocabularyData copy = v.value();
   copy.pieces[10].text = copy.pieces[11].text;
-  REQUIRE_FALSE(copy.validate().ok());
+  CHECK_THAT(copy.validate().message(), Catch::Contains("piece 11 (\"" + copy.pieces[11].text + "\") is defined twice (also piece 10)"));
   copy = v.value();
   copy.pieces[3].type = PieceType::normal;  // no unknown piece left
   REQUIRE_FALSE(copy.validate().ok());
@@ -321,6 +322,114 @@ TEST_CASE("tokenizer vocabulary validate", "[tokenizer]") {
   copy.type = VocabularyType::none;
   REQUIRE_FALSE(copy.validate().ok());
   REQUIRE_FALSE(detail::Tokenizer::create(copy).ok());
+}
+
+// --- The piece trie: built at load, or stored by ModelWriter and checked.
+
+TEST_CASE("tokenizer built and stored piece tries encode alike", "[tokenizer]") {
+  for (const auto& [name, args] : {std::pair{"unigram", "--model_type=unigram"}, std::pair{"bpe", "--model_type=bpe"},
+                                   std::pair{"unigram-user", "--model_type=unigram --user_defined_symbols=<sep>,ab"}}) {
+    INFO(name);
+    const std::string proto = fixture_model(name, args);
+    const auto stored = load_pair(proto);  // the stored trie, checked
+    auto built = detail::Tokenizer::create(parse(proto).value());
+    REQUIRE(built.ok());
+    for (const std::string& line : read_lines(kData / "tokenizer_corpus.txt")) {
+      REQUIRE(encode(*built.value(), line) == encode(*stored->ours, line));
+    }
+  }
+}
+
+// Keys whose trie has shared prefixes, a key inside another and a lone byte.
+struct SmallTrie {
+  std::vector<std::string> keys{"ab", "a", "abc", "b", "ba", "c"};
+  std::string text;
+  std::vector<uint32_t> ends;
+  std::vector<uint8_t> edge_counts, labels;
+  std::vector<uint32_t> key_nodes;
+  SmallTrie() {
+    std::vector<detail::PieceTrie::Key> k;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      text += keys[i];
+      ends.push_back(uint32_t(text.size()));
+    }
+    for (size_t i = 0; i < keys.size(); ++i) k.push_back({keys[i], int32_t(i)});
+    auto trie = detail::PieceTrie::build(k);
+    REQUIRE(trie.ok());
+    trie->store(keys.size(), &edge_counts, &labels, &key_nodes);
+  }
+  Expected<detail::PieceTrie> load() const { return detail::PieceTrie::from_stored({edge_counts, labels, key_nodes}, text, ends); }
+};
+
+TEST_CASE("tokenizer stored piece trie round trip", "[tokenizer]") {
+  const SmallTrie t;
+  CHECK(t.edge_counts == std::vector<uint8_t>{3, 1, 1, 0, 1, 0, 0});  // breadth first: root, a, b, c, ab, ba, abc
+  CHECK(t.labels == std::vector<uint8_t>{'a', 'b', 'c', 'b', 'a', 'c'});
+  CHECK(t.key_nodes == std::vector<uint32_t>{4, 1, 6, 2, 5, 3});
+  auto trie = t.load();
+  REQUIRE(trie.ok());
+  for (size_t i = 0; i < t.keys.size(); ++i) CHECK(trie->find(t.keys[i]) == int32_t(i));
+  CHECK(trie->find("abcd") == detail::PieceTrie::kNone);
+  CHECK(trie->find("bb") == detail::PieceTrie::kNone);
+  CHECK(trie->longest_prefix("abx") == 2);
+}
+
+TEST_CASE("tokenizer stored piece trie damage is refused by name", "[tokenizer]") {
+  const auto refused = [](const SmallTrie& t, const char* why) {
+    auto trie = t.load();
+    REQUIRE_FALSE(trie.ok());
+    CHECK_THAT(trie.status().message(), Catch::Contains(why));
+  };
+  SmallTrie t;
+  t.edge_counts[3] = 1;  // one edge more than there are
+  refused(t, "has edges beyond the 6 edges");
+  t = SmallTrie();
+  t.edge_counts[1] = 0, t.edge_counts[3] = 1;  // totals kept, edges moved to a later node
+  refused(t, "does not spell");
+  t = SmallTrie();
+  std::swap(t.labels[0], t.labels[1]);
+  refused(t, "not sorted");
+  t = SmallTrie();
+  t.labels[3] = 'x';  // "ab" becomes "ax"
+  refused(t, "path to piece 0");
+  t = SmallTrie();
+  t.key_nodes[1] = t.key_nodes[0];
+  refused(t, "taken");
+  t = SmallTrie();
+  t.key_nodes[2] = 99;
+  refused(t, "outside the trie");
+  t = SmallTrie();
+  t.key_nodes[5] = 0;  // the root spells the empty string
+  refused(t, "does not spell");
+  t = SmallTrie();
+  t.key_nodes.pop_back();
+  refused(t, "key nodes for");
+  t = SmallTrie();
+  t.edge_counts = {0, 3, 1, 0, 1, 1, 0};  // the root's edges given to node 1: they lead back to it
+  refused(t, "lead back");
+}
+
+TEST_CASE("tokenizer stored piece trie any flipped byte is refused or harmless", "[tokenizer]") {
+  // The checks are complete: whatever loads is the trie of the keys.
+  const SmallTrie good;
+  size_t loaded = 0, flips = 0;
+  for (int array = 0; array < 3; ++array) {
+    const size_t bytes = array == 0 ? good.edge_counts.size() : array == 1 ? good.labels.size() : 4 * good.key_nodes.size();
+    for (size_t at = 0; at < bytes; ++at) {
+      for (int bit = 0; bit < 8; ++bit) {
+        SmallTrie t = good;
+        uint8_t* p = array == 0 ? t.edge_counts.data() : array == 1 ? t.labels.data() : reinterpret_cast<uint8_t*>(t.key_nodes.data());
+        p[at] ^= uint8_t(1u << bit);
+        ++flips;
+        auto trie = t.load();
+        if (!trie.ok()) continue;
+        ++loaded;
+        for (size_t i = 0; i < t.keys.size(); ++i) CHECK(trie->find(t.keys[i]) == int32_t(i));
+      }
+    }
+  }
+  CHECK(flips == 8 * (7 + 6 + 24));
+  CHECK(loaded == 0);  // every byte matters in so small a trie
 }
 
 // --- The charsmap checker.
@@ -347,7 +456,7 @@ std::vector<uint8_t> tiny_charsmap() {
 }
 
 std::string normalize_with(const std::vector<uint8_t>& charsmap, std::string_view text) {
-  VocabularyData v;
+  detail::VocabularyView v;
   v.precompiled_charsmap = charsmap;
   auto n = detail::Normalizer::create(v, nullptr);
   REQUIRE(n.ok());

@@ -75,9 +75,13 @@ inline std::string cached_model(const std::string& name, const std::string& args
   return read_file(prefix + ".model");
 }
 
-// One model loaded twice: the reference and ours.
+// One model loaded twice: the reference and ours, made as a model file's is:
+// over flat vocabulary arrays, with the stored piece trie checked.
 struct TokenizerPair {
   sentencepiece::SentencePieceProcessor reference;
+  std::unique_ptr<const detail::FlatVocabulary> vocabulary;  // what ours points into
+  std::vector<uint8_t> trie_edge_counts, trie_labels;        // the stored trie
+  std::vector<uint32_t> trie_key_nodes;
   std::unique_ptr<const detail::Tokenizer> ours;
 };
 
@@ -90,7 +94,14 @@ inline std::unique_ptr<TokenizerPair> load_pair(const std::string& model_proto) 
       {reinterpret_cast<const uint8_t*>(model_proto.data()), model_proto.size()});
   INFO(vocabulary.status().message());
   REQUIRE(vocabulary.ok());
-  auto tokenizer = detail::Tokenizer::create(vocabulary.value());
+  pair->vocabulary = std::make_unique<const detail::FlatVocabulary>(std::move(vocabulary.value()));
+  const detail::VocabularyView& view = pair->vocabulary->view();
+  auto trie = detail::piece_trie_of(view, /*user_defined_only=*/false);
+  INFO(trie.status().message());
+  REQUIRE(trie.ok());
+  trie->store(view.size(), &pair->trie_edge_counts, &pair->trie_labels, &pair->trie_key_nodes);
+  const detail::PieceTrie::Stored stored{pair->trie_edge_counts, pair->trie_labels, pair->trie_key_nodes};
+  auto tokenizer = detail::Tokenizer::create(view, &stored);
   INFO(tokenizer.status().message());
   REQUIRE(tokenizer.ok());
   pair->ours = std::move(tokenizer.value());

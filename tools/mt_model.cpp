@@ -19,7 +19,7 @@ namespace {
 constexpr const char* kUsage = R"(usage:
   mt_model random --config NAME -o FILE [options]   write a model with seeded random weights
   mt_model info FILE                                describe a model file
-  mt_model upgrade FILE -o OUT                      rewrite an fp32 model in the current format version
+  mt_model upgrade FILE -o OUT                      rewrite a model in the current format version
   mt_model check FILE                               verify a model file, reading every weight (NaN, Inf)
 
 random options:
@@ -53,8 +53,9 @@ mt::Status apply_vocabulary(const std::string& path, mt::ModelConfig* config, mt
   return {};
 }
 
-// Rewrites an fp32 model's tensors, vocabulary and metadata with this
-// libmt's writer: the same model in the current format version.
+// Rewrites a model's tensors, vocabulary, metadata and quantization with
+// this libmt's writer: the same model in the current format version (int8
+// tensors unpacked and packed again, byte for byte the same).
 int upgrade(mt::cli::Args& args, const std::string& input) {
   args.reject_unknown({"-o", "--output"});
   const std::string output = args.get("-o", args.get("--output", ""));
@@ -63,12 +64,18 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
   auto model = mt::Model::load(input);
   if (!model) return fail(model.status().message());
   const mt::Model& m = **model;
-  if (m.quantization().int8) return fail(input + " is int8: int8 files are already in the current format");
   mt::ModelWriter writer(m.config());
   writer.set_metadata(m.metadata());
+  if (m.quantization().int8) writer.set_quantization(m.quantization());
   if (m.vocabulary()) writer.set_vocabulary(*m.vocabulary());
   for (const mt::TensorSpec& spec : mt::model_tensor_specs(m.config())) {
     const mt::TensorView* t = m.find_tensor(spec.name);
+    if (t->dtype == mt::DType::i8) {
+      std::vector<int8_t> values(spec.element_count());
+      mt::unpack_weights_i8(t->i8(), int(spec.shape[0]), int(spec.shape[1]), values.data());
+      if (mt::Status s = writer.add_tensor_i8(spec.name, spec.shape, values, t->scales); !s.ok()) return fail(s.message());
+      continue;
+    }
     std::vector<float> values(spec.element_count());
     if (spec.layout == mt::Layout::packed_n16) {
       mt::unpack_weights_f32(t->f32(), int(spec.shape[0]), int(spec.shape[1]), values.data());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <optional>
 
 #include "cuda/cuda_weights.hpp"
@@ -27,7 +28,10 @@ struct Model::Impl {
   std::vector<TensorView> tensors;  // sorted by name
   std::vector<std::vector<int32_t>> row_sums;  // of the int8 tensors
   detail::ModelWeights weights;
-  std::unique_ptr<const detail::Tokenizer> tokenizer;  // holds the vocabulary
+  std::unique_ptr<const detail::Tokenizer> tokenizer;  // over the file's vocabulary arrays
+  // vocabulary(): an owning copy, made on first use (tools; translation never needs it).
+  mutable std::once_flag vocabulary_once;
+  mutable std::optional<VocabularyData> vocabulary;
   // Device copies of the weights, made by the first CUDA session on each GPU.
   mutable detail::CudaWeightCache cuda_weights;
 };
@@ -368,52 +372,62 @@ ModelMetadata read_metadata(const fb::Metadata* m) {
   return out;
 }
 
-Expected<VocabularyData> read_vocabulary(const fb::Vocabulary& v) {
+// Version 1 keeps one table per piece: copied into a VocabularyData.
+VocabularyData read_vocabulary_v1(const fb::Vocabulary& v) {
   VocabularyData out;
+  out.pieces.reserve(v.pieces()->size());
+  for (const fb::Piece* p : *v.pieces()) {
+    out.pieces.push_back({p->text()->str(), p->score(), static_cast<PieceType>(p->type())});
+  }
+  return out;
+}
+
+// Version 2 keeps flat arrays, viewed in place; the flags and strings are
+// filled in for both versions.
+detail::VocabularyView view_vocabulary(const fb::Vocabulary& v) {
+  detail::VocabularyView out;
+  const auto span_of = [](const auto* vector) {
+    using T = std::remove_cvref_t<decltype(*vector->data())>;
+    return vector ? std::span<const T>(vector->data(), vector->size()) : std::span<const T>();
+  };
   out.type = static_cast<VocabularyType>(v.type());
-  if (v.pieces()) {  // version 1
-    out.pieces.reserve(v.pieces()->size());
-    for (const fb::Piece* p : *v.pieces()) {
-      out.pieces.push_back({p->text()->str(), p->score(), static_cast<PieceType>(p->type())});
-    }
-  } else if (v.piece_ends()) {  // version 2: flat arrays, checked against each other
-    const auto* ends = v.piece_ends();
-    const size_t n = ends->size();
-    const size_t text_size = v.piece_text() ? v.piece_text()->size() : 0;
-    if (!v.piece_scores() || v.piece_scores()->size() != n || !v.piece_types() || v.piece_types()->size() != n) {
-      return Status::error(Errc::invalid_model, "vocabulary has %zu piece ends but not as many scores and types", n);
-    }
-    out.pieces.reserve(n);
-    uint32_t begin = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint32_t end = ends->Get(i);
-      if (end < begin || end > text_size) {
-        return Status::error(Errc::invalid_model, "vocabulary piece %u ends at byte %u, outside [%u, %zu]", i, end,
-                             begin, text_size);
-      }
-      out.pieces.push_back({std::string(reinterpret_cast<const char*>(v.piece_text()->data()) + begin, end - begin),
-                            v.piece_scores()->Get(i), static_cast<PieceType>(v.piece_types()->Get(i))});
-      begin = end;
-    }
-  }
-  if (v.precompiled_charsmap()) {
-    out.precompiled_charsmap.assign(v.precompiled_charsmap()->begin(), v.precompiled_charsmap()->end());
-  }
-  out.normalization_name = str(v.normalization_name());
+  if (v.piece_text()) out.piece_text = {reinterpret_cast<const char*>(v.piece_text()->data()), v.piece_text()->size()};
+  out.piece_ends = span_of(v.piece_ends());
+  out.piece_scores = span_of(v.piece_scores());
+  out.piece_types = span_of(v.piece_types());
+  out.precompiled_charsmap = span_of(v.precompiled_charsmap());
+  if (v.normalization_name()) out.normalization_name = v.normalization_name()->string_view();
+  if (v.unk_surface()) out.unk_surface = v.unk_surface()->string_view();
   out.add_dummy_prefix = v.add_dummy_prefix();
   out.remove_extra_whitespaces = v.remove_extra_whitespaces();
   out.escape_whitespaces = v.escape_whitespaces();
   out.byte_fallback = v.byte_fallback();
   out.treat_whitespace_as_suffix = v.treat_whitespace_as_suffix();
-  if (v.unk_surface()) out.unk_surface = v.unk_surface()->str();
   out.normalized_expansion = v.normalized_expansion();
   return out;
 }
 
+Expected<std::unique_ptr<const detail::Tokenizer>> read_tokenizer(const fb::Vocabulary& v) {
+  const detail::VocabularyView view = view_vocabulary(v);
+  if (v.pieces()) {
+    VocabularyData data = view.to_data();  // the flags and strings
+    data.pieces = read_vocabulary_v1(v).pieces;
+    return detail::Tokenizer::create(std::move(data));
+  }
+  const int parts = (v.trie_edge_counts() != nullptr) + (v.trie_labels() != nullptr) + (v.trie_piece_nodes() != nullptr);
+  if (parts == 0) return detail::Tokenizer::create(view, nullptr);  // built at load
+  if (parts != 3) return Status::error(Errc::corrupt_model, "vocabulary has %d of the 3 piece trie arrays", parts);
+  // Little-endian, as the tensors read in place are.
+  const detail::PieceTrie::Stored trie{{v.trie_edge_counts()->data(), v.trie_edge_counts()->size()},
+                                       {v.trie_labels()->data(), v.trie_labels()->size()},
+                                       {v.trie_piece_nodes()->data(), v.trie_piece_nodes()->size()}};
+  return detail::Tokenizer::create(view, &trie);
+}
+
 // The vocabulary is the tokenizer of both sides: one joint vocabulary whose
 // ids are the model's, special pieces where the config says.
-Status check_vocabulary(const ModelConfig& config, const VocabularyData& v) {
-  const int size = int(v.pieces.size());
+Status check_vocabulary(const ModelConfig& config, const detail::VocabularyView& v) {
+  const int size = int(v.size());
   if (size != config.source_vocab_size || size != config.target_vocab_size) {
     return Status::error(Errc::invalid_model,
                          "vocabulary has %d pieces but the config's vocabulary sizes are %d (source) and %d (target)",
@@ -424,9 +438,9 @@ Status check_vocabulary(const ModelConfig& config, const VocabularyData& v) {
       {"bos_id", config.bos_id, PieceType::control},
       {"eos_id", config.eos_id, PieceType::control}};
   for (const auto& s : specials) {
-    if (v.pieces[size_t(s.id)].type != s.type) {
+    if (v.piece_type(size_t(s.id)) != s.type) {
       return Status::error(Errc::invalid_model, "config field '%s' = %d names vocabulary piece '%s', which is not a %s piece",
-                           s.name, s.id, v.pieces[size_t(s.id)].text.c_str(),
+                           s.name, s.id, std::string(v.piece(size_t(s.id))).c_str(),
                            s.type == PieceType::unknown ? "unknown" : "control");
     }
   }
@@ -491,9 +505,7 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   impl.weights = std::move(weights.value());
   impl.metadata = read_metadata(model->metadata());
   if (model->vocabulary() != nullptr && model->vocabulary()->type() != fb::VocabularyType::none) {
-    auto vocabulary = read_vocabulary(*model->vocabulary());
-    if (!vocabulary) return vocabulary.status();
-    auto tokenizer = detail::Tokenizer::create(std::move(vocabulary.value()));  // validates it
+    auto tokenizer = read_tokenizer(*model->vocabulary());  // validates it
     if (!tokenizer) return tokenizer.status();
     MT_RETURN_IF_ERROR(check_vocabulary(impl.config, (*tokenizer)->vocabulary()));
     impl.tokenizer = std::move(tokenizer.value());
@@ -541,7 +553,9 @@ std::span<const uint8_t> Model::bytes() const { return impl_->bytes; }
 const detail::ModelWeights& Model::weights() const { return impl_->weights; }
 detail::CudaWeightCache& Model::cuda_weights() const { return impl_->cuda_weights; }
 const VocabularyData* Model::vocabulary() const {
-  return impl_->tokenizer ? &impl_->tokenizer->vocabulary() : nullptr;
+  if (!impl_->tokenizer) return nullptr;
+  std::call_once(impl_->vocabulary_once, [&] { impl_->vocabulary = impl_->tokenizer->vocabulary().to_data(); });
+  return &*impl_->vocabulary;
 }
 const detail::Tokenizer* Model::tokenizer() const { return impl_->tokenizer.get(); }
 

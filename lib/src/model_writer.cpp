@@ -10,6 +10,7 @@
 
 #include "model_generated.h"
 #include "tokenizer/normalizer.hpp"
+#include "tokenizer/vocabulary_view.hpp"
 
 namespace mt {
 
@@ -51,9 +52,11 @@ flatbuffers::Offset<fb::Metadata> build_metadata(flatbuffers::FlatBufferBuilder&
                                   m.created.c_str(), &extra);
 }
 
-// Version 1 keeps one Piece table per piece; version 2 four flat arrays.
+// Version 1 keeps one Piece table per piece; version 2 four flat arrays and
+// the piece trie (`trie`, null for version 1).
 flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuilder& b, const VocabularyData& v,
-                                                     uint32_t expansion, uint32_t format_version) {
+                                                     uint32_t expansion, uint32_t format_version,
+                                                     const detail::PieceTrie* trie) {
   std::vector<flatbuffers::Offset<fb::Piece>> pieces;
   std::vector<uint8_t> text, types;
   std::vector<uint32_t> ends;
@@ -71,12 +74,16 @@ flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuil
       types.push_back(uint8_t(p.type));
     }
   }
+  std::vector<uint8_t> trie_edge_counts, trie_labels;
+  std::vector<uint32_t> trie_piece_nodes;
+  if (trie != nullptr) trie->store(v.pieces.size(), &trie_edge_counts, &trie_labels, &trie_piece_nodes);
   auto optional = [](auto& vec) { return vec.empty() ? nullptr : &vec; };
   return fb::CreateVocabularyDirect(b, static_cast<fb::VocabularyType>(v.type), optional(pieces),
                                     &v.precompiled_charsmap, v.add_dummy_prefix, v.remove_extra_whitespaces,
                                     v.escape_whitespaces, v.byte_fallback, v.normalization_name.c_str(),
                                     v.treat_whitespace_as_suffix, v.unk_surface.c_str(), expansion,
-                                    optional(text), optional(ends), optional(scores), optional(types));
+                                    optional(text), optional(ends), optional(scores), optional(types),
+                                    optional(trie_edge_counts), optional(trie_labels), optional(trie_piece_nodes));
 }
 
 flatbuffers::Offset<fb::Quantization> build_quantization(flatbuffers::FlatBufferBuilder& b,
@@ -205,14 +212,18 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   auto config = build_config(b, config_);
   flatbuffers::Offset<fb::Vocabulary> vocabulary;
   if (vocabulary_.type != VocabularyType::none) {
-    // What the loader would refuse is not written.
-    MT_RETURN_IF_ERROR(vocabulary_.validate());
+    // What the loader would refuse is not written; the trie that proves the
+    // pieces distinct is stored for the loader (version 2).
+    const detail::FlatVocabulary flat(vocabulary_);
+    MT_RETURN_IF_ERROR(flat.view().validate());
+    auto trie = detail::piece_trie_of(flat.view(), /*user_defined_only=*/false);
+    if (!trie) return trie.status();
     // Walk the normalizer's trie once here, so loading need not.
     size_t expansion = vocabulary_.normalized_expansion;
     if (expansion == 0 && !vocabulary_.precompiled_charsmap.empty()) {
       MT_RETURN_IF_ERROR(detail::check_charsmap(vocabulary_.precompiled_charsmap, &expansion));
     }
-    vocabulary = build_vocabulary(b, vocabulary_, uint32_t(expansion), version);
+    vocabulary = build_vocabulary(b, vocabulary_, uint32_t(expansion), version, version >= 2 ? &*trie : nullptr);
   }
   flatbuffers::Offset<fb::Quantization> quantization;
   if (any_int8) quantization = build_quantization(b, quantization_);

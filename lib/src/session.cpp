@@ -237,7 +237,6 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
     for (int i = 0; i < s.plan.B * s.plan.K; ++i) new (s.at<TextHypothesis>(s.plan.text_hypotheses) + i) TextHypothesis{};
   }
   if (s.cuda != nullptr) return;  // the forward pass is the GPU's
-  detail::fill_positions(s.at<float>(s.plan.positions), std::max(s.plan.S, s.plan.T), cfg.d_model);
   s.pool = std::make_unique<detail::ThreadPool>(s.options.num_threads);
   detail::QuantizedRows quantized;
   if (s.plan.quantized_rows > 0) {
@@ -245,6 +244,7 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
                  s.at<int32_t>(s.plan.quantized_zeros), s.plan.quantized_stride, s.plan.quantized_rows};
   }
   s.transformer.emplace(cfg, s.model->weights(), *s.kernels, *s.pool, s.at<float>(s.plan.positions),
+                        std::max(s.plan.S, s.plan.T),
                         s.at<float>(s.plan.attention_scratch), s.plan.scratch_stride, quantized);
 }
 

@@ -1,6 +1,7 @@
 #include "transformer.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 
@@ -8,22 +9,33 @@
 
 namespace mt::detail {
 
-void fill_positions(float* positions, int P, int C) {
-  for (int i = 0; i < C; i += 2) {
-    // Computed in double so every platform gets the same table.
-    const double wavelength = std::pow(10000.0, double(i) / double(C));
-    for (int p = 0; p < P; ++p) {
-      const double angle = double(p) / wavelength;
-      positions[size_t(p) * C + i] = float(std::sin(angle));
-      if (i + 1 < C) positions[size_t(p) * C + i + 1] = float(std::cos(angle));
+std::vector<double> position_wavelengths(int C) {
+  std::vector<double> wavelengths;
+  for (int i = 0; i < C; i += 2) wavelengths.push_back(std::pow(10000.0, double(i) / double(C)));
+  return wavelengths;
+}
+
+void fill_position_rows(float* positions, int begin, int end, int C, const double* wavelengths) {
+  // Computed in double so every platform gets the same table.
+  for (int p = begin; p < end; ++p) {
+    float* row = positions + size_t(p) * C;
+    for (int i = 0; i < C; i += 2) {
+      const double angle = double(p) / wavelengths[i / 2];
+      row[i] = float(std::sin(angle));
+      if (i + 1 < C) row[i + 1] = float(std::cos(angle));
     }
   }
 }
 
+void fill_positions(float* positions, int P, int C) {
+  fill_position_rows(positions, 0, P, C, position_wavelengths(C).data());
+}
+
 Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
-                         const KernelTable& kernels, ThreadPool& pool, const float* positions,
+                         const KernelTable& kernels, ThreadPool& pool, float* positions, int position_rows,
                          float* attention_scratch, int scratch_stride, QuantizedRows quantized)
     : config_(config), weights_(weights), k_(kernels), pool_(pool), positions_(positions),
+      position_rows_(position_rows), wavelengths_(position_wavelengths(config.d_model)),
       scratch_(attention_scratch), scratch_stride_(scratch_stride), quantized_(quantized) {}
 
 // y[M, n] = act(x[M, k] W^T + b) (+ residual), split over the pool by panels of
@@ -111,6 +123,11 @@ void Transformer::sublayer_output(float* x, int M, const Norm& norm) {
 // Token embedding x sqrt(C) plus the encoding of `position` (section 3.4).
 void Transformer::embed(const Embedding& table, int32_t token, int position, float* x) {
   const int C = config_.d_model;
+  assert(position < position_rows_);
+  if (position >= positions_filled_) {
+    fill_position_rows(positions_, positions_filled_, position + 1, C, wavelengths_.data());
+    positions_filled_ = position + 1;
+  }
   const float* pe = positions_ + size_t(position) * C;
   if (table.i8 != nullptr) {
     k_.embed_i8(table.i8, table.scales, C, token, std::sqrt(float(C)), pe, x);

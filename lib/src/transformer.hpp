@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model_weights.hpp"
 #include "mt/kernels.h"
@@ -71,8 +72,8 @@ struct QuantizedRows {
 class Transformer {
  public:
   Transformer(const ModelConfig& config, const ModelWeights& weights, const KernelTable& kernels,
-              ThreadPool& pool, const float* positions, float* attention_scratch, int scratch_stride,
-              QuantizedRows quantized = {});
+              ThreadPool& pool, float* positions, int position_rows, float* attention_scratch,
+              int scratch_stride, QuantizedRows quantized = {});
 
   void set_observer(LinearObserver* observer) { observer_ = observer; }
 
@@ -110,7 +111,13 @@ class Transformer {
   const ModelWeights& weights_;
   const KernelTable& k_;
   ThreadPool& pool_;
-  const float* positions_;  // [P, C] sinusoidal encodings
+  // [P, C] sinusoidal encodings, rows filled the first time a position is
+  // embedded: a session's creation computes none, and rows past the longest
+  // sentence never are.
+  float* positions_;
+  int position_rows_;
+  int positions_filled_ = 0;
+  std::vector<double> wavelengths_;
   float* scratch_;          // per thread: scratch_stride floats
   int scratch_stride_;
   QuantizedRows quantized_;
@@ -120,5 +127,9 @@ class Transformer {
 // Sinusoidal position encodings of Vaswani et al. 2017 (section 3.5):
 // PE[p, 2i] = sin(p / 10000^(2i/C)), PE[p, 2i+1] = cos(p / 10000^(2i/C)).
 void fill_positions(float* positions, int P, int C);
+// The wavelengths 10000^(2i/C), (C + 1) / 2 of them, and rows [begin, end)
+// of the table from them: the same floats as fill_positions.
+std::vector<double> position_wavelengths(int C);
+void fill_position_rows(float* positions, int begin, int end, int C, const double* wavelengths);
 
 }  // namespace mt::detail

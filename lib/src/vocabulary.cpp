@@ -10,10 +10,11 @@
 // does not denormalize decoded text); and any malformed byte sequence.
 #include <cstring>
 #include <string_view>
-#include <unordered_set>
 
 #include "mt/vocabulary.hpp"
 #include "tokenizer/normalizer.hpp"
+#include "tokenizer/piece_trie.hpp"
+#include "tokenizer/vocabulary_view.hpp"
 
 namespace mt {
 namespace {
@@ -214,16 +215,6 @@ Status parse_normalizer_spec(std::span<const uint8_t> data, const char* message,
   return {};
 }
 
-bool is_byte_piece(std::string_view text, int* value) {
-  // Exactly SentencePiece's ByteToPiece format: <0x%02X>.
-  const auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
-  if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>') return false;
-  const int hi = hex(text[3]), lo = hex(text[4]);
-  if (hi < 0 || lo < 0) return false;
-  *value = hi * 16 + lo;
-  return true;
-}
-
 }  // namespace
 
 Expected<VocabularyData> VocabularyData::from_sentencepiece(std::span<const uint8_t> model_proto) {
@@ -274,55 +265,9 @@ Expected<VocabularyData> VocabularyData::from_sentencepiece(std::span<const uint
 }
 
 Status VocabularyData::validate() const {
-  if (type != VocabularyType::unigram && type != VocabularyType::bpe)
-    return Status::error(Errc::invalid_model, "vocabulary: unknown type %d", static_cast<int>(type));
-  if (pieces.empty()) return Status::error(Errc::invalid_model, "vocabulary: no pieces");
-  if (pieces.size() > 0x7FFFFFFF) return Status::error(Errc::invalid_model, "vocabulary: %zu pieces is too many", pieces.size());
-  if (normalized_expansion > kMaxNormalizedExpansion)
-    return Status::error(Errc::invalid_model, "vocabulary: normalized_expansion %u is implausible (at most %u bytes per byte)",
-                         normalized_expansion, kMaxNormalizedExpansion);
-
-  std::unordered_set<std::string_view> seen;
-  seen.reserve(pieces.size());
-  std::vector<bool> bytes_found(256, false);
-  size_t unknown = 0, matchable = 0;
-  for (size_t id = 0; id < pieces.size(); ++id) {
-    const VocabularyPiece& p = pieces[id];
-    if (p.text.empty()) return Status::error(Errc::invalid_model, "vocabulary: piece %zu is empty", id);
-    if (p.text.find('\0') != std::string::npos)
-      return Status::error(Errc::invalid_model, "vocabulary: piece %zu contains a NUL byte", id);
-    if (!seen.insert(p.text).second)
-      return Status::error(Errc::invalid_model, "vocabulary: piece %zu (\"%.40s\") is defined twice", id, p.text.c_str());
-    switch (p.type) {
-      case PieceType::unknown: ++unknown; break;
-      case PieceType::normal:
-      case PieceType::user_defined:
-      case PieceType::unused: ++matchable; break;
-      case PieceType::byte: {
-        int value = 0;
-        if (!byte_fallback)
-          return Status::error(Errc::invalid_model, "vocabulary: byte piece %zu although byte_fallback is off", id);
-        if (!is_byte_piece(p.text, &value))
-          return Status::error(Errc::invalid_model, "vocabulary: byte piece %zu (\"%.40s\") is not <0xHH>", id, p.text.c_str());
-        bytes_found[value] = true;
-        break;
-      }
-      case PieceType::control: break;
-      default: return Status::error(Errc::invalid_model, "vocabulary: piece %zu has unknown type %d", id, static_cast<int>(p.type));
-    }
-  }
-  if (unknown != 1) return Status::error(Errc::invalid_model, "vocabulary: %zu unknown pieces, expected exactly 1", unknown);
-  if (type == VocabularyType::unigram && matchable == 0)
-    return Status::error(Errc::invalid_model, "vocabulary: a unigram model needs normal or user-defined pieces");
-  if (byte_fallback) {
-    for (int b = 0; b < 256; ++b) {
-      if (!bytes_found[b]) return Status::error(Errc::invalid_model, "vocabulary: byte_fallback is on but piece <0x%02X> is missing", b);
-    }
-  }
-  // The trie itself is walked once, by the writer or when the tokenizer is
-  // built without a known expansion; here only its layout is checked.
-  if (!precompiled_charsmap.empty()) MT_RETURN_IF_ERROR(detail::check_charsmap_layout(precompiled_charsmap));
-  return {};
+  const detail::FlatVocabulary flat(*this);
+  MT_RETURN_IF_ERROR(flat.view().validate());
+  return detail::piece_trie_of(flat.view(), /*user_defined_only=*/false).status();
 }
 
 }  // namespace mt

@@ -30,4 +30,9 @@ void pack_weights_i8(const int8_t* w, int N, int K, int8_t* packed) {
   }
 }
 
+void unpack_weights_i8(const int8_t* packed, int N, int K, int8_t* w) {
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) w[size_t(n) * K + k] = packed[packed_offset_i8(K, n, k)];
+}
+
 }  // namespace mt

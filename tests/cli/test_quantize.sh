@@ -76,6 +76,8 @@ check "calibrated: mt_translate exit 0" test $? -eq 0
 check "calibrated: one line of ids per input line" test "$(grep -cE '^[0-9]+( [0-9]+)*$' "$dir/out.txt")" -eq 5
 "$bin/mt_quantize" "$model" -c "$dir/calibration.txt" -o "$dir/again.mtm" 2> /dev/null
 check "the same input gives the same file" cmp -s "$int8" "$dir/again.mtm"
+"$bin/mt_model" upgrade "$int8" -o "$dir/upgraded.int8.mtm" > /dev/null
+check "mt_model upgrade rewrites an int8 model byte for byte" cmp -s "$int8" "$dir/upgraded.int8.mtm"
 expect_error "an int8 model as input" "already an int8 model" "$dir/twice.mtm" "$int8" -c "$dir/calibration.txt" -o "$dir/twice.mtm"
 
 # Dynamic activations.

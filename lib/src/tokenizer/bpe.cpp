@@ -45,14 +45,12 @@ size_t max_pairs(size_t n) { return 3 * n + 1; }
 
 }  // namespace
 
-BpeEncoder::BpeEncoder(const VocabularyData& vocabulary, const PieceTrie& trie, const PieceTrie& user_symbols)
+BpeEncoder::BpeEncoder(const VocabularyView& vocabulary, const PieceTrie& trie, const PieceTrie& user_symbols)
     : trie_(&trie), user_symbols_(&user_symbols) {
-  types_.reserve(vocabulary.pieces.size());
-  scores_.reserve(vocabulary.pieces.size());
-  for (size_t id = 0; id < vocabulary.pieces.size(); ++id) {
-    types_.push_back(vocabulary.pieces[id].type);
-    scores_.push_back(vocabulary.pieces[id].score);
-    if (vocabulary.pieces[id].type == PieceType::unknown) unk_id_ = static_cast<int32_t>(id);
+  types_ = vocabulary.piece_types;
+  scores_ = vocabulary.piece_scores;
+  for (size_t id = 0; id < vocabulary.size(); ++id) {
+    if (vocabulary.piece_type(id) == PieceType::unknown) unk_id_ = static_cast<int32_t>(id);
   }
 }
 
@@ -95,7 +93,7 @@ Status BpeEncoder::encode(std::string_view normalized, Scratch& scratch, std::sp
     const uint32_t size = symbols[left].length + symbols[right].length;
     const int32_t id = trie_->find(normalized.substr(symbols[left].start, size));
     if (id == PieceTrie::kNone) return;
-    const PieceType type = types_[id];
+    const auto type = static_cast<PieceType>(types_[id]);
     if (type != PieceType::normal && type != PieceType::user_defined && type != PieceType::unused) return;
     heap[heap_size++] = {left, right, scores_[id], size};
     std::push_heap(heap, heap + heap_size, lower_priority);
@@ -127,7 +125,7 @@ Status BpeEncoder::encode(std::string_view normalized, Scratch& scratch, std::sp
       const Segment s = stack[--depth];
       const int32_t id = piece_id(normalized.substr(s.start, s.length));
       const UnusedMerge* merge = nullptr;
-      if (types_[id] == PieceType::unused) {
+      if (static_cast<PieceType>(types_[id]) == PieceType::unused) {
         for (size_t k = unused_count; k-- > 0;) {
           if (unused[k].id == id) { merge = &unused[k]; break; }
         }

@@ -14,6 +14,7 @@
 
 #include "mt/status.hpp"
 #include "mt/vocabulary.hpp"
+#include "tokenizer/vocabulary_view.hpp"
 #include "tokenizer/encoded_piece.hpp"
 #include "tokenizer/piece_trie.hpp"
 #include "tokenizer/scratch.hpp"
@@ -24,7 +25,7 @@ class BpeEncoder {
  public:
   // `trie` holds every piece (value = id), `user_symbols` the user-defined
   // ones; both must outlive the encoder.
-  BpeEncoder(const VocabularyData& vocabulary, const PieceTrie& trie, const PieceTrie& user_symbols);
+  BpeEncoder(const VocabularyView& vocabulary, const PieceTrie& trie, const PieceTrie& user_symbols);
 
   // Scratch bytes encode() takes for `normalized_bytes` of normalized text.
   static size_t workspace_bytes(size_t normalized_bytes);
@@ -39,8 +40,8 @@ class BpeEncoder {
 
   const PieceTrie* trie_;
   const PieceTrie* user_symbols_;
-  std::vector<PieceType> types_;
-  std::vector<float> scores_;
+  std::span<const uint8_t> types_;  // the vocabulary's, PieceType values
+  std::span<const float> scores_;
   int32_t unk_id_ = 0;
 };
 

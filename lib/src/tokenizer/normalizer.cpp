@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tokenizer/utf8.hpp"
+#include "tokenizer/vocabulary_view.hpp"
 
 namespace mt::detail {
 namespace {
@@ -94,7 +95,7 @@ Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion) {
   return {};
 }
 
-Expected<Normalizer> Normalizer::create(const VocabularyData& vocabulary, const PieceTrie* user_symbols) {
+Expected<Normalizer> Normalizer::create(const VocabularyView& vocabulary, const PieceTrie* user_symbols) {
   Normalizer n;
   if (!vocabulary.precompiled_charsmap.empty()) {
     if (vocabulary.normalized_expansion == 0) {

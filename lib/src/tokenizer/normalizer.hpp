@@ -27,6 +27,8 @@
 
 namespace mt::detail {
 
+struct VocabularyView;
+
 // Checks a precompiled charsmap (see above). On success, `max_expansion` (if
 // not null) receives the most bytes one input byte can become under its rules.
 Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion);
@@ -37,7 +39,7 @@ class Normalizer {
  public:
   // `vocabulary` and `user_symbols` (a trie of the user-defined pieces) must
   // outlive the normalizer.
-  static Expected<Normalizer> create(const VocabularyData& vocabulary, const PieceTrie* user_symbols);
+  static Expected<Normalizer> create(const VocabularyView& vocabulary, const PieceTrie* user_symbols);
 
   // The most bytes normalize() writes for an input of `input_bytes` bytes.
   size_t max_output_bytes(size_t input_bytes) const;

@@ -17,13 +17,13 @@
 namespace mt::detail {
 
 struct Tokenizer::Impl {
-  VocabularyData vocabulary;  // never moved once built: the members below point into it
+  std::unique_ptr<const FlatVocabulary> owned;  // when made from a VocabularyData
+  VocabularyView vocabulary;  // the members below point into what it points at
   PieceTrie pieces;           // every piece, value = id
   PieceTrie user_symbols;     // user-defined pieces only
   std::optional<Normalizer> normalizer;
   std::optional<UnigramEncoder> unigram;
   std::optional<BpeEncoder> bpe;
-  std::vector<PieceType> types;
   std::vector<uint8_t> byte_values;  // per id: the byte a byte piece stands for
   int32_t byte_ids[256] = {};
   size_t max_piece_bytes = 0;  // the most bytes one id decodes to
@@ -33,30 +33,37 @@ Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Tokenizer::~Tokenizer() = default;
 
 Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(VocabularyData vocabulary) {
+  auto flat = std::make_unique<const FlatVocabulary>(std::move(vocabulary));
+  auto tokenizer = create(flat->view(), nullptr);
+  if (tokenizer) tokenizer.value()->impl_->owned = std::move(flat);
+  return tokenizer;
+}
+
+Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(const VocabularyView& vocabulary, const PieceTrie::Stored* trie) {
   MT_RETURN_IF_ERROR(vocabulary.validate());
   auto impl = std::make_unique<Impl>();
-  impl->vocabulary = std::move(vocabulary);
-  const VocabularyData& v = impl->vocabulary;
+  impl->vocabulary = vocabulary;
+  const VocabularyView& v = impl->vocabulary;
 
-  std::vector<PieceTrie::Key> all, user;
-  all.reserve(v.pieces.size());
-  impl->types.reserve(v.pieces.size());
-  impl->byte_values.assign(v.pieces.size(), 0);
+  auto pieces = trie == nullptr ? piece_trie_of(v, /*user_defined_only=*/false)
+                                : PieceTrie::from_stored(*trie, v.piece_text, v.piece_ends);
+  if (!pieces) return pieces.status();
+  impl->pieces = std::move(pieces.value());
+  auto user_symbols = piece_trie_of(v, /*user_defined_only=*/true);
+  if (!user_symbols) return user_symbols.status();
+  impl->user_symbols = std::move(user_symbols.value());
+
+  impl->byte_values.assign(v.size(), 0);
   impl->max_piece_bytes = std::max<size_t>(v.unk_surface.size(), kReplacementChar.size());
-  for (size_t id = 0; id < v.pieces.size(); ++id) {
-    const VocabularyPiece& p = v.pieces[id];
-    all.push_back({p.text, static_cast<int32_t>(id)});
-    if (p.type == PieceType::user_defined) user.push_back({p.text, static_cast<int32_t>(id)});
-    if (p.type == PieceType::byte) {
-      const int value = std::stoi(p.text.substr(3, 2), nullptr, 16);  // "<0xHH>", checked by validate()
+  for (size_t id = 0; id < v.size(); ++id) {
+    const std::string_view text = v.piece(id);
+    int value = 0;
+    if (v.piece_type(id) == PieceType::byte && is_byte_piece(text, &value)) {  // always true: validate() checked
       impl->byte_ids[value] = static_cast<int32_t>(id);
       impl->byte_values[id] = static_cast<uint8_t>(value);
     }
-    impl->types.push_back(p.type);
-    impl->max_piece_bytes = std::max(impl->max_piece_bytes, p.text.size());
+    impl->max_piece_bytes = std::max(impl->max_piece_bytes, text.size());
   }
-  impl->pieces = PieceTrie::build(all);
-  impl->user_symbols = PieceTrie::build(user);
 
   auto normalizer = Normalizer::create(v, &impl->user_symbols);
   if (!normalizer) return normalizer.status();
@@ -69,8 +76,8 @@ Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(VocabularyData voca
   return std::unique_ptr<const Tokenizer>(new Tokenizer(std::move(impl)));
 }
 
-const VocabularyData& Tokenizer::vocabulary() const { return impl_->vocabulary; }
-int Tokenizer::size() const { return static_cast<int>(impl_->vocabulary.pieces.size()); }
+const VocabularyView& Tokenizer::vocabulary() const { return impl_->vocabulary; }
+int Tokenizer::size() const { return static_cast<int>(impl_->vocabulary.size()); }
 
 namespace {
 
@@ -135,7 +142,7 @@ Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, 
   bool previous_unknown = false;
   for (size_t i = 0; i < piece_count; ++i) {
     const EncodedPiece& p = pieces[i];
-    const PieceType type = impl_->types[p.id];
+    const PieceType type = impl_->vocabulary.piece_type(size_t(p.id));
     const bool unknown = type == PieceType::unknown;
     if (type == PieceType::control)  // SentencePiece fails the same way ("not consumed")
       return Status::error(Errc::invalid_model, "tokenizer: control piece %d matched text", p.id);
@@ -154,7 +161,7 @@ Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, 
 
 Status Tokenizer::decode(std::span<const int32_t> ids, std::span<char> out, size_t* length) const {
   const Impl& m = *impl_;
-  const VocabularyData& v = m.vocabulary;
+  const VocabularyView& v = m.vocabulary;
   size_t n = 0;
   *length = 0;
   const auto put = [&](std::string_view s) {
@@ -188,9 +195,9 @@ Status Tokenizer::decode(std::span<const int32_t> ids, std::span<char> out, size
   const bool strip_leading = v.add_dummy_prefix || v.remove_extra_whitespaces;
   bool at_start = true, leading_space_seen = false;
   for (const int32_t id : ids) {
-    if (id < 0 || static_cast<size_t>(id) >= v.pieces.size())
-      return Status::error(Errc::invalid_argument, "tokenizer: id %d is out of range [0, %zu)", id, v.pieces.size());
-    const PieceType type = m.types[id];
+    if (id < 0 || static_cast<size_t>(id) >= v.size())
+      return Status::error(Errc::invalid_argument, "tokenizer: id %d is out of range [0, %zu)", id, v.size());
+    const PieceType type = v.piece_type(size_t(id));
     if (type == PieceType::byte) {
       if (pending_count == 4 && !emit_bytes(false)) return full();
       pending[pending_count++] = static_cast<char>(m.byte_values[id]);
@@ -205,7 +212,7 @@ Status Tokenizer::decode(std::span<const int32_t> ids, std::span<char> out, size
       if (!put(v.unk_surface)) return full();
       continue;
     }
-    std::string_view piece = v.pieces[id].text;
+    std::string_view piece = v.piece(size_t(id));
     if (at_start && strip_leading && piece.starts_with(kSpaceSymbol)) {
       piece.remove_prefix(kSpaceSymbol.size());
       leading_space_seen = !v.remove_extra_whitespaces;

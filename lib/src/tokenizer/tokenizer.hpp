@@ -11,17 +11,24 @@
 
 #include "mt/status.hpp"
 #include "mt/vocabulary.hpp"
+#include "tokenizer/piece_trie.hpp"
+#include "tokenizer/vocabulary_view.hpp"
 
 namespace mt::detail {
 
 class Tokenizer {
  public:
-  // Builds the lookup structures (piece trie or hash, normalizer). Allocates; called at model load.
+  // Builds the lookup structures (piece trie, normalizer). Allocates; called at model load.
   // Takes the vocabulary by value: callers that are done with theirs move it in.
   static Expected<std::unique_ptr<const Tokenizer>> create(VocabularyData vocabulary);
+  // Over arrays that outlive the tokenizer (a mapped model file): no piece
+  // is copied, and the piece trie, when stored with them, is checked
+  // instead of built.
+  static Expected<std::unique_ptr<const Tokenizer>> create(const VocabularyView& vocabulary,
+                                                           const PieceTrie::Stored* trie);
   ~Tokenizer();
 
-  const VocabularyData& vocabulary() const;
+  const VocabularyView& vocabulary() const;
   int size() const;  // number of pieces
 
   // Scratch bytes encode() needs for an input of at most `max_input_bytes`

@@ -19,21 +19,19 @@ struct BestPath {
 
 }  // namespace
 
-UnigramEncoder::UnigramEncoder(const VocabularyData& vocabulary, const PieceTrie& trie) : trie_(&trie) {
+UnigramEncoder::UnigramEncoder(const VocabularyView& vocabulary, const PieceTrie& trie) : trie_(&trie) {
   // As SentencePiece: extremes over normal pieces only, from FLT_MAX/FLT_MIN.
   min_score_ = FLT_MAX;
   max_score_ = FLT_MIN;
-  types_.reserve(vocabulary.pieces.size());
-  scores_.reserve(vocabulary.pieces.size());
-  for (size_t id = 0; id < vocabulary.pieces.size(); ++id) {
-    const VocabularyPiece& p = vocabulary.pieces[id];
-    types_.push_back(p.type);
-    scores_.push_back(p.score);
-    if (p.type == PieceType::normal) {
-      min_score_ = std::min(min_score_, p.score);
-      max_score_ = std::max(max_score_, p.score);
+  types_ = vocabulary.piece_types;
+  scores_ = vocabulary.piece_scores;
+  for (size_t id = 0; id < vocabulary.size(); ++id) {
+    const PieceType type = vocabulary.piece_type(id);
+    if (type == PieceType::normal) {
+      min_score_ = std::min(min_score_, scores_[id]);
+      max_score_ = std::max(max_score_, scores_[id]);
     }
-    if (p.type == PieceType::unknown) unk_id_ = static_cast<int32_t>(id);
+    if (type == PieceType::unknown) unk_id_ = static_cast<int32_t>(id);
   }
 }
 
@@ -62,7 +60,7 @@ Status UnigramEncoder::encode(std::string_view normalized, Scratch& scratch, std
       ++key_pos;
       const int32_t id = trie_->value(node);
       if (id == PieceTrie::kNone) continue;
-      const PieceType type = types_[id];
+      const auto type = static_cast<PieceType>(types_[id]);
       // SentencePiece's trie holds normal, user-defined and unused pieces; unused never match.
       if (type != PieceType::normal && type != PieceType::user_defined) continue;
       const size_t length = key_pos - starts_at;

@@ -14,6 +14,7 @@
 
 #include "mt/status.hpp"
 #include "mt/vocabulary.hpp"
+#include "tokenizer/vocabulary_view.hpp"
 #include "tokenizer/encoded_piece.hpp"
 #include "tokenizer/piece_trie.hpp"
 #include "tokenizer/scratch.hpp"
@@ -23,7 +24,7 @@ namespace mt::detail {
 class UnigramEncoder {
  public:
   // `trie` holds every piece (value = id) and must outlive the encoder.
-  UnigramEncoder(const VocabularyData& vocabulary, const PieceTrie& trie);
+  UnigramEncoder(const VocabularyView& vocabulary, const PieceTrie& trie);
 
   // Scratch bytes encode() takes for `normalized_bytes` of normalized text.
   static size_t workspace_bytes(size_t normalized_bytes);
@@ -34,8 +35,8 @@ class UnigramEncoder {
 
  private:
   const PieceTrie* trie_;
-  std::vector<PieceType> types_;
-  std::vector<float> scores_;
+  std::span<const uint8_t> types_;  // the vocabulary's, PieceType values
+  std::span<const float> scores_;
   float min_score_;
   float max_score_;
   int32_t unk_id_ = 0;

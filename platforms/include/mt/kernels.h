@@ -104,6 +104,8 @@ inline constexpr size_t packed_offset_i8(int K, int n, int k) {
 }
 // Writes W[N, K] (row-major int8) into the layout above; `packed` holds packed_size_i8(N, K) bytes.
 void pack_weights_i8(const int8_t* w, int N, int K, int8_t* packed);
+// Its inverse: the row-major W[N, K] back from `packed`.
+void unpack_weights_i8(const int8_t* packed, int N, int K, int8_t* w);
 inline int8_t packed_at_i8(const int8_t* packed, int K, int n, int k) { return packed[packed_offset_i8(K, n, k)]; }
 
 // Activations are quantized per row: a = (q - zero) * scale with q in [0, 255]:

@@ -1,0 +1,75 @@
+// The tokenizer's read-only form of a vocabulary: flat arrays that point
+// into a mapped model file (loading copies no piece) or into a
+// FlatVocabulary made from a VocabularyData.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mt/status.hpp"
+#include "mt/vocabulary.hpp"
+#include "tokenizer/piece_trie.hpp"
+
+namespace mt::detail {
+
+struct VocabularyView {
+  VocabularyType type = VocabularyType::none;
+  // Piece i is piece_text[piece_ends[i - 1] .. piece_ends[i]) (from 0 for i = 0).
+  std::span<const char> piece_text;
+  std::span<const uint32_t> piece_ends;
+  std::span<const float> piece_scores;
+  std::span<const uint8_t> piece_types;  // PieceType values
+  std::span<const uint8_t> precompiled_charsmap;
+  std::string_view normalization_name;
+  std::string_view unk_surface = " \xE2\x81\x87 ";
+  bool add_dummy_prefix = true;
+  bool remove_extra_whitespaces = true;
+  bool escape_whitespaces = true;
+  bool treat_whitespace_as_suffix = false;
+  bool byte_fallback = false;
+  uint32_t normalized_expansion = 0;
+
+  size_t size() const { return piece_ends.size(); }
+  // Valid once validate() has passed.
+  std::string_view piece(size_t id) const {
+    const uint32_t begin = id == 0 ? 0 : piece_ends[id - 1];
+    return {piece_text.data() + begin, piece_ends[id] - begin};
+  }
+  float score(size_t id) const { return piece_scores[id]; }
+  PieceType piece_type(size_t id) const { return static_cast<PieceType>(piece_types[id]); }
+
+  // What VocabularyData::validate checks, but that pieces are distinct: the
+  // piece trie proves that (PieceTrie::build and PieceTrie::verify).
+  Status validate() const;
+  // An owning copy, for Model::vocabulary().
+  VocabularyData to_data() const;
+};
+
+// The flat arrays of a VocabularyData, which view() points into.
+class FlatVocabulary {
+ public:
+  explicit FlatVocabulary(VocabularyData data);
+  FlatVocabulary(const FlatVocabulary&) = delete;
+  FlatVocabulary& operator=(const FlatVocabulary&) = delete;
+  const VocabularyView& view() const { return view_; }
+
+ private:
+  VocabularyData data_;  // the charsmap and strings
+  std::string text_;
+  std::vector<uint32_t> ends_;
+  std::vector<float> scores_;
+  std::vector<uint8_t> types_;
+  VocabularyView view_;
+};
+
+// The trie of every piece (or of the user-defined ones), value = id: an
+// error names a piece defined twice. The view must have passed validate().
+Expected<PieceTrie> piece_trie_of(const VocabularyView& v, bool user_defined_only);
+
+// SentencePiece's byte piece spelling, <0xHH>: true and its value, or false.
+bool is_byte_piece(std::string_view text, int* value);
+
+}  // namespace mt::detail
