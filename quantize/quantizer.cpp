@@ -59,6 +59,7 @@ Expected<std::vector<std::string>> run_translations(std::shared_ptr<const Model>
   so.max_target_length = so.max_source_length;
   so.max_beam_size = 1;
   so.num_threads = std::max(1, o.threads);
+  so.thread_split = ThreadSplit::layers;  // one transformer for the observer, which is not thread-safe
   so.max_text_bytes = 1 << 16;
   auto session = Session::create(model, so);
   if (!session) return session.status();

@@ -124,6 +124,7 @@ TEST_CASE("the counter sees allocations", "[allocations]") {
 
 TEST_CASE("translate makes no heap allocation after warm-up", "[allocations]") {
   const int threads = GENERATE(1, 2);
+  const ThreadSplit split = GENERATE(ThreadSplit::layers, ThreadSplit::sentences);
   const ModelConfig config = test::tiny_config();
   auto model = test::random_model(config, 101);
   SessionOptions so;
@@ -132,6 +133,7 @@ TEST_CASE("translate makes no heap allocation after warm-up", "[allocations]") {
   so.max_source_length = 32;
   so.max_target_length = 20;
   so.num_threads = threads;
+  so.thread_split = split;
   auto session = Session::create(model, so);
   REQUIRE(session.ok());
   const auto sources = test::make_sources({7, 1, 30, 12, 0, 5}, config.source_vocab_size, 2);
@@ -146,7 +148,7 @@ TEST_CASE("translate makes no heap allocation after warm-up", "[allocations]") {
     const long n = allocations_during([&] {
       for (int i = 0; i < 3; ++i) status = session->translate(batch, options, &results);
     });
-    INFO("threads " << threads << " beam " << beam);
+    INFO("threads " << threads << " split " << int(split) << " beam " << beam);
     REQUIRE(status.ok());
     CHECK(results.size() == sources.size());
     CHECK(n == 0);

@@ -105,7 +105,17 @@ TEST_CASE("C API device options: CPU by default, bad values refused, CUDA create
   CHECK(so.device == MT_DEVICE_CPU);
   CHECK(so.cuda_device == 0);
   CHECK(so.allow_tf32 == 0);
+  CHECK(so.thread_split == MT_THREAD_SPLIT_AUTOMATIC);
   mt_session* session = nullptr;
+  so.thread_split = 3;
+  CHECK(mt_session_create(model, &so, &session) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(mt_last_error(), Catch::Contains("thread_split"));
+  so.thread_split = MT_THREAD_SPLIT_SENTENCES;
+  so.num_threads = 2;
+  REQUIRE(mt_session_create(model, &so, &session) == MT_OK);
+  mt_session_free(session);
+  session = nullptr;
+  mt_session_options_init(&so);
   so.device = 256;  // would wrap to 0 (CPU) if narrowed blindly
   CHECK(mt_session_create(model, &so, &session) == MT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(mt_last_error(), Catch::Contains("device"));

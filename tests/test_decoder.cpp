@@ -36,13 +36,15 @@ Output run(Session& session, const std::vector<std::vector<int32_t>>& sources, c
   return out;
 }
 
-Session make_session(std::shared_ptr<const Model> model, int batch = 8, int beam = 4, int threads = 1) {
+Session make_session(std::shared_ptr<const Model> model, int batch = 8, int beam = 4, int threads = 1,
+                     ThreadSplit split = ThreadSplit::layers) {
   SessionOptions o;
   o.max_batch_size = batch;
   o.max_beam_size = beam;
   o.max_source_length = 40;
   o.max_target_length = 24;
   o.num_threads = threads;
+  o.thread_split = split;
   auto session = Session::create(std::move(model), o);
   INFO(session.status().message());
   REQUIRE(session.ok());
@@ -184,21 +186,41 @@ TEST_CASE("each step decodes only the live beams of unfinished sentences", "[dec
   session.impl()->transformer->set_observer(nullptr);
 }
 
-TEST_CASE("results do not depend on the number of threads", "[decoder]") {
+TEST_CASE("results do not depend on the number of threads or how they split the work", "[decoder]") {
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 41);
+  const ThreadSplit split = GENERATE(ThreadSplit::layers, ThreadSplit::sentences);
+  INFO("split " << int(split));
   Session one = make_session(model, 8, 4, 1);
-  Session two = make_session(model, 8, 4, 2);
-  Session three = make_session(model, 8, 4, 3);
-  const auto sources = make_sources({5, 9, 13, 2, 20}, config.source_vocab_size, 5);
-  for (int beam : {1, 3}) {
-    TranslateOptions options;
-    options.beam_size = beam;
-    const Output a = run(one, sources, options), b = run(two, sources, options), c = run(three, sources, options);
-    CHECK(a.tokens == b.tokens);
-    CHECK(a.scores == b.scores);
-    CHECK(a.tokens == c.tokens);
-    CHECK(a.scores == c.scores);
+  Session two = make_session(model, 8, 4, 2, split);
+  Session three = make_session(model, 8, 4, 3, split);
+  CHECK(two.impl()->lanes.size() == (split == ThreadSplit::sentences ? 2u : 0u));
+  CHECK(three.memory_size() > 0);
+  // Five sentences on three lanes (2, 2, 1), then two (a lane left idle) and one.
+  for (const std::vector<int>& lengths : {std::vector<int>{5, 9, 13, 2, 20}, {7, 3}, {11}}) {
+    const auto sources = make_sources(lengths, config.source_vocab_size, 5);
+    for (int beam : {1, 3}) {
+      TranslateOptions options;
+      options.beam_size = beam;
+      options.num_hypotheses = beam == 3 ? 2 : 1;
+      const Output a = run(one, sources, options), b = run(two, sources, options), c = run(three, sources, options);
+      CHECK(a.tokens == b.tokens);
+      CHECK(a.scores == b.scores);
+      CHECK(a.tokens == c.tokens);
+      CHECK(a.scores == c.scores);
+    }
+  }
+}
+
+TEST_CASE("automatic thread split: sentences for models that fit the caches and layers for larger ones", "[decoder]") {
+  ModelConfig small = tiny_config();
+  ModelConfig large = tiny_config();
+  large.d_ff = 16384;  // the FFNs of 4 layers: 4 x 2 x 16384 x 64 fp32 weights, 34 MB
+  for (const auto& [config, lanes] : {std::pair{small, 2u}, std::pair{large, 0u}}) {
+    auto model = random_model(config, 43);
+    INFO(model->file_size() << " bytes");
+    CHECK(make_session(model, 8, 1, 2, ThreadSplit::automatic).impl()->lanes.size() == lanes);
+    CHECK(make_session(model, 8, 1, 1, ThreadSplit::automatic).impl()->lanes.empty());
   }
 }
 

@@ -46,6 +46,8 @@ options:
                             (default: stop with an error naming the line)
   --batch-size N            sentences per batch; input is sorted by length into batches (default 16)
   --threads N               threads (default 1)
+  --thread-split S          how threads share a batch: layers, sentences or automatic
+                            (default: sentences for models under 24 MB, else layers)
   --device cpu|cuda         where the model runs (default cpu; cuda needs libmt built with CUDA and a GPU)
   --gpu N                   which GPU with --device cuda (default 0)
   --tf32                    with --device cuda: GEMMs on TF32 tensor cores (faster, ~1e-3 relative error)
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
   }
   args.reject_unknown({"-m", "--model", "-i", "--input", "--ids", "--beam", "--nbest", "--scores", "--length-penalty",
                        "--max-length", "--max-length-ratio", "--max-length-offset", "--min-length",
-                       "--max-source-length", "--truncate", "--batch-size", "--threads", "--device", "--gpu", "--tf32"});
+                       "--max-source-length", "--truncate", "--batch-size", "--threads", "--thread-split", "--device", "--gpu", "--tf32"});
   const std::string model_path = args.get("-m", args.get("--model", ""));
   const std::string input_path = args.get("-i", args.get("--input", ""));
   mt::TranslateOptions topts;
@@ -135,6 +137,13 @@ int main(int argc, char** argv) {
   int max_source = args.get_int("--max-source-length", 256, 1, 65536);
   sopts.max_batch_size = args.get_int("--batch-size", 16, 1, 4096);
   sopts.num_threads = args.get_int("--threads", 1, 1, 256);
+  const std::string split = args.get("--thread-split", "automatic");
+  if (split != "automatic" && split != "layers" && split != "sentences") {
+    return fail("--thread-split must be automatic, layers or sentences, not '" + split + "'");
+  }
+  sopts.thread_split = split == "layers"      ? mt::ThreadSplit::layers
+                       : split == "sentences" ? mt::ThreadSplit::sentences
+                                              : mt::ThreadSplit::automatic;
   const std::string device = args.get("--device", "cpu");
   if (device != "cpu" && device != "cuda") return fail("--device must be cpu or cuda, not '" + device + "'");
   sopts.device = device == "cuda" ? mt::Device::cuda : mt::Device::cpu;

@@ -67,6 +67,8 @@ mt::SessionOptions to_cpp(const mt_session_options* o) {
                                              : static_cast<mt::Device>(255);
     s.cuda_device = o->cuda_device;
     s.allow_tf32 = o->allow_tf32 != 0;
+    s.thread_split = o->thread_split >= 0 && o->thread_split <= 2 ? static_cast<mt::ThreadSplit>(o->thread_split)
+                                                                  : static_cast<mt::ThreadSplit>(255);
   }
   return s;
 }
@@ -143,7 +145,8 @@ void mt_session_options_init(mt_session_options* o) {
   if (o == nullptr) return;
   const mt::SessionOptions d;
   *o = {d.max_batch_size, d.max_source_length, d.max_target_length, d.max_beam_size, d.num_threads,
-        d.max_text_bytes,   static_cast<int>(d.device), d.cuda_device, d.allow_tf32 ? 1 : 0};
+        d.max_text_bytes,   static_cast<int>(d.device), d.cuda_device, d.allow_tf32 ? 1 : 0,
+        static_cast<int>(d.thread_split)};
 }
 
 void mt_translate_options_init(mt_translate_options* o) {

@@ -32,6 +32,9 @@ Status SessionOptions::validate(const ModelConfig& config) const {
   if (num_threads < 1 || num_threads > 256) return bad("num_threads", num_threads, "must be in [1, 256]");
   if (max_text_bytes < 1 || max_text_bytes > (1 << 24)) return bad("max_text_bytes", max_text_bytes, "must be in [1, 16777216]");
   if (device != Device::cpu && device != Device::cuda) return bad("device", int(device), "must be cpu (0) or cuda (1)");
+  if (thread_split != ThreadSplit::automatic && thread_split != ThreadSplit::layers &&
+      thread_split != ThreadSplit::sentences)
+    return bad("thread_split", int(thread_split), "must be automatic (0), layers (1) or sentences (2)");
   if (cuda_device < 0 || cuda_device > 1023) return bad("cuda_device", cuda_device, "must be in [0, 1023]");
   return {};
 }
@@ -63,9 +66,29 @@ namespace detail {
 
 using detail::Tokenizer;
 
+// Weights this small stay in the caches (L2 + a share of L3) while each
+// thread decodes its own sentences: splitting sentences then beats splitting
+// every layer, whose many small parallel regions cost as much as their work.
+constexpr size_t kSentenceSplitMaxWeightBytes = size_t(24) << 20;
+
+bool splits_sentences(const Model& model, const SessionOptions& o) {
+  if (o.device != Device::cpu || o.num_threads < 2) return false;
+  if (o.thread_split != ThreadSplit::automatic) return o.thread_split == ThreadSplit::sentences;
+  return model.file_size() <= kSentenceSplitMaxWeightBytes;
+}
+
 SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   const ModelConfig& cfg = model.config();
   SessionPlan p;
+  if (splits_sentences(model, o)) {
+    // One single-threaded lane per thread, each planned for its share of the
+    // batch; this plan keeps the inputs and the results (as a CUDA session's).
+    p.lanes = o.num_threads;
+    SessionOptions lane = o;
+    lane.num_threads = 1;
+    lane.max_batch_size = (o.max_batch_size + p.lanes - 1) / p.lanes;
+    p.lane_plan = std::make_shared<const SessionPlan>(make(model, lane));
+  }
   p.B = o.max_batch_size;
   p.S = o.max_source_length;
   p.T = o.max_target_length;
@@ -78,9 +101,9 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T),
                K = size_t(p.K), B = size_t(p.B);
 
-  // A CUDA session keeps the forward pass's buffers on the device (cuda/cuda_session.cpp):
-  // here they get no bytes.
-  const size_t here = o.device == Device::cpu ? 1 : 0;
+  // A CUDA session keeps the forward pass's buffers on the device (cuda/cuda_session.cpp),
+  // a session split by sentences in its lanes: here they get no bytes.
+  const size_t here = o.device == Device::cpu && p.lanes == 0 ? 1 : 0;
   ArenaPlanner a;
   p.positions = a.reserve<float>(here * size_t(std::max(p.S, p.T)) * C);
   p.source_tokens = a.reserve<int32_t>(N);
@@ -144,6 +167,10 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.text_out_stride = tok->max_decoded_bytes(T);
     p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
+  }
+  if (p.lanes > 0) {
+    p.lane_stride = p.lane_plan->total == SIZE_MAX ? SIZE_MAX : (p.lane_plan->total + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    p.lane_offset = a.reserve<std::byte>(ArenaPlanner::product(size_t(p.lanes), p.lane_stride));
   }
   p.total = a.size();
   return p;
@@ -227,25 +254,40 @@ Expected<Session> Session::create(std::shared_ptr<const Model> model, const Sess
   return Session(std::move(impl));
 }
 
-Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
-  Impl& s = *impl_;
-  const ModelConfig& cfg = s.model->config();
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) { impl_->bind(); }
+
+void Session::Impl::bind() {
+  const ModelConfig& cfg = model->config();
   // Hypothesis holds spans: start their lifetimes in the arena.
-  for (int i = 0; i < s.plan.B * s.plan.K; ++i) new (s.at<Hypothesis>(s.plan.hypotheses) + i) Hypothesis{};
-  for (int i = 0; i < s.plan.B; ++i) new (s.at<std::span<const int32_t>>(s.plan.source_spans) + i) std::span<const int32_t>{};
-  if (s.plan.text_hypotheses != 0) {
-    for (int i = 0; i < s.plan.B * s.plan.K; ++i) new (s.at<TextHypothesis>(s.plan.text_hypotheses) + i) TextHypothesis{};
+  for (int i = 0; i < plan.B * plan.K; ++i) new (at<Hypothesis>(plan.hypotheses) + i) Hypothesis{};
+  for (int i = 0; i < plan.B; ++i) new (at<std::span<const int32_t>>(plan.source_spans) + i) std::span<const int32_t>{};
+  if (plan.text_hypotheses != 0) {
+    for (int i = 0; i < plan.B * plan.K; ++i) new (at<TextHypothesis>(plan.text_hypotheses) + i) TextHypothesis{};
   }
-  if (s.cuda != nullptr) return;  // the forward pass is the GPU's
-  s.pool = std::make_unique<detail::ThreadPool>(s.options.num_threads);
+  if (cuda != nullptr) return;  // the forward pass is the GPU's
+  pool = std::make_unique<detail::ThreadPool>(options.num_threads);
+  if (plan.lanes > 0) {
+    for (int i = 0; i < plan.lanes; ++i) {
+      auto lane = std::make_unique<Impl>();
+      lane->model = std::shared_ptr<const Model>(std::shared_ptr<const Model>(), model.get());  // not an owner: the session is
+      lane->options = options;
+      lane->options.num_threads = 1;
+      lane->options.max_batch_size = plan.lane_plan->B;
+      lane->plan = *plan.lane_plan;
+      lane->kernels = kernels;
+      lane->arena = arena + plan.lane_offset + size_t(i) * plan.lane_stride;
+      lane->bind();
+      lanes.push_back(std::move(lane));
+    }
+    return;
+  }
   detail::QuantizedRows quantized;
-  if (s.plan.quantized_rows > 0) {
-    quantized = {s.at<uint8_t>(s.plan.quantized), s.at<float>(s.plan.quantized_scales),
-                 s.at<int32_t>(s.plan.quantized_zeros), s.plan.quantized_stride, s.plan.quantized_rows};
+  if (plan.quantized_rows > 0) {
+    quantized = {at<uint8_t>(plan.quantized), at<float>(plan.quantized_scales), at<int32_t>(plan.quantized_zeros),
+                 plan.quantized_stride, plan.quantized_rows};
   }
-  s.transformer.emplace(cfg, s.model->weights(), *s.kernels, *s.pool, s.at<float>(s.plan.positions),
-                        std::max(s.plan.S, s.plan.T),
-                        s.at<float>(s.plan.attention_scratch), s.plan.scratch_stride, quantized);
+  transformer.emplace(cfg, model->weights(), *kernels, *pool, at<float>(plan.positions), std::max(plan.S, plan.T),
+                      at<float>(plan.attention_scratch), plan.scratch_stride, quantized);
 }
 
 Session::Session(Session&&) noexcept = default;
@@ -329,6 +371,10 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
 
 Status Session::Impl::run(int B, const TranslateOptions& options) {
   if (cuda != nullptr) return cuda->run(*this, B, options);
+  if (!lanes.empty()) {
+    run_lanes(B, options);
+    return {};
+  }
   encode(B);
   const detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
                                     options.length_penalty};
@@ -338,6 +384,43 @@ Status Session::Impl::run(int B, const TranslateOptions& options) {
     beam_search(B, search);
   }
   return {};
+}
+
+void Session::Impl::run_lanes(int B, const TranslateOptions& options) {
+  // The sources, checked and cut to fit by load_sources, go to the lanes as
+  // spans (grouped by lane in source_spans, free again once loaded): sentence
+  // b is sentence b / L of lane b % L, so a batch sorted by length gives each
+  // lane a like share of short and long ones.
+  const int L = int(lanes.size());
+  const int32_t* tokens = at<int32_t>(plan.source_tokens);
+  const int* offsets = at<int>(plan.source_offsets);
+  auto* spans = at<std::span<const int32_t>>(plan.source_spans);
+  const auto lane_batch = [&](int lane) { return (B - lane + L - 1) / L; };
+  for (int b = 0; b < B; ++b) {
+    const int lane = b % L;
+    int first = 0;  // where the lane's spans start
+    for (int i = 0; i < lane; ++i) first += lane_batch(i);
+    spans[first + b / L] = {tokens + offsets[b], size_t(offsets[b + 1] - offsets[b] - 1)};  // without EOS
+  }
+  pool->parallel_for(L, [&](int lane, int /*thread*/) {
+    const int count = lane_batch(lane);
+    if (count == 0) return;
+    int first = 0;
+    for (int i = 0; i < lane; ++i) first += lane_batch(i);
+    Impl& s = *lanes[size_t(lane)];
+    // Checked here already: neither can fail.
+    (void)s.load_sources({spans + first, size_t(count)}, options);
+    (void)s.run(count, options);
+  });
+  Hypothesis* hypotheses = at<Hypothesis>(plan.hypotheses);
+  int* counts = at<int>(plan.hypothesis_counts);
+  for (int b = 0; b < B; ++b) {
+    Impl& s = *lanes[size_t(b % L)];
+    const int j = b / L;
+    counts[b] = s.at<int>(s.plan.hypothesis_counts)[j];
+    std::copy_n(s.at<Hypothesis>(s.plan.hypotheses) + size_t(j) * size_t(s.plan.K), counts[b],
+                hypotheses + size_t(b) * size_t(plan.K));
+  }
 }
 
 Status Session::translate(std::span<const std::span<const int32_t>> sources,

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "cuda/cuda_session.hpp"
 #include "mt/session.hpp"
@@ -45,6 +46,11 @@ struct SessionPlan {
   // int8 models: quantized input rows of the int8 layers.
   size_t quantized = 0, quantized_stride = 0, quantized_scales = 0, quantized_zeros = 0;
   int quantized_rows = 0;
+  // ThreadSplit::sentences: `lanes` sessions of one thread each, planned by
+  // lane_plan, at lane_offset + i * lane_stride.
+  int lanes = 0;
+  std::shared_ptr<const SessionPlan> lane_plan;
+  size_t lane_offset = 0, lane_stride = 0;
   size_t total = 0;
 
   static SessionPlan make(const Model& model, const SessionOptions& options);
@@ -87,6 +93,9 @@ struct Session::Impl {
   // Device::cuda: the model runs on the GPU; the arena then holds only the
   // host side (sources, search bookkeeping, results, text).
   std::unique_ptr<detail::CudaSession> cuda;
+  // ThreadSplit::sentences: the single-threaded sessions in this arena that
+  // translate the batch, sentence b in lane b % lanes.size().
+  std::vector<std::unique_ptr<Impl>> lanes;
 
   template <class T>
   T* at(size_t offset) { return reinterpret_cast<T*>(arena + offset); }
@@ -100,9 +109,14 @@ struct Session::Impl {
   Status load_sources(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options);
   // Encodes sources already copied (with EOS) into the arena; sets offsets.
   void encode(int B);
+  // Starts the objects in the arena, the pool and the transformer, or the lanes.
+  void bind();
   // Encodes the loaded sources and searches: hypotheses and counts filled.
   // Only the GPU can fail here (a device fault).
   Status run(int B, const TranslateOptions& options);
+  // run() for a session split by sentences: the lanes translate their
+  // sentences side by side, then their results are gathered here.
+  void run_lanes(int B, const TranslateOptions& options);
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);
   void beam_search(int B, const detail::SearchLimits& limits);

@@ -37,6 +37,13 @@ check "one output line per input line" test "$(wc -l < "$dir/out.txt")" -eq 4
 check "batch size does not change the output" cmp -s "$dir/out.txt" "$dir/out1.txt"
 "$bin/mt_translate" -m "$model" --max-length 8 --beam 1 --threads 2 < "$dir/in.txt" > "$dir/out2.txt"
 check "threads do not change the output" cmp -s "$dir/out.txt" "$dir/out2.txt"
+for split in layers sentences; do
+  "$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --threads 3 --thread-split $split < "$dir/in.txt" > "$dir/out-$split.txt"
+  "$bin/mt_translate" -m "$model" --max-length 8 --beam 3 < "$dir/in.txt" > "$dir/out-beam3.txt"
+  check "--thread-split $split does not change the output" cmp -s "$dir/out-beam3.txt" "$dir/out-$split.txt"
+done
+"$bin/mt_translate" -m "$model" --thread-split rows < "$dir/in.txt" > /dev/null 2> "$dir/split-err.txt"
+check "a wrong --thread-split is refused by name" grep -q "thread-split must be automatic, layers or sentences, not 'rows'" "$dir/split-err.txt"
 "$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 < "$dir/in.txt" > "$dir/nbest.txt"
 # 2 per line; the empty line has one empty hypothesis (score 0).
 check "n-best writes beam lines with index and score" test "$(grep -c '^[0-9]* ||| .* ||| -' "$dir/nbest.txt")" -eq 6

@@ -42,6 +42,13 @@ typedef enum mt_device { MT_DEVICE_CPU = 0, MT_DEVICE_CUDA = 1 } mt_device;
 typedef struct mt_model mt_model;
 typedef struct mt_session mt_session;
 
+/* How a session with num_threads > 1 shares a batch (see mt::ThreadSplit). */
+typedef enum mt_thread_split {
+  MT_THREAD_SPLIT_AUTOMATIC = 0, /* sentences for models that fit the caches, layers otherwise */
+  MT_THREAD_SPLIT_LAYERS = 1,    /* every layer's work divided: one sentence uses every thread */
+  MT_THREAD_SPLIT_SENTENCES = 2  /* each thread translates its share of the batch's sentences */
+} mt_thread_split;
+
 typedef struct mt_session_options {
   int max_batch_size;    /* sentences per translate call (default 16) */
   int max_source_length; /* source tokens, the appended EOS included (default 128) */
@@ -52,6 +59,7 @@ typedef struct mt_session_options {
   int device;            /* MT_DEVICE_CPU or MT_DEVICE_CUDA (default MT_DEVICE_CPU) */
   int cuda_device;       /* CUDA: index of the GPU (default 0) */
   int allow_tf32;        /* CUDA: nonzero runs GEMMs in TF32, about 1e-3 relative error (default 0) */
+  int thread_split;      /* an mt_thread_split (default MT_THREAD_SPLIT_AUTOMATIC) */
 } mt_session_options;
 
 typedef struct mt_translate_options {

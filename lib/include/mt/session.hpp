@@ -23,12 +23,27 @@ namespace mt {
 // and an NVIDIA GPU; Session::create says which is missing (Errc::unsupported).
 enum class Device : uint8_t { cpu = 0, cuda = 1 };
 
+// How a session with num_threads > 1 shares a batch among its threads.
+enum class ThreadSplit : uint8_t {
+  // sentences for models whose weights fit in the caches (~24 MB: every
+  // thread then reads them at full speed), layers otherwise.
+  automatic = 0,
+  // The work of every layer (rows, column panels, heads) is divided: a
+  // single sentence uses every thread, and the weights are read once per step.
+  layers = 1,
+  // Each thread translates its own share of the batch's sentences from start
+  // to end, with no synchronisation: small models scale with the threads.
+  // A batch of one sentence runs on one thread.
+  sentences = 2,
+};
+
 struct SessionOptions {
   int max_batch_size = 16;     // sentences per translate() call
   int max_source_length = 128; // source tokens, the EOS libmt appends included
   int max_target_length = 128; // generated tokens, EOS included
   int max_beam_size = 4;       // largest TranslateOptions::beam_size
   int num_threads = 1;         // threads of the session's pool (the caller's thread included)
+  ThreadSplit thread_split = ThreadSplit::automatic;  // with num_threads > 1 (CPU only)
   int max_text_bytes = 4096;   // longest source text, in UTF-8 bytes (models with a vocabulary)
   Device device = Device::cpu;
   int cuda_device = 0;         // CUDA: index of the GPU
