@@ -212,15 +212,29 @@ TEST_CASE("results do not depend on the number of threads or how they split the 
   }
 }
 
-TEST_CASE("automatic thread split: sentences for models that fit the caches and layers for larger ones", "[decoder]") {
+TEST_CASE("automatic thread split: sentences and for large models a wide lane for small batches", "[decoder]") {
   ModelConfig small = tiny_config();
   ModelConfig large = tiny_config();
   large.d_ff = 16384;  // the FFNs of 4 layers: 4 x 2 x 16384 x 64 fp32 weights, 34 MB
-  for (const auto& [config, lanes] : {std::pair{small, 2u}, std::pair{large, 0u}}) {
+  for (const auto& [config, has_wide] : {std::pair{small, false}, std::pair{large, true}}) {
     auto model = random_model(config, 43);
     INFO(model->file_size() << " bytes");
-    CHECK(make_session(model, 8, 1, 2, ThreadSplit::automatic).impl()->lanes.size() == lanes);
+    Session one = make_session(model, 8, 2, 1);
+    Session three = make_session(model, 8, 2, 3, ThreadSplit::automatic);
+    CHECK(three.impl()->lanes.size() == 3);
+    CHECK((three.impl()->wide != nullptr) == has_wide);
     CHECK(make_session(model, 8, 1, 1, ThreadSplit::automatic).impl()->lanes.empty());
+    // Batches of 2 (the wide lane, when there is one) and 5 (the lanes).
+    for (const std::vector<int>& lengths : {std::vector<int>{6, 3}, {4, 8, 1, 9, 5}}) {
+      const auto sources = make_sources(lengths, config.source_vocab_size, 9);
+      for (int beam : {1, 2}) {
+        TranslateOptions options;
+        options.beam_size = beam;
+        const Output a = run(one, sources, options), b = run(three, sources, options);
+        CHECK(a.tokens == b.tokens);
+        CHECK(a.scores == b.scores);
+      }
+    }
   }
 }
 

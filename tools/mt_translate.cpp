@@ -46,8 +46,8 @@ options:
                             (default: stop with an error naming the line)
   --batch-size N            sentences per batch; input is sorted by length into batches (default 16)
   --threads N               threads (default 1)
-  --thread-split S          how threads share a batch: layers, sentences or automatic
-                            (default: sentences for models under 24 MB, else layers)
+  --thread-split S          how threads share a batch: layers, sentences or automatic (default:
+                            sentences; with a model of 24 MB or more, layers for smaller batches)
   --device cpu|cuda         where the model runs (default cpu; cuda needs libmt built with CUDA and a GPU)
   --gpu N                   which GPU with --device cuda (default 0)
   --tf32                    with --device cuda: GEMMs on TF32 tensor cores (faster, ~1e-3 relative error)

@@ -66,21 +66,19 @@ namespace detail {
 
 using detail::Tokenizer;
 
-// Weights this small stay in the caches (L2 + a share of L3) while each
-// thread decodes its own sentences: splitting sentences then beats splitting
-// every layer, whose many small parallel regions cost as much as their work.
-constexpr size_t kSentenceSplitMaxWeightBytes = size_t(24) << 20;
-
-bool splits_sentences(const Model& model, const SessionOptions& o) {
-  if (o.device != Device::cpu || o.num_threads < 2) return false;
-  if (o.thread_split != ThreadSplit::automatic) return o.thread_split == ThreadSplit::sentences;
-  return model.file_size() <= kSentenceSplitMaxWeightBytes;
-}
+// Past this size a batch smaller than the thread count runs on every thread
+// split by layers (automatic); a smaller model's steps are too short for that
+// to pay, and such a batch runs on as many lanes as it has sentences.
+constexpr size_t kWideLaneMinModelBytes = size_t(24) << 20;
 
 SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   const ModelConfig& cfg = model.config();
   SessionPlan p;
-  if (splits_sentences(model, o)) {
+  // automatic with a large model: lanes only when a batch can fill them.
+  const bool large = model.file_size() >= kWideLaneMinModelBytes;
+  const bool automatic = o.thread_split == ThreadSplit::automatic;
+  if (o.device == Device::cpu && o.num_threads > 1 && o.thread_split != ThreadSplit::layers &&
+      !(automatic && large && o.max_batch_size < o.num_threads)) {
     // One single-threaded lane per thread, each planned for its share of the
     // batch; this plan keeps the inputs and the results (as a CUDA session's).
     p.lanes = o.num_threads;
@@ -88,6 +86,12 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     lane.num_threads = 1;
     lane.max_batch_size = (o.max_batch_size + p.lanes - 1) / p.lanes;
     p.lane_plan = std::make_shared<const SessionPlan>(make(model, lane));
+    if (automatic && large) {
+      SessionOptions wide = o;
+      wide.thread_split = ThreadSplit::layers;
+      wide.max_batch_size = std::min(o.max_batch_size, o.num_threads - 1);
+      p.wide_plan = std::make_shared<const SessionPlan>(make(model, wide));
+    }
   }
   p.B = o.max_batch_size;
   p.S = o.max_source_length;
@@ -172,6 +176,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.lane_stride = p.lane_plan->total == SIZE_MAX ? SIZE_MAX : (p.lane_plan->total + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
     p.lane_offset = a.reserve<std::byte>(ArenaPlanner::product(size_t(p.lanes), p.lane_stride));
   }
+  if (p.wide_plan != nullptr) p.wide_offset = a.reserve<std::byte>(p.wide_plan->total);
   p.total = a.size();
   return p;
 }
@@ -265,20 +270,29 @@ void Session::Impl::bind() {
     for (int i = 0; i < plan.B * plan.K; ++i) new (at<TextHypothesis>(plan.text_hypotheses) + i) TextHypothesis{};
   }
   if (cuda != nullptr) return;  // the forward pass is the GPU's
-  pool = std::make_unique<detail::ThreadPool>(options.num_threads);
+  if (pool == nullptr) {
+    owned_pool = std::make_unique<detail::ThreadPool>(options.num_threads);
+    pool = owned_pool.get();
+  }
   if (plan.lanes > 0) {
-    for (int i = 0; i < plan.lanes; ++i) {
+    const auto make_lane = [&](const detail::SessionPlan& lane_plan, size_t offset, detail::ThreadPool* shared_pool) {
       auto lane = std::make_unique<Impl>();
       lane->model = std::shared_ptr<const Model>(std::shared_ptr<const Model>(), model.get());  // not an owner: the session is
       lane->options = options;
-      lane->options.num_threads = 1;
-      lane->options.max_batch_size = plan.lane_plan->B;
-      lane->plan = *plan.lane_plan;
+      lane->options.num_threads = lane_plan.threads;
+      lane->options.max_batch_size = lane_plan.B;
+      lane->options.thread_split = ThreadSplit::layers;
+      lane->plan = lane_plan;
       lane->kernels = kernels;
-      lane->arena = arena + plan.lane_offset + size_t(i) * plan.lane_stride;
+      lane->arena = arena + offset;
+      lane->pool = shared_pool;
       lane->bind();
-      lanes.push_back(std::move(lane));
+      return lane;
+    };
+    for (int i = 0; i < plan.lanes; ++i) {
+      lanes.push_back(make_lane(*plan.lane_plan, plan.lane_offset + size_t(i) * plan.lane_stride, nullptr));
     }
+    if (plan.wide_plan != nullptr) wide = make_lane(*plan.wide_plan, plan.wide_offset, pool);
     return;
   }
   detail::QuantizedRows quantized;
@@ -396,27 +410,33 @@ void Session::Impl::run_lanes(int B, const TranslateOptions& options) {
   const int* offsets = at<int>(plan.source_offsets);
   auto* spans = at<std::span<const int32_t>>(plan.source_spans);
   const auto lane_batch = [&](int lane) { return (B - lane + L - 1) / L; };
+  const bool on_wide = wide != nullptr && B < L;
   for (int b = 0; b < B; ++b) {
     const int lane = b % L;
     int first = 0;  // where the lane's spans start
     for (int i = 0; i < lane; ++i) first += lane_batch(i);
-    spans[first + b / L] = {tokens + offsets[b], size_t(offsets[b + 1] - offsets[b] - 1)};  // without EOS
+    spans[on_wide ? b : first + b / L] = {tokens + offsets[b], size_t(offsets[b + 1] - offsets[b] - 1)};  // without EOS
   }
-  pool->parallel_for(L, [&](int lane, int /*thread*/) {
-    const int count = lane_batch(lane);
-    if (count == 0) return;
-    int first = 0;
-    for (int i = 0; i < lane; ++i) first += lane_batch(i);
-    Impl& s = *lanes[size_t(lane)];
+  if (on_wide) {
     // Checked here already: neither can fail.
-    (void)s.load_sources({spans + first, size_t(count)}, options);
-    (void)s.run(count, options);
-  });
+    (void)wide->load_sources({spans, size_t(B)}, options);
+    (void)wide->run(B, options);
+  } else {
+    pool->parallel_for(L, [&](int lane, int /*thread*/) {
+      const int count = lane_batch(lane);
+      if (count == 0) return;
+      int first = 0;
+      for (int i = 0; i < lane; ++i) first += lane_batch(i);
+      Impl& s = *lanes[size_t(lane)];
+      (void)s.load_sources({spans + first, size_t(count)}, options);
+      (void)s.run(count, options);
+    });
+  }
   Hypothesis* hypotheses = at<Hypothesis>(plan.hypotheses);
   int* counts = at<int>(plan.hypothesis_counts);
   for (int b = 0; b < B; ++b) {
-    Impl& s = *lanes[size_t(b % L)];
-    const int j = b / L;
+    Impl& s = on_wide ? *wide : *lanes[size_t(b % L)];
+    const int j = on_wide ? b : b / L;
     counts[b] = s.at<int>(s.plan.hypothesis_counts)[j];
     std::copy_n(s.at<Hypothesis>(s.plan.hypotheses) + size_t(j) * size_t(s.plan.K), counts[b],
                 hypotheses + size_t(b) * size_t(plan.K));

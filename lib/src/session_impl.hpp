@@ -46,11 +46,12 @@ struct SessionPlan {
   // int8 models: quantized input rows of the int8 layers.
   size_t quantized = 0, quantized_stride = 0, quantized_scales = 0, quantized_zeros = 0;
   int quantized_rows = 0;
-  // ThreadSplit::sentences: `lanes` sessions of one thread each, planned by
-  // lane_plan, at lane_offset + i * lane_stride.
+  // Split by sentences: `lanes` sessions of one thread each, planned by
+  // lane_plan, at lane_offset + i * lane_stride; the wide lane (if planned)
+  // at wide_offset.
   int lanes = 0;
-  std::shared_ptr<const SessionPlan> lane_plan;
-  size_t lane_offset = 0, lane_stride = 0;
+  std::shared_ptr<const SessionPlan> lane_plan, wide_plan;
+  size_t lane_offset = 0, lane_stride = 0, wide_offset = 0;
   size_t total = 0;
 
   static SessionPlan make(const Model& model, const SessionOptions& options);
@@ -88,14 +89,18 @@ struct Session::Impl {
   const KernelTable* kernels = nullptr;
   std::unique_ptr<std::byte[], void (*)(std::byte*)> owned{nullptr, [](std::byte*) {}};
   std::byte* arena = nullptr;
-  std::unique_ptr<detail::ThreadPool> pool;
+  std::unique_ptr<detail::ThreadPool> owned_pool;
+  detail::ThreadPool* pool = nullptr;  // owned_pool, or the session's for its wide lane
   std::optional<detail::Transformer> transformer;
   // Device::cuda: the model runs on the GPU; the arena then holds only the
   // host side (sources, search bookkeeping, results, text).
   std::unique_ptr<detail::CudaSession> cuda;
-  // ThreadSplit::sentences: the single-threaded sessions in this arena that
-  // translate the batch, sentence b in lane b % lanes.size().
+  // Split by sentences: the single-threaded sessions in this arena that
+  // translate the batch, sentence b in lane b % lanes.size(); and (automatic,
+  // large models) the wide lane, on all the threads split by layers, for
+  // batches smaller than the thread count.
   std::vector<std::unique_ptr<Impl>> lanes;
+  std::unique_ptr<Impl> wide;
 
   template <class T>
   T* at(size_t offset) { return reinterpret_cast<T*>(arena + offset); }
@@ -115,7 +120,8 @@ struct Session::Impl {
   // Only the GPU can fail here (a device fault).
   Status run(int B, const TranslateOptions& options);
   // run() for a session split by sentences: the lanes translate their
-  // sentences side by side, then their results are gathered here.
+  // sentences side by side (or the wide lane all of them), then their
+  // results are gathered here.
   void run_lanes(int B, const TranslateOptions& options);
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);

@@ -25,8 +25,10 @@ enum class Device : uint8_t { cpu = 0, cuda = 1 };
 
 // How a session with num_threads > 1 shares a batch among its threads.
 enum class ThreadSplit : uint8_t {
-  // sentences for models whose weights fit in the caches (~24 MB: every
-  // thread then reads them at full speed), layers otherwise.
+  // sentences; but with a model file of 24 MB or more, a batch smaller than
+  // the thread count runs on all the threads split by layers (plans both; a
+  // session whose max_batch_size is that small is split by layers). Smaller
+  // models' steps are too short for the layer split to pay.
   automatic = 0,
   // The work of every layer (rows, column panels, heads) is divided: a
   // single sentence uses every thread, and the weights are read once per step.
