@@ -106,6 +106,28 @@ TEST_CASE("a model without a vocabulary refuses text", "[text]") {
   CHECK_THAT(s.message(), Catch::Contains("no vocabulary"));
 }
 
+TEST_CASE("a model loaded without its vocabulary translates ids and refuses text", "[text]") {
+  auto with = text_model(4);
+  LoadOptions options;
+  options.load_vocabulary = false;
+  auto model = Model::load(test::scratch_path("text-4.mtm"), options);
+  REQUIRE(model.ok());
+  CHECK((*model)->vocabulary() == nullptr);
+  CHECK((*model)->tokenizer() == nullptr);
+  Session ids_only = text_session(model.value());
+  Session full = text_session(with);
+  const std::vector<int32_t> sentence = {40, 41, 42, 43};
+  std::span<const int32_t> one[] = {sentence};
+  Translations a, b;
+  REQUIRE(ids_only.translate(one, {}, &a).ok());
+  REQUIRE(full.translate(one, {}, &b).ok());
+  CHECK(std::vector<int32_t>(a[0][0].tokens.begin(), a[0][0].tokens.end()) ==
+        std::vector<int32_t>(b[0][0].tokens.begin(), b[0][0].tokens.end()));
+  std::string_view text[] = {"hello"};
+  TextTranslations out;
+  CHECK_THAT(ids_only.translate_text(text, {}, &out).message(), Catch::Contains("no vocabulary (or was loaded without it)"));
+}
+
 TEST_CASE("vocabularies that do not fit the config are refused by name", "[text]") {
   const VocabularyData& v = corpus_vocabulary();
   const std::string path = test::scratch_path("bad-vocab.mtm");

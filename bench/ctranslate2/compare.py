@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -266,17 +267,25 @@ def main():
                         if batch == 32 and beam == 4 and threads == 1:
                             resources[dtype] = (mine, theirs)
         say()
-        say("Load and memory (batch 32, beam 4, 1 thread; RSS above the process's own before the model load, "
-            "and whole-process peak, which for CTranslate2 includes Python):")
+        say("Load: the median over this workload's cells (each a fresh process) of model load + session "
+            "creation; libmt as `libmt_run` runs (token ids, no vocabulary, as CTranslate2) and with the "
+            "vocabulary's tokenizer (measured after the translation, in the same process). Memory: batch 32, "
+            "beam 4, 1 thread; whole-process peak RSS and, in brackets, above the process's own before the "
+            "model load (CTranslate2's process is Python):")
         say()
-        say("| dtype | libmt load ms | CT2 load ms | load ratio | libmt peak RSS MiB (above start) | "
+        say("| dtype | libmt load ms | with tokenizer | CT2 load ms | load ratio | libmt peak RSS MiB (above start) | "
             "CT2 peak RSS MiB (above start) | file MB libmt / CT2 |")
-        say("|---|---|---|---|---|---|---|")
+        say("|---|---|---|---|---|---|---|---|")
         for dtype, (mine, theirs) in resources.items():
             model = w.fp32_model if dtype == "float32" else w.int8_model
             ct2_size = os.path.getsize(os.path.join(w.ct2[dtype], "model.bin"))
-            say("| %s | %.2f | %.2f | %.1fx faster | %.1f (%.1f) | %.1f (%.1f) | %.1f / %.1f |" % (
-                dtype, mine["load_ms"], theirs["load_ms"], theirs["load_ms"] / mine["load_ms"],
+            ours = [c["libmt"] for c in cells if c["workload"] == w.name and c["dtype"] == dtype]
+            load = statistics.median(r["load_ms"] for r in ours)
+            text_load = statistics.median(r["text_load_ms"] for r in ours)
+            ct2_load = statistics.median(r["load_ms"] for c in cells if c["workload"] == w.name and
+                                         c["dtype"] == dtype for r in c["ct2"])
+            say("| %s | %.2f | %.2f | %.2f | %.1fx faster | %.1f (%.1f) | %.1f (%.1f) | %.1f / %.1f |" % (
+                dtype, load, text_load, ct2_load, ct2_load / load,
                 mine["peak_rss_kb"] / 1024, (mine["peak_rss_kb"] - mine["rss_before_load_kb"]) / 1024,
                 theirs["peak_rss_kb"] / 1024, (theirs["peak_rss_kb"] - theirs["rss_before_load_kb"]) / 1024,
                 os.path.getsize(model) / 1e6, ct2_size / 1e6))

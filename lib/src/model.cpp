@@ -504,7 +504,8 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   if (!weights) return weights.status();
   impl.weights = std::move(weights.value());
   impl.metadata = read_metadata(model->metadata());
-  if (model->vocabulary() != nullptr && model->vocabulary()->type() != fb::VocabularyType::none) {
+  if (options.load_vocabulary && model->vocabulary() != nullptr &&
+      model->vocabulary()->type() != fb::VocabularyType::none) {
     auto tokenizer = read_tokenizer(*model->vocabulary());  // validates it
     if (!tokenizer) return tokenizer.status();
     MT_RETURN_IF_ERROR(check_vocabulary(impl.config, (*tokenizer)->vocabulary()));

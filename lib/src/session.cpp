@@ -481,7 +481,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
   *results = TextTranslations{};
   const detail::Tokenizer* tokenizer = s.model->tokenizer();
   if (tokenizer == nullptr) {
-    return Status::error(Errc::invalid_argument, "this model has no vocabulary: translate token ids instead");
+    return Status::error(Errc::invalid_argument, "this model has no vocabulary (or was loaded without it): translate token ids instead");
   }
   MT_RETURN_IF_ERROR(options.validate(s.options));
   if (sources.size() > size_t(s.plan.B)) {

@@ -113,6 +113,11 @@ struct LoadOptions {
   // Also read every fp32 weight and refuse NaN or Inf. This touches all the
   // weight pages (the cost of reading the file once); off by default.
   bool check_weights_finite = false;
+  // Build (and check) the tokenizer from the file's vocabulary. Off, the
+  // model translates token ids only (translate_text refuses), as for a
+  // program that tokenizes elsewhere; the vocabulary's checks are then
+  // skipped, which is most of a small model's load.
+  bool load_vocabulary = true;
 };
 
 namespace detail {
