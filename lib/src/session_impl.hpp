@@ -82,7 +82,8 @@ struct SearchLimits {
 
 namespace mt {
 
-struct Session::Impl {
+// Hidden: the shared library exports Session, not its internals.
+struct __attribute__((visibility("hidden"))) Session::Impl {
   std::shared_ptr<const Model> model;
   SessionOptions options;
   detail::SessionPlan plan;

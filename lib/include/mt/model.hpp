@@ -6,6 +6,8 @@
 // A Model is immutable and may be shared by any number of sessions and threads.
 #pragma once
 
+#include "mt/export.h"
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -19,7 +21,7 @@
 
 namespace mt {
 
-struct ModelConfig {
+struct MT_API ModelConfig {
   int encoder_layers = 6;
   int decoder_layers = 6;
   int d_model = 512;
@@ -131,7 +133,7 @@ class CudaWeightCache;
 // biases). An int8 model with per-row dynamic activations is read once at
 // load, to sum each row for that compensation (mt/kernels.h): milliseconds
 // for tens of megabytes, instead of 4 bytes per row in the file.
-class Model {
+class MT_API Model {
  public:
   // Maps the file read-only and verifies it. Errors name the field or tensor at fault.
   static Expected<std::shared_ptr<const Model>> load(const std::string& path,

@@ -15,6 +15,8 @@
 // Linear weights are [out, in]; qkv rows are the Q, K, V projections stacked.
 #pragma once
 
+#include "mt/export.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +38,6 @@ struct TensorSpec {
   size_t f32_bytes() const;
 };
 
-std::vector<TensorSpec> model_tensor_specs(const ModelConfig& config);
+MT_API std::vector<TensorSpec> model_tensor_specs(const ModelConfig& config);
 
 }  // namespace mt

@@ -2,6 +2,8 @@
 // quantizer. Only lib/ knows the file format.
 #pragma once
 
+#include "mt/export.h"
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -12,7 +14,7 @@
 
 namespace mt {
 
-class ModelWriter {
+class MT_API ModelWriter {
  public:
   explicit ModelWriter(const ModelConfig& config);
 
@@ -61,9 +63,9 @@ class ModelWriter {
 // A model of any config with seeded random weights (Xavier-uniform linear
 // layers, N(0, 1/d_model) embeddings, unit LayerNorm), for tests and benchmarks.
 // Same seed, same bytes, on every platform.
-Status write_random_model(const ModelConfig& config, uint64_t seed, const std::string& path);
-Expected<std::vector<uint8_t>> random_model_bytes(const ModelConfig& config, uint64_t seed);
+MT_API Status write_random_model(const ModelConfig& config, uint64_t seed, const std::string& path);
+MT_API Expected<std::vector<uint8_t>> random_model_bytes(const ModelConfig& config, uint64_t seed);
 // The writer filled with random weights, for callers that change something before writing.
-Expected<ModelWriter> random_model_writer(const ModelConfig& config, uint64_t seed);
+MT_API Expected<ModelWriter> random_model_writer(const ModelConfig& config, uint64_t seed);
 
 }  // namespace mt

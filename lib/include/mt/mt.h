@@ -20,6 +20,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Exported from the shared libmt (as mt/export.h defines it for C++). */
+#ifndef MT_API
+#if defined(__GNUC__) || defined(__clang__)
+#define MT_API __attribute__((visibility("default")))
+#else
+#define MT_API
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -73,48 +82,75 @@ typedef struct mt_translate_options {
   int truncate_long_sources; /* nonzero: cut over-long sources to fit instead of failing (default 0) */
 } mt_translate_options;
 
-/* Message of the calling thread's last failed call ("" if none). */
-const char* mt_last_error(void);
+/* Message of the calling thread's last failed call ("" if none). The string
+ * belongs to libmt and stays valid until this thread's next failing call. */
+MT_API const char* mt_last_error(void);
 
-/* Loads a model file (mapped read-only, verified). */
-mt_status mt_model_load(const char* path, mt_model** model);
-void mt_model_free(mt_model* model);
+/* Loads a model file: mapped read-only, verified, weights used in place.
+ * *model receives a new model the caller frees with mt_model_free (NULL on
+ * failure). Errors: MT_ERROR_IO (cannot open or map), MT_ERROR_CORRUPT_MODEL,
+ * MT_ERROR_UNSUPPORTED_VERSION, MT_ERROR_INVALID_MODEL (mt_last_error names
+ * the field or tensor), MT_ERROR_INVALID_ARGUMENT (a NULL pointer). A model
+ * is immutable: any number of threads and sessions may use it at once. */
+MT_API mt_status mt_model_load(const char* path, mt_model** model);
+/* Releases the caller's reference; sessions made from it keep it alive. NULL is accepted. */
+MT_API void mt_model_free(mt_model* model);
 
-void mt_session_options_init(mt_session_options* options);
-void mt_translate_options_init(mt_translate_options* options);
+/* Fill the options with their defaults; call before setting any field (the
+ * structs grow between versions). NULL is accepted. */
+MT_API void mt_session_options_init(mt_session_options* options);
+MT_API void mt_translate_options_init(mt_translate_options* options);
 
-/* Bytes of working memory a session with these options needs. */
-mt_status mt_session_memory_size(const mt_model* model, const mt_session_options* options, size_t* bytes);
-/* Creates a session that allocates its working memory once, now. */
-mt_status mt_session_create(const mt_model* model, const mt_session_options* options, mt_session** session);
+/* Bytes of working memory a session with these options needs (options NULL:
+ * the defaults). Errors: MT_ERROR_INVALID_ARGUMENT (an option out of range,
+ * named), MT_ERROR_CAPACITY_EXCEEDED (larger than the address space). */
+MT_API mt_status mt_session_memory_size(const mt_model* model, const mt_session_options* options, size_t* bytes);
+/* Creates a session that allocates its working memory once, now; *session
+ * is freed with mt_session_free. Errors: those of mt_session_memory_size,
+ * MT_ERROR_OUT_OF_MEMORY, MT_ERROR_UNSUPPORTED (CUDA asked of a build or
+ * machine without it). A session is used by one thread at a time. */
+MT_API mt_status mt_session_create(const mt_model* model, const mt_session_options* options, mt_session** session);
 /* Creates a session working in `buffer` (64-byte aligned, at least
- * mt_session_memory_size bytes), which the caller keeps alive until mt_session_free. */
-mt_status mt_session_create_in(const mt_model* model, const mt_session_options* options, void* buffer,
-                               size_t buffer_size, mt_session** session);
-void mt_session_free(mt_session* session);
+ * mt_session_memory_size bytes), which the caller keeps alive until
+ * mt_session_free; libmt then never allocates translation memory itself.
+ * Errors: as mt_session_create, and MT_ERROR_INVALID_ARGUMENT for a buffer
+ * too small or misaligned. */
+MT_API mt_status mt_session_create_in(const mt_model* model, const mt_session_options* options, void* buffer,
+                                      size_t buffer_size, mt_session** session);
+/* Releases the session (not its caller-supplied buffer). NULL is accepted. */
+MT_API void mt_session_free(mt_session* session);
 
 /* Translates `count` sentences; sentence i is lengths[i] token ids at sources[i]
- * (without BOS/EOS). Makes no heap allocation. */
-mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, const size_t* lengths,
-                           size_t count, const mt_translate_options* options);
+ * (without BOS/EOS). Makes no heap allocation; the results replace the
+ * previous ones. Errors: MT_ERROR_INVALID_ARGUMENT (an id outside the
+ * vocabulary, an option out of range), MT_ERROR_CAPACITY_EXCEEDED (more
+ * sentences or longer ones than the session was created for, unless
+ * truncate_long_sources), MT_ERROR_INTERNAL (a GPU fault). On error the
+ * session stays usable and no result is available. */
+MT_API mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, const size_t* lengths,
+                                  size_t count, const mt_translate_options* options);
 /* Translates `count` UTF-8 sentences (texts[i] of lengths[i] bytes, not
  * necessarily NUL-terminated) with the model's vocabulary. Makes no heap
- * allocation. MT_ERROR_INVALID_ARGUMENT if the model has no vocabulary. */
-mt_status mt_translate_text(mt_session* session, const char* const* texts, const size_t* lengths, size_t count,
-                            const mt_translate_options* options);
+ * allocation. Errors: as mt_translate_ids, and MT_ERROR_INVALID_ARGUMENT if
+ * the model has no vocabulary. Invalid UTF-8 is not an error: each bad byte
+ * becomes U+FFFD, as SentencePiece does. */
+MT_API mt_status mt_translate_text(mt_session* session, const char* const* texts, const size_t* lengths, size_t count,
+                                   const mt_translate_options* options);
 /* Hypothesis k of sentence i of the last mt_translate_text: UTF-8 text of
- * `length` bytes (owned by the session, not NUL-terminated) and score. */
-mt_status mt_result_text(const mt_session* session, size_t sentence, size_t k, const char** text, size_t* length,
-                         float* score);
+ * `length` bytes (owned by the session, valid until its next translate call,
+ * not NUL-terminated) and score (score may be NULL). Errors:
+ * MT_ERROR_INVALID_ARGUMENT (no such sentence or hypothesis, no text results). */
+MT_API mt_status mt_result_text(const mt_session* session, size_t sentence, size_t k, const char** text, size_t* length,
+                                float* score);
 /* Whether sentence i of the last translation was truncated to fit (0 or 1). */
-mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);
+MT_API mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);
 
 /* Number of hypotheses of sentence i in the last results. */
-mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count);
+MT_API mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count);
 /* Hypothesis k of sentence i of the last translation (ids or text): its
  * tokens (owned by the session) and score. */
-mt_status mt_result_hypothesis(const mt_session* session, size_t sentence, size_t k, const int32_t** tokens,
-                               size_t* length, float* score);
+MT_API mt_status mt_result_hypothesis(const mt_session* session, size_t sentence, size_t k, const int32_t** tokens,
+                                      size_t* length, float* score);
 
 #ifdef __cplusplus
 }

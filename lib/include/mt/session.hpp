@@ -8,6 +8,8 @@
 // one Model.
 #pragma once
 
+#include "mt/export.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,7 +41,7 @@ enum class ThreadSplit : uint8_t {
   sentences = 2,
 };
 
-struct SessionOptions {
+struct MT_API SessionOptions {
   int max_batch_size = 16;     // sentences per translate() call
   int max_source_length = 128; // source tokens, the EOS libmt appends included
   int max_target_length = 128; // generated tokens, EOS included
@@ -58,7 +60,7 @@ struct SessionOptions {
   Status validate(const ModelConfig& config) const;
 };
 
-struct TranslateOptions {
+struct MT_API TranslateOptions {
   int beam_size = 1;             // 1: greedy search
   int num_hypotheses = 1;        // n-best per sentence, <= beam_size
   float length_penalty = 1.0f;   // score = log P(y|x) / |y|^length_penalty, |y| with EOS
@@ -126,7 +128,7 @@ class TextTranslations {
   size_t sentences_ = 0;
 };
 
-class Session {
+class MT_API Session {
  public:
   // Bytes of host working memory a session needs (what create() allocates).
   // A CUDA session keeps its activations on the GPU instead (device_memory_size()).

@@ -2,6 +2,8 @@
 // fixed buffer) and Expected<T> (a value or the Status saying why not).
 #pragma once
 
+#include "mt/export.h"
+
 #include <cstdarg>
 #include <optional>
 #include <utility>
@@ -21,9 +23,9 @@ enum class Errc : int {
   unsupported = 9,          // something this build or machine lacks (e.g. CUDA, a GPU)
 };
 
-const char* errc_name(Errc code);
+MT_API const char* errc_name(Errc code);
 
-class Status {
+class MT_API Status {
  public:
   static constexpr int kMaxMessage = 240;
 

@@ -3,6 +3,8 @@
 // its own implementation (lib/src/tokenizer/), identical to SentencePiece's.
 #pragma once
 
+#include "mt/export.h"
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,7 +23,7 @@ struct VocabularyPiece {
   PieceType type = PieceType::normal;
 };
 
-struct VocabularyData {
+struct MT_API VocabularyData {
   VocabularyType type = VocabularyType::none;
   std::vector<VocabularyPiece> pieces;  // index = token id
   // SentencePiece's compiled normalization rules (e.g. nmt_nfkc): a
