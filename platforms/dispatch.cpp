@@ -10,6 +10,9 @@
 #ifdef MT_HAVE_X86_KERNELS
 #include "x86/kernels_x86.h"
 #endif
+#ifdef MT_HAVE_ARM_KERNELS
+#include "arm/kernels_arm.h"
+#endif
 
 namespace mt {
 
@@ -59,6 +62,9 @@ Registry make_registry() {
     r.available.push_back(&avx512vnni_kernels());
   else
     r.unavailable.push_back("avx512vnni");
+#endif
+#ifdef MT_HAVE_ARM_KERNELS
+  r.available.push_back(&neon_kernels());  // Advanced SIMD is part of every aarch64 CPU
 #endif
   r.best = r.available.back();
   // MT_ISA picks another table this CPU runs; anything else keeps the best.

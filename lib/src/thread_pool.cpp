@@ -1,8 +1,12 @@
 #include "thread_pool.hpp"
 
+// The spin-wait hint: lets the sibling hyperthread (x86) or the core's other
+// work (aarch64 YIELD) go ahead while this thread polls.
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define MT_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define MT_CPU_RELAX() asm volatile("yield" ::: "memory")
 #else
 #define MT_CPU_RELAX() ((void)0)
 #endif
