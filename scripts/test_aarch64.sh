@@ -3,12 +3,14 @@
 # whole test suite run under qemu-aarch64-static (the NEON kernels against
 # the references, the shipped int8 model's translations against x86's).
 #   scripts/test_aarch64.sh [BUILD_DIR]   (default build-aarch64)
-# Not in CI yet (issue 8 is open): under qemu-user, sessions with worker
-# threads hang (test_decoder's thread tests, test_concurrency, the 2-thread
-# cases of test_allocations and test_c_api; not yet known whether that is
-# qemu or the thread pool on aarch64), and the corruption sweeps take over
-# their 10 minutes. Everything else passes: the NEON kernels against the
-# references, and the shipped int8 model's translations equal x86's.
+# Not in CI yet (issue 8 is open): on the dev machine, Debian's qemu-user 7.2
+# hangs in pthread_create of every dynamically linked aarch64 program, a
+# 5-line C one included (statically linked ones run), so the tests that start
+# worker threads hang (test_decoder's thread tests, test_concurrency, the
+# 2-thread cases of test_allocations and test_c_api); and the corruption
+# sweeps take over their 10 minutes under emulation. Everything else passes:
+# the NEON kernels against the references, and the shipped int8 model's
+# translations equal x86's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-aarch64}
