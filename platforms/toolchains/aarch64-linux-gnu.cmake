@@ -21,12 +21,17 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 if(MT_AARCH64_DEPS)
   set(ENV{PKG_CONFIG_LIBDIR} "${MT_AARCH64_DEPS}/usr/lib/aarch64-linux-gnu/pkgconfig")
   set(ENV{PKG_CONFIG_SYSROOT_DIR} "${MT_AARCH64_DEPS}")
-  # Found at run time too (qemu looks under -L first, then the host path).
-  set(CMAKE_BUILD_RPATH "${MT_AARCH64_DEPS}/usr/lib/aarch64-linux-gnu")
 endif()
 # xsimd is header-only; Debian files its CMake package under the host's triplet.
 set(xsimd_DIR /usr/lib/x86_64-linux-gnu/cmake/xsimd CACHE PATH "")
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static;-L;/usr/aarch64-linux-gnu)
+# The loader is named explicitly: Debian's qemu-user 7.2 started with -L hangs
+# in pthread_create of dynamically linked programs; through ld.so it does not.
+set(mt_aarch64_libs /usr/aarch64-linux-gnu/lib)
+if(MT_AARCH64_DEPS)
+  string(APPEND mt_aarch64_libs ":${MT_AARCH64_DEPS}/usr/lib/aarch64-linux-gnu")
+endif()
+set(CMAKE_CROSSCOMPILING_EMULATOR
+    qemu-aarch64-static;/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1;--library-path;${mt_aarch64_libs})
 set(MT_CUDA OFF CACHE STRING "" FORCE)
 set(MT_BUILD_BENCHMARKS OFF CACHE BOOL "" FORCE)
 set(MT_BUILD_TRAINER OFF CACHE BOOL "" FORCE)
