@@ -20,14 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Exported from the shared libmt (as mt/export.h defines it for C++). */
-#ifndef MT_API
-#if defined(__GNUC__) || defined(__clang__)
-#define MT_API __attribute__((visibility("default")))
-#else
-#define MT_API
-#endif
-#endif
+#include "mt/export.h" /* MT_API: plain C, installed beside this header */
 
 #ifdef __cplusplus
 extern "C" {
