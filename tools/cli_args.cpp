@@ -84,4 +84,14 @@ void Args::reject_unknown(const std::vector<std::string>& known) {
   }
 }
 
+bool thread_split_option(Args& args, ThreadSplit* split, std::string* error) {
+  const std::string value = args.get("--thread-split", "automatic");
+  if (value == "automatic" || value == "layers" || value == "sentences") {
+    *split = value == "layers" ? ThreadSplit::layers : value == "sentences" ? ThreadSplit::sentences : ThreadSplit::automatic;
+    return true;
+  }
+  *error = "--thread-split must be automatic, layers or sentences, not '" + value + "'";
+  return false;
+}
+
 }  // namespace mt::cli

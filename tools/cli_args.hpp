@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "mt/session.hpp"
+
 namespace mt::cli {
 
 class Args {
@@ -35,5 +37,9 @@ class Args {
   std::string error_;
   std::string missing_value_;  // a last option without its value (unless reject_unknown finds it unknown)
 };
+
+// --thread-split automatic|layers|sentences (default automatic) into
+// *split; false, with the message in *error, for anything else.
+bool thread_split_option(Args& args, ThreadSplit* split, std::string* error);
 
 }  // namespace mt::cli

@@ -137,13 +137,7 @@ int main(int argc, char** argv) {
   int max_source = args.get_int("--max-source-length", 256, 1, 65536);
   sopts.max_batch_size = args.get_int("--batch-size", 16, 1, 4096);
   sopts.num_threads = args.get_int("--threads", 1, 1, 256);
-  const std::string split = args.get("--thread-split", "automatic");
-  if (split != "automatic" && split != "layers" && split != "sentences") {
-    return fail("--thread-split must be automatic, layers or sentences, not '" + split + "'");
-  }
-  sopts.thread_split = split == "layers"      ? mt::ThreadSplit::layers
-                       : split == "sentences" ? mt::ThreadSplit::sentences
-                                              : mt::ThreadSplit::automatic;
+  if (std::string error; !mt::cli::thread_split_option(args, &sopts.thread_split, &error)) return fail(error);
   const std::string device = args.get("--device", "cpu");
   if (device != "cpu" && device != "cuda") return fail("--device must be cpu or cuda, not '" + device + "'");
   sopts.device = device == "cuda" ? mt::Device::cuda : mt::Device::cpu;

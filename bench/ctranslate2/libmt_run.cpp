@@ -59,12 +59,10 @@ int main(int argc, char** argv) {
   const int batch = args.get_int("--batch", 1, 1, 4096), beam = args.get_int("--beam", 1, 1, 64),
             threads = args.get_int("--threads", 1, 1, 256), min_length = args.get_int("--min-length", 0, 0, 4096),
             max_length = args.get_int("--max-length", 256, 1, 4096), repeat = args.get_int("--repeat", 3, 0, 1000);
-  const std::string split = args.get("--thread-split", "automatic");
+  mt::ThreadSplit split = mt::ThreadSplit::automatic;
+  if (std::string error; !mt::cli::thread_split_option(args, &split, &error)) return fail(error);
   if (!args.ok()) return fail(args.error());
   if (model_path.empty() || input.empty()) return fail("--model and --input are required");
-  if (split != "automatic" && split != "layers" && split != "sentences") {
-    return fail("--thread-split must be automatic, layers or sentences");
-  }
 
   std::vector<std::vector<int32_t>> sources;
   {
@@ -97,9 +95,7 @@ int main(int argc, char** argv) {
   session_options.max_source_length = int(std::min<size_t>(longest + 1, size_t(model.value()->config().max_positions)));
   session_options.max_target_length = max_length;
   session_options.num_threads = threads;
-  session_options.thread_split = split == "layers"      ? mt::ThreadSplit::layers
-                                 : split == "sentences" ? mt::ThreadSplit::sentences
-                                                        : mt::ThreadSplit::automatic;
+  session_options.thread_split = split;
   auto session = mt::Session::create(model.value(), session_options);
   if (!session) return fail(session.status().message());
   const double load_ms = seconds_since(load_start) * 1e3;

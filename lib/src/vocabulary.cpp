@@ -13,7 +13,6 @@
 
 #include "mt/vocabulary.hpp"
 #include "tokenizer/normalizer.hpp"
-#include "tokenizer/piece_trie.hpp"
 #include "tokenizer/vocabulary_view.hpp"
 
 namespace mt {
