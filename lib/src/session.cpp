@@ -410,12 +410,15 @@ void Session::Impl::run_lanes(int B, const TranslateOptions& options) {
   const int* offsets = at<int>(plan.source_offsets);
   auto* spans = at<std::span<const int32_t>>(plan.source_spans);
   const auto lane_batch = [&](int lane) { return (B - lane + L - 1) / L; };
+  const auto lane_first = [&](int lane) {  // where the lane's spans start
+    int first = 0;
+    for (int i = 0; i < lane; ++i) first += lane_batch(i);
+    return first;
+  };
   const bool on_wide = wide != nullptr && B < L;
   for (int b = 0; b < B; ++b) {
-    const int lane = b % L;
-    int first = 0;  // where the lane's spans start
-    for (int i = 0; i < lane; ++i) first += lane_batch(i);
-    spans[on_wide ? b : first + b / L] = {tokens + offsets[b], size_t(offsets[b + 1] - offsets[b] - 1)};  // without EOS
+    spans[on_wide ? b : lane_first(b % L) + b / L] = {tokens + offsets[b],
+                                                      size_t(offsets[b + 1] - offsets[b] - 1)};  // without EOS
   }
   if (on_wide) {
     // Checked here already: neither can fail.
@@ -425,10 +428,8 @@ void Session::Impl::run_lanes(int B, const TranslateOptions& options) {
     pool->parallel_for(L, [&](int lane, int /*thread*/) {
       const int count = lane_batch(lane);
       if (count == 0) return;
-      int first = 0;
-      for (int i = 0; i < lane; ++i) first += lane_batch(i);
       Impl& s = *lanes[size_t(lane)];
-      (void)s.load_sources({spans + first, size_t(count)}, options);
+      (void)s.load_sources({spans + lane_first(lane), size_t(count)}, options);
       (void)s.run(count, options);
     });
   }
