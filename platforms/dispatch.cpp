@@ -12,6 +12,9 @@
 #endif
 #ifdef MT_HAVE_ARM_KERNELS
 #include "arm/kernels_arm.h"
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #endif
 
 namespace mt {
@@ -45,6 +48,20 @@ bool cpu_runs_avx512() {
 bool cpu_runs_avx512vnni() { return cpu_runs_avx512() && __builtin_cpu_supports("avx512vnni"); }
 #endif
 
+#ifdef MT_HAVE_ARM_KERNELS
+// FEAT_DotProd (udot/sdot), as the kernel reports it to user space.
+bool cpu_runs_dotprod() {
+#if defined(__linux__)
+  constexpr unsigned long kHwcapAsimdDp = 1ul << 20;  // HWCAP_ASIMDDP in <asm/hwcap.h>
+  return (getauxval(AT_HWCAP) & kHwcapAsimdDp) != 0;
+#elif defined(__ARM_FEATURE_DOTPROD)
+  return true;  // the whole build targets it
+#else
+  return false;
+#endif
+}
+#endif
+
 Registry make_registry() {
   Registry r;
   r.available.push_back(&reference_kernels());
@@ -65,6 +82,10 @@ Registry make_registry() {
 #endif
 #ifdef MT_HAVE_ARM_KERNELS
   r.available.push_back(&neon_kernels());  // Advanced SIMD is part of every aarch64 CPU
+  if (cpu_runs_dotprod())
+    r.available.push_back(&neon_dotprod_kernels());
+  else
+    r.unavailable.push_back("neon_dotprod");
 #endif
   r.best = r.available.back();
   // MT_ISA picks another table this CPU runs; anything else keeps the best.

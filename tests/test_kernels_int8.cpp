@@ -145,6 +145,16 @@ TEST_CASE("int8 ISA tables not runnable on this CPU are reported", "[kernels][in
   for (const KernelTable* t : available_kernels()) listed = listed || std::string(t->isa) == "avx512vnni";
   for (const char* isa : unavailable_kernels()) listed = listed || std::string(isa) == "avx512vnni";
   REQUIRE(listed);
+#elif defined(__aarch64__)
+  // NEON always runs; the dot-product table is either runnable or reported.
+  bool neon = false, dotprod = false;
+  for (const KernelTable* t : available_kernels()) {
+    neon = neon || std::string(t->isa) == "neon";
+    dotprod = dotprod || std::string(t->isa) == "neon_dotprod";
+  }
+  for (const char* isa : unavailable_kernels()) dotprod = dotprod || std::string(isa) == "neon_dotprod";
+  REQUIRE(neon);
+  REQUIRE(dotprod);
 #endif
 }
 

@@ -4,27 +4,11 @@
 #pragma once
 
 #include "mt/kernels.h"
+#include "simd/gemm_u8s8_args.hpp"
 
 namespace mt::x86 {
 
-// Everything a GEMM tile needs besides its position.
-struct GemmU8S8Args {
-  const uint8_t* A;
-  size_t lda;
-  const int8_t* Wp;
-  const int32_t* w_sum;
-  const float* w_scale;
-  const float* a_scale;
-  const int32_t* a_zero;
-  const float* bias;
-  const float* residual;
-  size_t ldr;
-  float* C;
-  size_t ldc;
-  int Kp;  // padded_k_i8(K): the packed weights and Aq rows are zero past K
-  int n_end;
-  Activation act;
-};
+using simd::GemmU8S8Args;
 
 void gemm_u8s8_avx2(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
                     const float* w_scale, const float* a_scale, const int32_t* a_zero,
