@@ -1,57 +1,20 @@
 // translate() makes zero heap allocations: every malloc of the process is
-// counted (operator new, the C library and the thread pool all go through
-// these), on every thread, while translating. fp32 and int8 models alike.
+// counted (tests/malloc_hooks.cpp), on every thread, while translating.
+// fp32 and int8 models alike.
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
 
+#include "malloc_hooks.hpp"
 #include "mt/mt.h"
 #include "quantizer.hpp"
 #include "test_util.hpp"
 #include "vocab/vocab_train.hpp"
 
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void __libc_free(void*);
-}
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-inline void count() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-extern "C" {
-void* malloc(size_t n) { count(); return __libc_malloc(n); }
-void* calloc(size_t n, size_t size) { count(); return __libc_calloc(n, size); }
-void* realloc(void* p, size_t n) { count(); return __libc_realloc(p, n); }
-void free(void* p) { __libc_free(p); }
-void* memalign(size_t alignment, size_t n) { count(); return __libc_memalign(alignment, n); }
-void* aligned_alloc(size_t alignment, size_t n) { count(); return __libc_memalign(alignment, n); }
-int posix_memalign(void** out, size_t alignment, size_t n) {
-  count();
-  *out = __libc_memalign(alignment, n);
-  return *out ? 0 : 12;
-}
-}
-
 using namespace mt;
+using test::allocations_during;
 
 namespace {
-
-long allocations_during(const std::function<void()>& body) {
-  g_allocations = 0;
-  g_counting = true;
-  body();
-  g_counting = false;
-  return g_allocations.load();
-}
 
 // A model with a vocabulary trained on the test corpus and random weights.
 std::shared_ptr<const Model> text_model(uint64_t seed) {

@@ -95,6 +95,35 @@ TEST_CASE("C API sessions can use a caller buffer", "[c_api]") {
   ::operator delete(buffer, std::align_val_t(64));
 }
 
+TEST_CASE("C API loads a model image the caller owns", "[c_api]") {
+  auto writer = mt::random_model_writer(tiny_config(), 93);
+  REQUIRE(writer.ok());
+  const auto serialized = writer->serialize();
+  REQUIRE(serialized.ok());
+  const std::vector<uint8_t>& file = serialized.value();
+  // One byte of room to misalign it.
+  auto* image = static_cast<uint8_t*>(::operator new(file.size() + 64, std::align_val_t(64)));
+  std::memcpy(image, file.data(), file.size());
+  mt_model* model = nullptr;
+  CHECK(mt_model_load_buffer(nullptr, file.size(), &model) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(mt_model_load_buffer(image, file.size() - 100, &model) != MT_OK);  // truncated
+  CHECK(model == nullptr);
+  std::memcpy(image + 1, file.data(), file.size());
+  CHECK(mt_model_load_buffer(image + 1, file.size(), &model) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(mt_last_error(), Catch::Contains("aligned"));
+  std::memcpy(image, file.data(), file.size());
+  REQUIRE(mt_model_load_buffer(image, file.size(), &model) == MT_OK);
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, nullptr, &session) == MT_OK);
+  const int32_t a[] = {5, 6};
+  const int32_t* sources[] = {a};
+  const size_t lengths[] = {2};
+  CHECK(mt_translate_ids(session, sources, lengths, 1, nullptr) == MT_OK);
+  mt_session_free(session);
+  mt_model_free(model);
+  ::operator delete(image, std::align_val_t(64));
+}
+
 TEST_CASE("C API device options: CPU by default, bad values refused, CUDA created or refused", "[c_api]") {
   const std::string path = scratch_path("c_api_device.mtm");
   REQUIRE(mt::write_random_model(tiny_config(), 93, path).ok());

@@ -139,6 +139,17 @@ mt_status mt_model_load(const char* path, mt_model** model) {
   });
 }
 
+mt_status mt_model_load_buffer(const void* data, size_t size, mt_model** model) {
+  if (data == nullptr || model == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "data and model must not be null");
+  *model = nullptr;
+  return guarded([&] {
+    auto loaded = mt::Model::from_buffer({static_cast<const uint8_t*>(data), size});
+    if (!loaded) return report(loaded.status());
+    *model = new mt_model{std::move(loaded.value())};
+    return MT_OK;
+  });
+}
+
 void mt_model_free(mt_model* model) { delete model; }
 
 void mt_session_options_init(mt_session_options* o) {

@@ -86,6 +86,12 @@ MT_API const char* mt_last_error(void);
  * the field or tensor), MT_ERROR_INVALID_ARGUMENT (a NULL pointer). A model
  * is immutable: any number of threads and sessions may use it at once. */
 MT_API mt_status mt_model_load(const char* path, mt_model** model);
+/* The same on a model image the caller owns, e.g. one linked into firmware
+ * or read into memory: `data` (64-byte aligned) holds `size` bytes and must
+ * stay valid and unchanged until the model and every session made from it
+ * are freed. Nothing is copied. Errors: as mt_model_load, and
+ * MT_ERROR_INVALID_ARGUMENT for a misaligned buffer. */
+MT_API mt_status mt_model_load_buffer(const void* data, size_t size, mt_model** model);
 /* Releases the caller's reference; sessions made from it keep it alive. NULL is accepted. */
 MT_API void mt_model_free(mt_model* model);
 

@@ -1,0 +1,113 @@
+// For devices without a heap at translate time (README, "Translating without
+// a heap"): the model image and the session's memory are the caller's, and
+// translating works with every allocation refused from the first call on:
+// malloc returns null and operator new throws (tests/malloc_hooks.cpp).
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "malloc_hooks.hpp"
+#include "mt/mt.h"
+
+namespace {
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// 64-byte aligned memory that is not the heap's business once handed over.
+struct AlignedBuffer {
+  explicit AlignedBuffer(size_t n) : bytes((n + 63) / 64 * 64), data(std::aligned_alloc(64, bytes)) {}
+  ~AlignedBuffer() { std::free(data); }
+  size_t bytes;
+  void* data;
+};
+
+}  // namespace
+
+TEST_CASE("translates the shipped sentences with the heap forbidden", "[heapless]") {
+  const int threads = GENERATE(1, 2);
+  const int beam = GENERATE(1, 4);
+  INFO("threads " << threads << " beam " << beam);
+
+  // The model image, as firmware would hold it.
+  std::ifstream file(MT_MODELS_DIR "/en-de-tiny.int8.mtm", std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 1000);
+  AlignedBuffer image(bytes.size());
+  std::copy(bytes.begin(), bytes.end(), static_cast<char*>(image.data));
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load_buffer(image.data, bytes.size(), &model) == MT_OK);
+
+  mt_session_options so;
+  mt_session_options_init(&so);
+  so.max_batch_size = 8;
+  so.max_beam_size = beam;
+  so.max_text_bytes = 512;
+  so.num_threads = threads;
+  size_t need = 0;
+  REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
+  AlignedBuffer memory(need);
+  // Creating the session allocates its small bookkeeping only: the
+  // translation memory is the buffer.
+  mt_session* session = nullptr;
+  mt_status created = MT_ERROR_INTERNAL;
+  const auto bookkeeping = mt::test::heap_use_during(
+      [&] { created = mt_session_create_in(model, &so, memory.data, memory.bytes, &session); });
+  REQUIRE(created == MT_OK);
+  INFO("session creation: " << bookkeeping.calls << " allocations, " << bookkeeping.bytes << " bytes");
+  CHECK(bookkeeping.bytes < 8 * 1024);
+
+  mt_translate_options to;
+  mt_translate_options_init(&to);
+  to.beam_size = beam;
+  to.max_length_ratio = 2.0f;
+  to.max_length_offset = 10;
+  const auto lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  REQUIRE(lines.size() == 40);
+  std::vector<const char*> texts;
+  std::vector<size_t> lengths;
+  for (const auto& line : lines) {
+    texts.push_back(line.data());
+    lengths.push_back(line.size());
+  }
+  std::vector<std::string> got(lines.size());
+  // Result views are copied out after each batch, outside the forbidden span.
+  std::vector<const char*> views(8);
+  std::vector<size_t> view_lengths(8);
+  mt_status status = MT_OK;
+  long refused = 0;
+  for (size_t b = 0; b < lines.size() && status == MT_OK; b += 8) {
+    const size_t n = std::min<size_t>(8, lines.size() - b);
+    refused += mt::test::refused_allocations_during([&] {
+      status = mt_translate_text(session, texts.data() + b, lengths.data() + b, n, &to);
+      for (size_t i = 0; i < n && status == MT_OK; ++i)
+        status = mt_result_text(session, i, 0, &views[i], &view_lengths[i], nullptr);
+    });
+    for (size_t i = 0; i < n && status == MT_OK; ++i) got[b + i].assign(views[i], view_lengths[i]);
+  }
+  INFO(mt_last_error());
+  CHECK(refused == 0);
+  REQUIRE(status == MT_OK);
+  // Greedy: the x86 output every platform must give (tests/test_shipped_models.cpp).
+  if (beam == 1) CHECK(got == read_lines(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy"));
+  for (const auto& text : got) CHECK_FALSE(text.empty());
+
+  mt_session_free(session);
+  mt_model_free(model);
+}
+
+TEST_CASE("a refused allocation is seen by the hooks", "[heapless]") {
+  void* p = nullptr;
+  CHECK(mt::test::refused_allocations_during([&] { p = std::malloc(100); }) == 1);
+  CHECK(p == nullptr);
+  std::free(p);
+}
