@@ -10,6 +10,9 @@
 #ifdef MT_HAVE_X86_KERNELS
 #include "x86/kernels_x86.h"
 #endif
+#ifdef MT_HAVE_WASM_KERNELS
+#include "wasm/kernels_wasm.h"
+#endif
 #ifdef MT_HAVE_ARM_KERNELS
 #include "arm/kernels_arm.h"
 #if defined(__linux__)
@@ -86,6 +89,9 @@ Registry make_registry() {
     r.available.push_back(&neon_dotprod_kernels());
   else
     r.unavailable.push_back("neon_dotprod");
+#endif
+#ifdef MT_HAVE_WASM_KERNELS
+  r.available.push_back(&wasm_simd128_kernels());  // the build targets SIMD128: no choice at run time
 #endif
   r.best = r.available.back();
   // MT_ISA picks another table this CPU runs; anything else keeps the best.

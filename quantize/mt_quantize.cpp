@@ -84,7 +84,7 @@ Status write_atomic(const std::string& path, const std::vector<uint8_t>& bytes) 
 }
 
 Progress progress_bar() {
-  if (!isatty(2)) return {};
+  if (!cli::stderr_is_terminal()) return {};
   return [](const char* phase, size_t done, size_t total) {
     const int width = 30, filled = total ? int(width * done / total) : width;
     std::fprintf(stderr, "\r%-20s [%s%s] %zu/%zu", phase, std::string(size_t(filled), '#').c_str(),

@@ -13,6 +13,7 @@ packages=(
   gnuplot-nox
   clang libclang-rt-14-dev  # the libFuzzer targets (fuzz/)
   valgrind                  # memcheck of mt_translate (scripts/valgrind.sh)
+  emscripten                # the WebAssembly build, run by Node.js (scripts/test_wasm.sh)
   libopenblas-dev libdnnl-dev  # bench_gemm_peers only (GEMM against OpenBLAS and oneDNN)
 )
 

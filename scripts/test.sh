@@ -2,7 +2,8 @@
 # Installs the dependencies, builds libmt and runs the whole test suite twice:
 # optimised, then under AddressSanitizer + UndefinedBehaviorSanitizer; then
 # the concurrency tests under ThreadSanitizer, mt_translate under valgrind
-# memcheck, and each libFuzzer target for a minute; with MT_TEST_AARCH64=1
+# memcheck, each libFuzzer target for a minute, and the WebAssembly build
+# under Node.js (scripts/test_wasm.sh); with MT_TEST_AARCH64=1
 # also the aarch64 build under qemu (scripts/test_aarch64.sh).
 # Tests that need ../shared/data skip without it. Builds use -j2.
 set -euo pipefail
@@ -31,6 +32,9 @@ echo "== valgrind memcheck: mt_translate runs"
 
 echo "== libFuzzer: model files, the tokenizer, translate (60 s each, side by side)"
 FUZZ_PARALLEL=1 ./scripts/fuzz.sh 60
+
+echo "== WebAssembly: Emscripten build, the test suite and mt_translate.js under Node.js"
+./scripts/test_wasm.sh
 
 # aarch64 under qemu: opt-in (MT_TEST_AARCH64=1), it would double CI's time.
 if [ "${MT_TEST_AARCH64:-0}" = 1 ]; then

@@ -187,6 +187,10 @@ TEST_CASE("each step decodes only the live beams of unfinished sentences", "[dec
 }
 
 TEST_CASE("results do not depend on the number of threads or how they split the work", "[decoder]") {
+  if (!kHasThreads) {
+    WARN("skipped: this build has no threads (see the num_threads test)");
+    return;
+  }
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 41);
   const ThreadSplit split = GENERATE(ThreadSplit::layers, ThreadSplit::sentences);
@@ -213,6 +217,10 @@ TEST_CASE("results do not depend on the number of threads or how they split the 
 }
 
 TEST_CASE("automatic thread split: sentences and for large models a wide lane for small batches", "[decoder]") {
+  if (!kHasThreads) {
+    WARN("skipped: this build has no threads (see the num_threads test)");
+    return;
+  }
   ModelConfig small = tiny_config();
   ModelConfig large = tiny_config();
   large.d_ff = 16384;  // the FFNs of 4 layers: 4 x 2 x 16384 x 64 fp32 weights, 34 MB
@@ -333,6 +341,11 @@ TEST_CASE("bad options and inputs are refused with clear errors", "[decoder]") {
   SessionOptions so;
   so.num_threads = 0;
   CHECK_THAT(Session::create(model, so).status().message(), Catch::Contains("num_threads = 0"));
+  // Two threads: a session, or in a build without threads a clear refusal.
+  so.num_threads = 2;
+  auto two = Session::create(model, so);
+  CHECK(two.ok() == kHasThreads);
+  if (!kHasThreads) CHECK_THAT(two.status().message(), Catch::Contains("num_threads = 2: must be 1"));
   so = {};
   so.max_target_length = 129;
   CHECK_THAT(Session::create(model, so).status().message(), Catch::Contains("max_target_length = 129"));

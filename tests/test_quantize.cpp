@@ -24,7 +24,10 @@ std::vector<std::string> id_lines(int count, int vocab, uint32_t seed) {
   for (int i = 0; i < count; ++i) {
     std::string line;
     const int length = 3 + int(rng() % 12);
-    for (int t = 0; t < length; ++t) line += (t ? " " : "") + std::to_string(4 + int(rng() % uint32_t(vocab - 4)));
+    for (int t = 0; t < length; ++t) {
+      if (t) line += ' ';
+      line += std::to_string(4 + int(rng() % uint32_t(vocab - 4)));
+    }
     lines.push_back(line);
   }
   return lines;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ inline ModelConfig tiny_config() {
 // A scratch directory removed at the end of the test program.
 inline const std::filesystem::path& scratch_dir() {
   static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("libmt-test-" + std::to_string(getpid()));
+    // The pid and a random number: WebAssembly gives every process pid 42.
+    auto d = std::filesystem::temp_directory_path() /
+             ("libmt-test-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device()()));
     std::filesystem::create_directories(d);
     return d;
   }();

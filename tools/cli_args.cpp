@@ -6,6 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <unistd.h>
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#endif
+
 namespace mt::cli {
 
 Args::Args(int argc, char** argv, const std::vector<std::string>& flags) {
@@ -92,6 +97,15 @@ bool thread_split_option(Args& args, ThreadSplit* split, std::string* error) {
   }
   *error = "--thread-split must be automatic, layers or sentences, not '" + value + "'";
   return false;
+}
+
+bool stderr_is_terminal() {
+#ifdef __EMSCRIPTEN__
+  // A browser has no process: no terminal either.
+  return EM_ASM_INT({ return typeof process == "object" && require("tty").isatty(2) ? 1 : 0; }) != 0;
+#else
+  return isatty(STDERR_FILENO) != 0;
+#endif
 }
 
 }  // namespace mt::cli

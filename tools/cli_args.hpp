@@ -42,4 +42,9 @@ class Args {
 // *split; false, with the message in *error, for anything else.
 bool thread_split_option(Args& args, ThreadSplit* split, std::string* error);
 
+// Whether standard error is a terminal (progress bars go there only then).
+// In WebAssembly under Node.js, Node's answer: Emscripten's isatty says yes
+// for every standard stream.
+bool stderr_is_terminal();
+
 }  // namespace mt::cli

@@ -6,7 +6,6 @@
 // (--ids, or a model without a vocabulary) otherwise. Every input line gives
 // one output line, in order; an input that cannot be translated stops the
 // run with a message naming its line, never a silently missing line.
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -209,7 +208,7 @@ int main(int argc, char** argv) {
   mt::Translations id_results;
   mt::TextTranslations text_results;
   const bool nbest = topts.num_hypotheses > 1;
-  const bool progress = isatty(STDERR_FILENO) && lines.size() >= 100;
+  const bool progress = mt::cli::stderr_is_terminal() && lines.size() >= 100;
   const auto start = std::chrono::steady_clock::now();
   size_t words = 0;
   for (size_t first = 0; first < order.size(); first += size_t(sopts.max_batch_size)) {

@@ -30,6 +30,8 @@ Status SessionOptions::validate(const ModelConfig& config) const {
   if (max_beam_size < 1 || max_beam_size > 256) return bad("max_beam_size", max_beam_size, "must be in [1, 256]");
   if (max_beam_size >= config.target_vocab_size) return bad("max_beam_size", max_beam_size, "must be smaller than the target vocabulary");
   if (num_threads < 1 || num_threads > 256) return bad("num_threads", num_threads, "must be in [1, 256]");
+  if (!kHasThreads && num_threads != 1)
+    return bad("num_threads", num_threads, "must be 1: this build of libmt has no threads (WebAssembly)");
   if (max_text_bytes < 1 || max_text_bytes > (1 << 24)) return bad("max_text_bytes", max_text_bytes, "must be in [1, 16777216]");
   if (device != Device::cpu && device != Device::cuda) return bad("device", int(device), "must be cpu (0) or cuda (1)");
   if (thread_split != ThreadSplit::automatic && thread_split != ThreadSplit::layers &&

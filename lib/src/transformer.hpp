@@ -115,7 +115,7 @@ class Transformer {
   // embedded: a session's creation computes none, and rows past the longest
   // sentence never are.
   float* positions_;
-  int position_rows_;
+  [[maybe_unused]] int position_rows_;  // read by an assert
   int positions_filled_ = 0;
   std::vector<double> wavelengths_;
   float* scratch_;          // per thread: scratch_stride floats

@@ -11,7 +11,7 @@
 // 4 columns' sums: no widening, no fold at the end.
 #include <cstring>
 
-#include "arm/gemm_u8s8_tiles.hpp"
+#include "simd/gemm_u8s8_tiles.hpp"
 #include "arm/int8_arm.h"
 
 namespace mt::arm {
@@ -92,7 +92,7 @@ void gemm_u8s8_neon_dotprod(const uint8_t* Aq, size_t lda, const int8_t* Wp, con
                             size_t ldc, int M, int /*N*/, int K, int n_begin, int n_end, Activation act) {
   const GemmU8S8Args g{Aq,       lda, Wp, w_sum, w_scale,        a_scale, a_zero, bias,
                        residual, ldr, C,  ldc,   padded_k_i8(K), n_end,   act};
-  run_gemm_u8s8<DotprodKernel>(g, M, n_begin, n_end);
+  simd::run_gemm_u8s8<DotprodKernel>(g, M, n_begin, n_end);
 }
 
 }  // namespace mt::arm

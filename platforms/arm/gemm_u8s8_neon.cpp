@@ -8,7 +8,7 @@
 // int32: each accumulator holds 2 columns x 2 partial sums, folded at the end.
 #include <cstring>
 
-#include "arm/gemm_u8s8_tiles.hpp"
+#include "simd/gemm_u8s8_tiles.hpp"
 #include "arm/int8_arm.h"
 #include "simd/gemm.hpp"  // gelu_f32<Arch>: the fp32 kernels' GELU
 
@@ -128,7 +128,7 @@ void gemm_u8s8_neon(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32
                     int M, int /*N*/, int K, int n_begin, int n_end, Activation act) {
   const GemmU8S8Args g{Aq,       lda, Wp, w_sum, w_scale,        a_scale, a_zero, bias,
                        residual, ldr, C,  ldc,   padded_k_i8(K), n_end,   act};
-  run_gemm_u8s8<NeonKernel>(g, M, n_begin, n_end);
+  simd::run_gemm_u8s8<NeonKernel>(g, M, n_begin, n_end);
 }
 
 }  // namespace mt::arm

@@ -25,6 +25,14 @@ namespace mt {
 // and an NVIDIA GPU; Session::create says which is missing (Errc::unsupported).
 enum class Device : uint8_t { cpu = 0, cuda = 1 };
 
+// Whether this build runs a session on several threads: not WebAssembly
+// built without threads (cmake/wasm.cmake), where num_threads must be 1.
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+inline constexpr bool kHasThreads = false;
+#else
+inline constexpr bool kHasThreads = true;
+#endif
+
 // How a session with num_threads > 1 shares a batch among its threads.
 enum class ThreadSplit : uint8_t {
   // sentences; but with a model file of 24 MB or more, a batch smaller than

@@ -146,7 +146,7 @@ using EmbedI8 = void (*)(const int8_t* table_packed, const float* row_scales, in
                          float scale, const float* position, float* y);
 
 struct KernelTable {
-  const char* isa;  // "ref", "avx2", "avx512", "avx512vnni", "neon", "neon_dotprod"
+  const char* isa;  // "ref", "avx2", "avx512", "avx512vnni", "neon", "neon_dotprod", "wasm_simd128"
   GemmF32 gemm_f32;
   LayerNormF32 layer_norm_f32;
   SoftmaxF32 softmax_f32;
@@ -164,7 +164,8 @@ struct KernelTable {
 const KernelTable& reference_kernels();
 
 // The best table this CPU runs, chosen once on first use. The environment
-// variable MT_ISA (ref, avx2, avx512, avx512vnni; neon, neon_dotprod on aarch64)
+// variable MT_ISA (ref, avx2, avx512, avx512vnni; neon, neon_dotprod on aarch64;
+// wasm_simd128 in WebAssembly)
 // asks for a lower one, e.g. to compare.
 const KernelTable& best_kernels();
 

@@ -1,16 +1,15 @@
-// How both aarch64 int8 GEMMs walk C: M = 1 (decoding) takes several panels
-// per tile so more weight loads are in flight; larger M sweeps N in blocks
-// that stay in L2, each block by every row tile. A Kernel supplies
+// How the intrinsics int8 GEMMs of aarch64 and WebAssembly walk C: M = 1
+// (decoding) takes several panels per tile so more weight loads are in
+// flight; larger M sweeps N in blocks that stay in L2, each block by every
+// row tile. A Kernel supplies
 // kMaxMR, kMaxNP, kGemvNP and template <int MR, int NP> tile(g, m0, p0).
 #pragma once
 
 #include "simd/gemm_u8s8_args.hpp"
 
-namespace mt::arm {
+namespace mt::simd {
 
-using simd::GemmU8S8Args;
-
-inline constexpr size_t kL2BlockBytes = 512 * 1024;
+inline constexpr size_t kInt8L2BlockBytes = 512 * 1024;
 
 // Picks the tile instantiation for a run-time (mr, np) with mr <= MR, np <= NP.
 template <class Kernel, int MR, int NP>
@@ -37,7 +36,7 @@ void run_gemm_u8s8(const GemmU8S8Args& g, int M, int n_begin, int n_end) {
     return;
   }
   const size_t panel_bytes = size_t(g.Kp) * kPanelWidth;
-  int block = int(kL2BlockBytes / (panel_bytes ? panel_bytes : 1));
+  int block = int(kInt8L2BlockBytes / (panel_bytes ? panel_bytes : 1));
   block = block < Kernel::kMaxNP ? Kernel::kMaxNP : block / Kernel::kMaxNP * Kernel::kMaxNP;
   for (int pb = p_begin; pb < p_end; pb += block) {
     const int pe = p_end - pb < block ? p_end : pb + block;
@@ -51,4 +50,4 @@ void run_gemm_u8s8(const GemmU8S8Args& g, int M, int n_begin, int n_end) {
   }
 }
 
-}  // namespace mt::arm
+}  // namespace mt::simd
