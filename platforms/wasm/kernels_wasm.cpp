@@ -3,6 +3,7 @@
 // with -msse4.1 -msimd128), so platforms/simd/ is instantiated for
 // xsimd::sse4_1 and runs as SIMD128. The int8 kernels use <wasm_simd128.h>
 // directly: i32x4.dot_i16x8_s is wasm's pmaddwd.
+#include "wasm/sse_conversions.h"  // first: before xsimd sees the SSE intrinsics
 #include "ref/kernels_ref.h"
 #include "simd/kernel_table.hpp"
 #include "wasm/int8_wasm.h"
