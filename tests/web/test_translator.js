@@ -1,0 +1,49 @@
+// web/translator.js over libmt.wasm under Node.js: the shipped int8 model
+// translates the committed sentences as the native build does (greedy), beam
+// search and batching work through the options, and errors come back as
+// LibmtError with libmt's message.
+//   node test_translator.js WEB_BUILD_DIR MODELS_DIR TEST_DATA_DIR
+'use strict';
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+
+const [webDir, modelsDir, dataDir] = process.argv.slice(2);
+const createLibmt = require(path.resolve(webDir, 'libmt.js'));
+const { Translator, LibmtError } = require(path.resolve(webDir, 'translator.js'));
+
+const lines = (file) => fs.readFileSync(path.join(dataDir, file), 'utf8').split('\n').filter((l) => l.length);
+
+async function main() {
+  const model = fs.readFileSync(path.join(modelsDir, 'en-de-tiny.int8.mtm'));
+  const sources = lines('shipped_sentences.en');
+  const expected = lines('shipped_sentences.de-tiny-int8-greedy');
+  assert.strictEqual(sources.length, 40);
+
+  const t = await Translator.create(createLibmt, model, { max_batch_size: 8 });
+  const greedy = t.translate(sources, { beam_size: 1, max_length_ratio: 2, max_length_offset: 10 });
+  assert.deepStrictEqual(greedy, expected, 'greedy translations differ from the native build');
+  const beam = t.translate(sources.slice(0, 8), { beam_size: 4, max_length_ratio: 2, max_length_offset: 10 });
+  assert.strictEqual(beam.length, 8);
+  assert.ok(beam.every((s) => s.length > 0));
+  assert.deepStrictEqual(t.translate([]), []);
+
+  // Errors by status and message, and the translator stays usable.
+  assert.throws(() => t.translate(sources.slice(0, 1), { beam_size: 9 }),
+                (e) => e instanceof LibmtError && e.status === 1 && /beam_size/.test(e.message));
+  assert.throws(() => t.translate(sources, { beam: 4 }), /unknown translate option 'beam'/);
+  assert.deepStrictEqual(t.translate(sources.slice(0, 2), { beam_size: 1, max_length_ratio: 2, max_length_offset: 10 }),
+                         expected.slice(0, 2));
+  t.free();
+
+  const damaged = Buffer.from(model);
+  damaged.fill(0, 0, 64);
+  await assert.rejects(Translator.create(createLibmt, damaged), (e) => e instanceof LibmtError && e.status !== 0);
+  await assert.rejects(Translator.create(createLibmt, model, { num_threads: 2 }), /num_threads = 2/);
+  console.log('translator.js: all checks passed');
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,131 @@
+// libmt for JavaScript: a Translator over the WebAssembly module's C API
+// (lib/include/mt/mt.h), for Node.js and browsers.
+//
+//   const createLibmt = require('./libmt.js');
+//   const { Translator } = require('./translator.js');
+//   const t = await Translator.create(createLibmt, modelBytes, { max_batch_size: 8 });
+//   t.translate(['A man is walking.'], { beam_size: 4 });   // ['Ein Mann geht.']
+//   t.free();
+//
+// The model's bytes are copied once into the module's memory and used there
+// in place. Errors are LibmtError with libmt's status and message.
+'use strict';
+
+// mt_session_options and mt_translate_options, field by field (4 bytes each
+// in wasm32), in mt.h's order. The init functions fill every field, those
+// this file does not know included.
+const SESSION_FIELDS = ['max_batch_size', 'max_source_length', 'max_target_length', 'max_beam_size',
+                        'num_threads', 'max_text_bytes', 'device', 'cuda_device', 'allow_tf32', 'thread_split'];
+const TRANSLATE_FIELDS = [['beam_size', 'i32'], ['num_hypotheses', 'i32'], ['length_penalty', 'f32'],
+                          ['max_decoding_length', 'i32'], ['max_length_ratio', 'f32'],
+                          ['max_length_offset', 'i32'], ['min_decoding_length', 'i32'],
+                          ['truncate_long_sources', 'i32']];
+const OPTIONS_BYTES = 256;  // room for the fields of later versions
+
+class LibmtError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.name = 'LibmtError';
+    this.status = status;
+  }
+}
+
+function fillOptions(m, pointer, fields, values, what) {
+  const known = new Map(fields.map((f, i) => (typeof f === 'string' ? [f, [i, 'i32']] : [f[0], [i, f[1]]])));
+  for (const [name, value] of Object.entries(values)) {
+    if (!known.has(name)) throw new TypeError(`unknown ${what} option '${name}'`);
+    const [index, type] = known.get(name);
+    const slot = (pointer >> 2) + index;
+    if (type === 'f32') m.HEAPF32[slot] = value;
+    else m.HEAP32[slot] = typeof value === 'boolean' ? Number(value) : value;
+  }
+}
+
+class Translator {
+  // createLibmt: the factory libmt.js exports; modelBytes: a Uint8Array.
+  static async create(createLibmt, modelBytes, sessionOptions = {}) {
+    return new Translator(await createLibmt(), modelBytes, sessionOptions);
+  }
+
+  constructor(module, modelBytes, sessionOptions = {}) {
+    const m = (this.m = module);
+    this.image = m._aligned_alloc(64, Math.ceil(modelBytes.length / 64) * 64);
+    if (!this.image) throw new LibmtError(6, 'cannot allocate the model image');
+    m.HEAPU8.set(modelBytes, this.image);
+    const scratch = m._malloc(OPTIONS_BYTES);
+    try {
+      this.check(m._mt_model_load_buffer(this.image, modelBytes.length, scratch));
+      this.model = m.HEAPU32[scratch >> 2];
+      m._mt_session_options_init(scratch);
+      fillOptions(m, scratch, SESSION_FIELDS, sessionOptions, 'session');
+      this.maxBatch = m.HEAP32[scratch >> 2];
+      const out = m._malloc(4);
+      try {
+        this.check(m._mt_session_create(this.model, scratch, out));
+        this.session = m.HEAPU32[out >> 2];
+      } finally {
+        m._free(out);
+      }
+    } catch (e) {
+      this.free();
+      throw e;
+    } finally {
+      m._free(scratch);
+    }
+  }
+
+  check(status) {
+    if (status !== 0) throw new LibmtError(status, this.m.UTF8ToString(this.m._mt_last_error()));
+  }
+
+  // One translation per line (the best hypothesis), in order; lines are
+  // sent in batches of the session's max_batch_size.
+  translate(lines, options = {}) {
+    const m = this.m;
+    const encoder = new TextEncoder(), decoder = new TextDecoder();
+    const results = [];
+    const opts = m._malloc(OPTIONS_BYTES);
+    try {
+      m._mt_translate_options_init(opts);
+      fillOptions(m, opts, TRANSLATE_FIELDS, options, 'translate');
+      for (let b = 0; b < lines.length; b += this.maxBatch) {
+        const batch = lines.slice(b, b + this.maxBatch).map((line) => encoder.encode(line));
+        const bytes = batch.reduce((n, t) => n + t.length, 0);
+        // texts[], lengths[], the UTF-8 bytes, then two out-slots.
+        const block = m._malloc(8 * batch.length + bytes + 8);
+        try {
+          const texts = block, lengths = block + 4 * batch.length, out = block + 8 * batch.length;
+          let text = out + 8;
+          batch.forEach((t, i) => {
+            m.HEAPU32[(texts >> 2) + i] = text;
+            m.HEAPU32[(lengths >> 2) + i] = t.length;
+            m.HEAPU8.set(t, text);
+            text += t.length;
+          });
+          this.check(m._mt_translate_text(this.session, texts, lengths, batch.length, opts));
+          for (let i = 0; i < batch.length; ++i) {
+            this.check(m._mt_result_text(this.session, i, 0, out, out + 4, 0));
+            const start = m.HEAPU32[out >> 2], length = m.HEAPU32[(out >> 2) + 1];
+            results.push(decoder.decode(m.HEAPU8.subarray(start, start + length)));
+          }
+        } finally {
+          m._free(block);
+        }
+      }
+    } finally {
+      m._free(opts);
+    }
+    return results;
+  }
+
+  // Releases the session, the model and its image (the module stays).
+  free() {
+    const m = this.m;
+    if (this.session) m._mt_session_free(this.session);
+    if (this.model) m._mt_model_free(this.model);
+    if (this.image) m._free(this.image);
+    this.session = this.model = this.image = 0;
+  }
+}
+
+module.exports = { Translator, LibmtError };
