@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # libmt in WebAssembly: built with Debian's Emscripten (cmake/wasm.cmake:
-# SIMD128, single-threaded), the test suite run by Node.js, then the
-# shipped int8 model translates the committed sentences with mt_translate.js
-# exactly as the native build does.
+# SIMD128, single-threaded), the test suite run by Node.js (web/translator.js
+# included), then the shipped int8 model translates the committed sentences
+# with mt_translate.js exactly as the native build does; prints the sizes.
 #   scripts/test_wasm.sh [BUILD_DIR]   (default build-wasm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,5 +30,6 @@ if ! cmp -s "$out" tests/data/shipped_sentences.de-tiny-int8-greedy; then
   exit 1
 fi
 echo "test_wasm: mt_translate.js translates the 40 committed sentences as the native build"
-echo "test_wasm: mt_translate.wasm $(stat -c %s "$build/tools/mt_translate.wasm") bytes," \
-     "mt_translate.js $(stat -c %s "$build/tools/mt_translate.js") bytes"
+size() { echo "$(stat -c %s "$1") bytes ($(gzip -9 -c "$1" | wc -c) gzipped)"; }
+echo "test_wasm: mt_translate.wasm $(size "$build/tools/mt_translate.wasm"), libmt.wasm $(size "$build/web/libmt.wasm")," \
+     "libmt.js $(size "$build/web/libmt.js")"
