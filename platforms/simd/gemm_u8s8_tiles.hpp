@@ -1,4 +1,4 @@
-// How the intrinsics int8 GEMMs of aarch64 and WebAssembly walk C: M = 1
+// How the intrinsics int8 GEMMs (AVX2, aarch64, WebAssembly) walk C: M = 1
 // (decoding) takes several panels per tile so more weight loads are in
 // flight; larger M sweeps N in blocks that stay in L2, each block by every
 // row tile. A Kernel supplies

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "simd/gemm.hpp"  // gelu_f32<Arch>: the fp32 kernels' GELU
+#include "simd/gemm_u8s8_tiles.hpp"
 #include "x86/int8_x86.h"
 
 namespace mt::x86 {
@@ -20,13 +21,6 @@ namespace {
 
 using Arch = xsimd::fma3<xsimd::avx2>;
 
-// Accumulators per row and panel: 4 ymm, i.e. MR = 2 rows x 1 panel is 8 of
-// the 16 ymm; the rest hold the widened weights and activations.
-constexpr int kMaxMR = 2;
-constexpr int kMaxNP = 1;
-// M = 1 (decoding): more panels at once, so more loads in flight.
-constexpr int kGemvNP = 3;
-constexpr size_t kL2BlockBytes = 512 * 1024;
 // How far ahead (in 64-byte k groups of a panel) to prefetch weights.
 constexpr int kPrefetchGroups = 8;
 
@@ -124,17 +118,17 @@ void gemm_tile(const GemmU8S8Args& g, int m0, int p0) {
   }
 }
 
-// Picks the tile instantiation for a run-time (mr, np) with mr <= MR, np <= NP.
-template <int MR, int NP>
-void gemm_tile_dispatch(const GemmU8S8Args& g, int m0, int p0, int mr, int np) {
-  if constexpr (MR > 1) {
-    if (mr < MR) return gemm_tile_dispatch<MR - 1, NP>(g, m0, p0, mr, np);
+// Accumulators per row and panel: 4 ymm, i.e. MR = 2 rows x 1 panel is 8 of
+// the 16 ymm; the rest hold the widened weights and activations.
+struct Avx2Kernel {
+  static constexpr int kMaxMR = 2;
+  static constexpr int kMaxNP = 1;
+  static constexpr int kGemvNP = 3;  // M = 1 (decoding): more panels at once, so more loads in flight
+  template <int MR, int NP>
+  static void tile(const GemmU8S8Args& g, int m0, int p0) {
+    gemm_tile<MR, NP>(g, m0, p0);
   }
-  if constexpr (NP > 1) {
-    if (np < NP) return gemm_tile_dispatch<MR, NP - 1>(g, m0, p0, mr, np);
-  }
-  gemm_tile<MR, NP>(g, m0, p0);
-}
+};
 
 }  // namespace
 
@@ -142,34 +136,9 @@ void gemm_u8s8_avx2(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32
                     const float* w_scale, const float* a_scale, const int32_t* a_zero,
                     const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
                     int M, int N, int K, int n_begin, int n_end, Activation act) {
-  if (M <= 0 || n_begin >= n_end) return;
-  const GemmU8S8Args g{Aq,   lda,      Wp, w_sum, w_scale, a_scale,         a_zero, bias,
-                       residual, ldr, C,  ldc,   padded_k_i8(K), n_end, act};
-  const int p_begin = n_begin / kPanelWidth;
-  const int p_end = (n_end + kPanelWidth - 1) / kPanelWidth;
-
-  if (M == 1) {
-    for (int p = p_begin; p < p_end; p += kGemvNP) {
-      const int np = p_end - p < kGemvNP ? p_end - p : kGemvNP;
-      gemm_tile_dispatch<1, kGemvNP>(g, 0, p, 1, np);
-    }
-    return;
-  }
-
-  // N blocks sized for L2, each swept by every row tile while it is hot.
-  const size_t panel_bytes = size_t(g.Kp) * kPanelWidth;
-  int block = int(kL2BlockBytes / (panel_bytes ? panel_bytes : 1));
-  block = block < kMaxNP ? kMaxNP : block / kMaxNP * kMaxNP;
-  for (int pb = p_begin; pb < p_end; pb += block) {
-    const int pe = p_end - pb < block ? p_end : pb + block;
-    for (int m = 0; m < M; m += kMaxMR) {
-      const int mr = M - m < kMaxMR ? M - m : kMaxMR;
-      for (int p = pb; p < pe; p += kMaxNP) {
-        const int np = pe - p < kMaxNP ? pe - p : kMaxNP;
-        gemm_tile_dispatch<kMaxMR, kMaxNP>(g, m, p, mr, np);
-      }
-    }
-  }
+  const GemmU8S8Args g{Aq,       lda, Wp, w_sum, w_scale,        a_scale, a_zero, bias,
+                       residual, ldr, C,  ldc,   padded_k_i8(K), n_end,   act};
+  simd::run_gemm_u8s8<Avx2Kernel>(g, M, n_begin, n_end);
 }
 
 }  // namespace mt::x86
