@@ -1,8 +1,9 @@
 // libmt for JavaScript: a Translator over the WebAssembly module's C API
 // (lib/include/mt/mt.h), for Node.js and browsers.
 //
-//   const createLibmt = require('./libmt.js');
-//   const { Translator } = require('./translator.js');
+//   const createLibmt = require('./libmt.js');           // a page: <script src="libmt.js">
+//   const { Translator } = require('./translator.js');   // a page: LibmtTranslator
+//   (examples/web/index.html is a page that does this)
 //   const t = await Translator.create(createLibmt, modelBytes, { max_batch_size: 8 });
 //   t.translate(['A man is walking.'], { beam_size: 4 });   // ['Ein Mann geht.']
 //   t.free();
@@ -128,4 +129,6 @@ class Translator {
   }
 }
 
-module.exports = { Translator, LibmtError };
+// CommonJS (Node.js, bundlers), or globals for a page's <script> tag.
+if (typeof module === 'object' && module.exports) module.exports = { Translator, LibmtError };
+else Object.assign(globalThis, { LibmtTranslator: Translator, LibmtError });

@@ -40,6 +40,13 @@ async function main() {
   damaged.fill(0, 0, 64);
   await assert.rejects(Translator.create(createLibmt, damaged), (e) => e instanceof LibmtError && e.status !== 0);
   await assert.rejects(Translator.create(createLibmt, model, { num_threads: 2 }), /num_threads = 2/);
+  // A page's <script> tags: no module object, globals instead (examples/web/index.html).
+  const vm = require('vm');
+  const page = { TextEncoder, TextDecoder };
+  vm.createContext(page);
+  vm.runInContext(fs.readFileSync(path.resolve(webDir, 'translator.js'), 'utf8'), page);
+  assert.strictEqual(typeof page.LibmtTranslator, 'function');
+  assert.strictEqual(typeof page.LibmtError, 'function');
   console.log('translator.js: all checks passed');
 }
 
