@@ -2,11 +2,16 @@
 # libmt on aarch64: cross-built with Debian's g++-aarch64-linux-gnu and the
 # whole test suite run under qemu-aarch64-static (the NEON kernels against
 # the references, the shipped int8 model's translations against x86's).
-#   scripts/test_aarch64.sh [BUILD_DIR]   (default build-aarch64)
-# Opt-in in CI (MT_TEST_AARCH64=1 scripts/test.sh): it takes longer than the
-# rest. Under emulation the stress tests run lighter (as under ASan).
+#   scripts/test_aarch64.sh [--smoke] [BUILD_DIR]   (default build-aarch64)
+# --smoke (every CI run): only the kernel tests against the references, the
+# shipped int8 model's translations against x86's and the heapless test.
+# The whole suite is opt-in in CI (MT_TEST_AARCH64=1 scripts/test.sh): it
+# takes longer than the rest. Under emulation the stress tests run lighter
+# (as under ASan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+smoke=0
+if [ "${1:-}" = --smoke ]; then smoke=1; shift; fi
 build=${1:-build-aarch64}
 
 sudo_cmd=()
@@ -36,6 +41,12 @@ fi
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_TOOLCHAIN_FILE=platforms/toolchains/aarch64-linux-gnu.cmake -DMT_AARCH64_DEPS="$deps"
+if [ $smoke = 1 ]; then
+  smoke_tests=(test_kernels test_kernels_int8 test_shipped_models test_heapless)
+  cmake --build "$build" -j2 --target "${smoke_tests[@]}"
+  ctest --test-dir "$build" --output-on-failure -j2 -R "^($(IFS='|'; echo "${smoke_tests[*]}")):"
+  exit 0
+fi
 cmake --build "$build" -j2
 # The concurrency stress with ASan's count: qemu is slower still. The corpus
 # parity tests train SentencePiece vocabularies of up to 32k pieces on the
