@@ -155,6 +155,9 @@ TEST_CASE("int8 ISA tables not runnable on this CPU are reported", "[kernels][in
   for (const char* isa : unavailable_kernels()) dotprod = dotprod || std::string(isa) == "neon_dotprod";
   REQUIRE(neon);
   REQUIRE(dotprod);
+#elif defined(__EMSCRIPTEN__)
+  // SIMD128 is what the build targets: always there, and the best table.
+  REQUIRE(std::string(best_kernels().isa) == "wasm_simd128");
 #endif
 }
 
