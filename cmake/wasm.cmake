@@ -39,5 +39,6 @@ add_link_options(-fwasm-exceptions -sALLOW_MEMORY_GROWTH=1)
 # Programs (tools, tests) reach the host's files through Node.js.
 add_link_options(-sNODERAWFS=1 -sEXIT_RUNTIME=1)
 # Emscripten 3.1.6's loader takes Node.js 18+'s fetch() for a browser's and
-# fails on a file path: turn it off.
-set(CMAKE_CROSSCOMPILING_EMULATOR node;--no-experimental-fetch)
+# fails on a file path: under Node.js the programs read their .wasm themselves.
+add_link_options(--pre-js ${CMAKE_CURRENT_LIST_DIR}/wasm_node_loader.js)
+set(CMAKE_CROSSCOMPILING_EMULATOR node)

@@ -19,7 +19,7 @@ cmake --build "$build" -j2
 ctest --test-dir "$build" --output-on-failure -j2
 
 # The same bytes as x86 (tests/test_shipped_models.cpp checks the native build against this file).
-node=(node --no-experimental-fetch)
+node=(node)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 "${node[@]}" "$build/tools/mt_translate.js" --model models/en-de-tiny.int8.mtm --beam 1 \

@@ -38,7 +38,7 @@ for model in en-de-tiny.int8 en-de-tiny; do
   for beam in 1 4; do
     args=(--model "models/$model.mtm" --beam "$beam" --threads 1)
     n=$(best_seconds "$native" "${args[@]}")
-    w=$(best_seconds node --no-experimental-fetch "$wasm" "${args[@]}")
+    w=$(best_seconds node "$wasm" "${args[@]}")
     awk -v m="$model" -v b="$beam" -v l="$lines" -v n="$n" -v w="$w" \
       'BEGIN { printf "%-22s %-8s %12.1f %12.1f %7.2fx\n", m, (b == 1 ? "greedy" : "beam " b), l / n, l / w, n / w }'
   done
