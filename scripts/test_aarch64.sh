@@ -44,7 +44,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
 if [ $smoke = 1 ]; then
   smoke_tests=(test_kernels test_kernels_int8 test_shipped_models test_heapless)
   cmake --build "$build" -j2 --target "${smoke_tests[@]}"
-  ctest --test-dir "$build" --output-on-failure -j2 -R "^($(IFS='|'; echo "${smoke_tests[*]}")):"
+  ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 -R "^($(IFS='|'; echo "${smoke_tests[*]}")):"
   exit 0
 fi
 cmake --build "$build" -j2
