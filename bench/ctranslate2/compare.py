@@ -21,6 +21,12 @@ Workloads:
   base      the random "base" config (60.6M parameters), 16 source -> exactly
             16 target tokens; its int8 copy is made by mt_quantize from random ids
   small     the same with the "small" config
+With --device cuda both engines run on the GPU (libmt's CUDA sessions, fp32
+GEMMs on cuBLAS, --tf32 for TF32; CTranslate2's CUDA build): batch 1, 32 and
+128, greedy and beam 4, no thread or ISA variants and no CPU targets. libmt
+runs an int8 model there with its weights dequantized to fp32 at upload;
+CTranslate2 runs int8 GEMMs.
+
 Needs: pip install ctranslate2==4.8.5 (and numpy); the data in ../shared/data.
 """
 import argparse
@@ -85,7 +91,7 @@ def prepare(args, tools):
                 with open(reference, "rb") as f, open(reference_part, "wb") as out:
                     out.write(b"".join(f.read().splitlines(keepends=True)[:args.max_sentences]))
                 reference = reference_part
-            w = Workload(name, fp32, int8, {1: ids, 32: ids}, 0, 256, reference)
+            w = Workload(name, fp32, int8, {1: ids, 32: ids, 128: ids}, 0, 256, reference)
         elif name in ("base", "small"):
             fp32 = os.path.join(directory, name + ".mtm")
             int8 = os.path.join(directory, name + ".int8.mtm")
@@ -97,9 +103,10 @@ def prepare(args, tools):
             if not os.path.exists(int8):
                 run([tools["quantize"], fp32, "--calibration", calibration, "-o", int8])
             # 15 ids + the EOS both engines append = 16 source tokens.
-            inputs = {1: os.path.join(directory, "b1.ids"), 32: os.path.join(directory, "b32.ids")}
+            inputs = {b: os.path.join(directory, "b%d.ids" % b) for b in (1, 32, 128)}
             random_ids(inputs[1], args.fixed_sentences_b1, 15, vocab, seed=2)
             random_ids(inputs[32], 32 * args.fixed_batches_b32, 15, vocab, seed=3)
+            random_ids(inputs[128], 128 * args.fixed_batches_b32, 15, vocab, seed=4)
             w = Workload(name, fp32, int8, inputs, 16, 16)
         else:
             sys.exit("compare.py: unknown workload %s" % name)
@@ -113,9 +120,15 @@ def prepare(args, tools):
     return workloads
 
 
+DEVICE = {"name": "cpu", "tf32": False}  # set once by main (--device, --tf32)
+
+
 def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, isa=None, output=None):
     common = ["--input", w.inputs[batch], "--batch", str(batch), "--beam", str(beam), "--threads", str(threads),
-              "--min-length", str(w.min_length), "--max-length", str(w.max_length), "--repeat", str(repeat)]
+              "--min-length", str(w.min_length), "--max-length", str(w.max_length), "--repeat", str(repeat),
+              "--device", DEVICE["name"]]
+    if engine == "libmt" and DEVICE["tf32"]:
+        common.append("--tf32")
     if output:
         common += ["--output", output]
     env = dict(os.environ)
@@ -166,7 +179,13 @@ def main():
     parser.add_argument("--ct2-isas", default="default,AVX512")
     parser.add_argument("--max-sentences", type=int, default=0,
                         help="multi30k: the first N test sentences only (default: all 1,000)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--tf32", action="store_true", help="--device cuda: libmt's GEMMs in TF32")
     args = parser.parse_args()
+    DEVICE.update(name=args.device, tf32=args.tf32)
+    gpu = args.device == "cuda"
+    if gpu:  # one process drives the GPU: no thread or ISA variants
+        args.threads, args.ct2_isas = "1", "default"
 
     import ctranslate2
     tools = {
@@ -189,7 +208,8 @@ def main():
 
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
                             text=True).stdout.strip()
-    say("# libmt (%s) vs CTranslate2 %s, side by side" % (commit or "this tree", ctranslate2.__version__))
+    say("# libmt (%s) vs CTranslate2 %s, side by side%s" % (commit or "this tree", ctranslate2.__version__,
+                                                           " on the GPU" if gpu else ""))
     say()
     say("Command: `%s`; %s; %s" % (" ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
                                    time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -234,7 +254,7 @@ def main():
         own_one_thread, theirs_one_thread = {}, {}
         for dtype in ("int8", "float32"):
             for beam in (1, 4):
-                for batch in (1, 32):
+                for batch in ((1, 32, 128) if gpu else (1, 32)):
                     for threads in threads_list:
                         mine = run_cell(tools, w, "libmt", dtype, batch, beam, threads, args.repeat)
                         runs = [run_cell(tools, w, "ct2", dtype, batch, beam, threads, args.repeat, isa) for isa in isas]
@@ -253,7 +273,7 @@ def main():
                         need = 1.2
                         if dtype == "int8" and beam == 1 and batch == 1 and threads == 1:
                             need = 1.5
-                        target = "%s %.1fx" % ("met" if ratio >= need else "**missed**", need)
+                        target = "%s %.1fx" % ("met" if ratio >= need else "**missed**", need) if not gpu else "-"
                         if threads == 1:
                             own_one_thread[dtype, beam, batch] = mine["tokens_per_s"]
                         elif batch == 32:
