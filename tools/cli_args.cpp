@@ -99,6 +99,18 @@ bool thread_split_option(Args& args, ThreadSplit* split, std::string* error) {
   return false;
 }
 
+bool device_options(Args& args, SessionOptions* options, std::string* error) {
+  const std::string device = args.get("--device", "cpu");
+  if (device != "cpu" && device != "cuda") {
+    *error = "--device must be cpu or cuda, not '" + device + "'";
+    return false;
+  }
+  options->device = device == "cuda" ? Device::cuda : Device::cpu;
+  options->cuda_device = args.get_int("--gpu", 0, 0, 255);
+  options->allow_tf32 = args.has("--tf32");
+  return true;
+}
+
 bool stderr_is_terminal() {
 #ifdef __EMSCRIPTEN__
   // A browser has no process: no terminal either.

@@ -42,6 +42,10 @@ class Args {
 // *split; false, with the message in *error, for anything else.
 bool thread_split_option(Args& args, ThreadSplit* split, std::string* error);
 
+// --device cpu|cuda (default cpu), --gpu N and --tf32 into *options; false,
+// with the message in *error, for a device other than cpu or cuda.
+bool device_options(Args& args, SessionOptions* options, std::string* error);
+
 // Whether standard error is a terminal (progress bars go there only then).
 // In WebAssembly under Node.js, Node's answer: Emscripten's isatty says yes
 // for every standard stream.

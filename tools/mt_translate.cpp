@@ -137,11 +137,7 @@ int main(int argc, char** argv) {
   sopts.max_batch_size = args.get_int("--batch-size", 16, 1, 4096);
   sopts.num_threads = args.get_int("--threads", 1, 1, 256);
   if (std::string error; !mt::cli::thread_split_option(args, &sopts.thread_split, &error)) return fail(error);
-  const std::string device = args.get("--device", "cpu");
-  if (device != "cpu" && device != "cuda") return fail("--device must be cpu or cuda, not '" + device + "'");
-  sopts.device = device == "cuda" ? mt::Device::cuda : mt::Device::cpu;
-  sopts.cuda_device = args.get_int("--gpu", 0, 0, 255);
-  sopts.allow_tf32 = args.has("--tf32");
+  if (std::string error; !mt::cli::device_options(args, &sopts, &error)) return fail(error);
   const bool scores = args.has("--scores");
   if (!args.ok()) return fail(args.error());
   if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "' (see --help)");

@@ -4,7 +4,7 @@
 //
 //   libmt_run --model M.mtm --input SRC.ids --output OUT.ids --batch B --beam K
 //             --threads T [--min-length N] [--max-length N] [--repeat R]
-//             [--thread-split automatic|layers|sentences] [--device cpu|cuda [--tf32]]
+//             [--thread-split automatic|layers|sentences] [--device cpu|cuda [--gpu N] [--tf32]]
 //
 // SRC.ids: one sentence of source token ids per line, without EOS. Sentences
 // are sorted by length (stable) and cut into batches of B, as CTranslate2
@@ -53,7 +53,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int main(int argc, char** argv) {
   mt::cli::Args args(argc, argv, {"--tf32"});
   args.reject_unknown({"--model", "--input", "--output", "--batch", "--beam", "--threads", "--min-length",
-                       "--max-length", "--repeat", "--thread-split", "--device", "--tf32"});
+                       "--max-length", "--repeat", "--thread-split", "--device", "--gpu", "--tf32"});
   const std::string model_path = args.get("--model", ""), input = args.get("--input", ""),
                     output = args.get("--output", "");
   const int batch = args.get_int("--batch", 1, 1, 4096), beam = args.get_int("--beam", 1, 1, 64),
@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
             max_length = args.get_int("--max-length", 256, 1, 4096), repeat = args.get_int("--repeat", 3, 0, 1000);
   mt::ThreadSplit split = mt::ThreadSplit::automatic;
   if (std::string error; !mt::cli::thread_split_option(args, &split, &error)) return fail(error);
-  const std::string device = args.get("--device", "cpu");
-  if (device != "cpu" && device != "cuda") return fail("--device must be cpu or cuda");
+  mt::SessionOptions session_options;
+  if (std::string error; !mt::cli::device_options(args, &session_options, &error)) return fail(error);
   if (!args.ok()) return fail(args.error());
   if (model_path.empty() || input.empty()) return fail("--model and --input are required");
 
@@ -91,15 +91,12 @@ int main(int argc, char** argv) {
   load_options.load_vocabulary = false;
   auto model = mt::Model::load(model_path, load_options);
   if (!model) return fail(model.status().message());
-  mt::SessionOptions session_options;
   session_options.max_batch_size = batch;
   session_options.max_beam_size = beam;
   session_options.max_source_length = int(std::min<size_t>(longest + 1, size_t(model.value()->config().max_positions)));
   session_options.max_target_length = max_length;
   session_options.num_threads = threads;
   session_options.thread_split = split;
-  session_options.device = device == "cuda" ? mt::Device::cuda : mt::Device::cpu;
-  session_options.allow_tf32 = args.has("--tf32");
   auto session = mt::Session::create(model.value(), session_options);
   if (!session) return fail(session.status().message());
   const double load_ms = seconds_since(load_start) * 1e3;
@@ -155,6 +152,8 @@ int main(int argc, char** argv) {
       "{\"load_ms\": %.3f, \"text_load_ms\": %.3f, \"seconds\": %.6f, \"target_tokens\": %ld, \"sentences\": %zu, "
       "\"rss_before_load_kb\": %ld, \"peak_rss_kb\": %ld, \"isa\": \"%s\"}\n",
       load_ms, text_load_ms, fastest, target_tokens, sources.size(), rss_before, peak_rss,
-      device == "cpu" ? session.value().kernel_isa() : session_options.allow_tf32 ? "cuda-tf32" : "cuda");
+      session_options.device == mt::Device::cpu ? session.value().kernel_isa()
+      : session_options.allow_tf32              ? "cuda-tf32"
+                                                : "cuda");
   return 0;
 }
