@@ -10,17 +10,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <sanitizer/asan_interface.h>  // ASAN_(UN)POISON_MEMORY_REGION: no-ops without ASan
-
 #include "test_util.hpp"
 
 using namespace mt;
+using test::AlignedFile;
 
 namespace {
 
@@ -32,31 +29,6 @@ constexpr int kStructureFlips = 1200;
 constexpr int kWeightFlips = 60;
 #endif
 constexpr int kTruncations = 200;      // per model
-
-// The file in 64-byte-aligned memory we may damage and restore (from_buffer
-// loads in place, so no per-case copy of megabytes).
-struct AlignedFile {
-  explicit AlignedFile(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    size = bytes.size();
-    capacity = (size + 63) / 64 * 64;
-    data = static_cast<uint8_t*>(std::aligned_alloc(64, capacity));
-    std::memcpy(data, bytes.data(), size);
-    ASAN_POISON_MEMORY_REGION(data + size, capacity - size);  // a read past the file is a report
-  }
-  ~AlignedFile() {
-    ASAN_UNPOISON_MEMORY_REGION(data, capacity);
-    std::free(data);
-  }
-  AlignedFile(const AlignedFile&) = delete;
-  AlignedFile& operator=(const AlignedFile&) = delete;
-  std::span<const uint8_t> span(size_t length) const { return {data, length}; }
-
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  size_t capacity = 0;
-};
 
 struct Range {
   size_t begin, end;

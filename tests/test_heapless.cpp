@@ -2,36 +2,18 @@
 // a heap"): the model image and the session's memory are the caller's, and
 // translating works with every allocation refused from the first call on:
 // malloc returns null and operator new throws (tests/malloc_hooks.cpp).
+#include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "malloc_hooks.hpp"
 #include "mt/mt.h"
+#include "test_util.hpp"
 
-namespace {
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// 64-byte aligned memory that is not the heap's business once handed over.
-struct AlignedBuffer {
-  explicit AlignedBuffer(size_t n) : bytes((n + 63) / 64 * 64), data(std::aligned_alloc(64, bytes)) {}
-  ~AlignedBuffer() { std::free(data); }
-  size_t bytes;
-  void* data;
-};
-
-}  // namespace
+using mt::test::AlignedBytes;
+using mt::test::AlignedFile;
+using mt::test::read_lines;
 
 TEST_CASE("translates the shipped sentences with the heap forbidden", "[heapless]") {
   const int threads = GENERATE(1, 2);
@@ -39,13 +21,10 @@ TEST_CASE("translates the shipped sentences with the heap forbidden", "[heapless
   INFO("threads " << threads << " beam " << beam);
 
   // The model image, as firmware would hold it.
-  std::ifstream file(MT_MODELS_DIR "/en-de-tiny.int8.mtm", std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  REQUIRE(bytes.size() > 1000);
-  AlignedBuffer image(bytes.size());
-  std::copy(bytes.begin(), bytes.end(), static_cast<char*>(image.data));
+  const AlignedFile image(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
+  REQUIRE(image.size > 1000);
   mt_model* model = nullptr;
-  REQUIRE(mt_model_load_buffer(image.data, bytes.size(), &model) == MT_OK);
+  REQUIRE(mt_model_load_buffer(image.data, image.size, &model) == MT_OK);
 
   mt_session_options so;
   mt_session_options_init(&so);
@@ -55,13 +34,13 @@ TEST_CASE("translates the shipped sentences with the heap forbidden", "[heapless
   so.num_threads = threads;
   size_t need = 0;
   REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
-  AlignedBuffer memory(need);
+  AlignedBytes memory(need);
   // Creating the session allocates its small bookkeeping only: the
   // translation memory is the buffer.
   mt_session* session = nullptr;
   mt_status created = MT_ERROR_INTERNAL;
   const auto bookkeeping = mt::test::heap_use_during(
-      [&] { created = mt_session_create_in(model, &so, memory.data, memory.bytes, &session); });
+      [&] { created = mt_session_create_in(model, &so, memory.data, memory.size, &session); });
   REQUIRE(created == MT_OK);
   INFO("session creation: " << bookkeeping.calls << " allocations, " << bookkeeping.bytes << " bytes");
   CHECK(bookkeeping.bytes < 8 * 1024);

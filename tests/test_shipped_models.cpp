@@ -3,7 +3,6 @@
 // model, greedy: at least kMinIdentical of the 40 translations identical.
 // int8 rounding may flip a close choice (and the rest of that sentence with
 // it); more than that would be a broken quantization, not rounding.
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -15,12 +14,7 @@ namespace {
 
 constexpr double kMinIdentical = 0.65;
 
-std::vector<std::string> sentences() {
-  std::ifstream in(MT_TEST_DATA_DIR "/shipped_sentences.en");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+std::vector<std::string> sentences() { return test::read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en"); }
 
 std::vector<std::string> translate(const std::string& path, const std::vector<std::string>& lines) {
   auto model = Model::load(path);
@@ -75,9 +69,7 @@ TEST_CASE("the shipped int8 models translate like their fp32 models", "[shipped]
 // epilogue, so a difference here is a bug of the platform's kernels, not noise.
 TEST_CASE("the shipped int8 en-de model translates the committed sentences as on x86", "[shipped]") {
   const auto got = translate(std::string(MT_MODELS_DIR) + "/en-de-tiny.int8.mtm", sentences());
-  std::ifstream in(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy");
-  std::vector<std::string> expected;
-  for (std::string line; std::getline(in, line);) expected.push_back(line);
+  const auto expected = test::read_lines(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy");
   INFO("kernels: " << best_kernels().isa);
   REQUIRE(expected.size() == 40);
   for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);

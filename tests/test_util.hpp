@@ -4,13 +4,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <sanitizer/asan_interface.h>  // ASAN_(UN)POISON_MEMORY_REGION: no-ops without ASan
 
 #include "mt/mt.hpp"
 
@@ -47,6 +50,41 @@ inline const std::filesystem::path& scratch_dir() {
 }
 
 inline std::string scratch_path(const std::string& name) { return (scratch_dir() / name).string(); }
+
+// A text file's lines (without their newlines).
+inline std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// 64-byte aligned memory, as Model::from_buffer and sessions in caller
+// memory ask for; under ASan a read past `size` is a report.
+struct AlignedBytes {
+  explicit AlignedBytes(size_t n) : size(n), capacity((n + 63) / 64 * 64) {
+    data = static_cast<uint8_t*>(std::aligned_alloc(64, capacity));
+    ASAN_POISON_MEMORY_REGION(data + size, capacity - size);
+  }
+  ~AlignedBytes() {
+    ASAN_UNPOISON_MEMORY_REGION(data, capacity);
+    std::free(data);
+  }
+  AlignedBytes(const AlignedBytes&) = delete;
+  AlignedBytes& operator=(const AlignedBytes&) = delete;
+  std::span<const uint8_t> span(size_t length) const { return {data, length}; }
+
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  size_t capacity = 0;
+};
+
+// A file's bytes in AlignedBytes: a model image to load in place, damage and restore.
+struct AlignedFile : AlignedBytes {
+  explicit AlignedFile(const std::string& path) : AlignedBytes(std::filesystem::file_size(path)) {
+    std::ifstream(path, std::ios::binary).read(reinterpret_cast<char*>(data), std::streamsize(size));
+  }
+};
 
 inline std::shared_ptr<const Model> random_model(const ModelConfig& config, uint64_t seed,
                                                  const std::string& name = "model.mtm") {
