@@ -9,7 +9,6 @@
 // with sum a taken once per row. One udot is one 16-byte quarter of a panel
 // row (4 columns x 4 k) against the row's 4 activations, straight into the
 // 4 columns' sums: no widening, no fold at the end.
-#include <cstring>
 
 #include "simd/gemm_u8s8_tiles.hpp"
 #include "arm/int8_arm.h"
@@ -17,12 +16,6 @@
 namespace mt::arm {
 
 namespace {
-
-inline uint32_t load_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // sum_k a[k] for k < Kp (a multiple of 4; the row is zero past K).
 inline uint32_t row_sum(const uint8_t* a, int Kp) {
@@ -58,7 +51,7 @@ struct DotprodKernel {
     for (int kg = 0; kg < groups; ++kg) {
       const uint8_t* wk = w + size_t(kg) * 64;
       uint8x16_t av[MR];  // the row's 4 activations in every 32-bit lane
-      for (int r = 0; r < MR; ++r) av[r] = vreinterpretq_u8_u32(vdupq_n_u32(load_u32(a[r] + size_t(kg) * 4)));
+      for (int r = 0; r < MR; ++r) av[r] = vreinterpretq_u8_u32(vdupq_n_u32(simd::activation_group(a[r] + size_t(kg) * 4)));
       const bool prefetch = kg + kPrefetchGroups < groups;  // stay inside the panels
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) {

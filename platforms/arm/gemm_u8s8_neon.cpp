@@ -56,12 +56,6 @@ void epilogue4(const GemmU8S8Args& g, int m, int n, int cols, int32x4_t acc) {
   }
 }
 
-inline uint32_t load_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 struct NeonKernel {
   // 8 accumulators per row and panel: MR = 2 x NP = 1 is 16 of the 32 q-registers.
   static constexpr int kMaxMR = 2;
@@ -86,7 +80,7 @@ struct NeonKernel {
       const int8_t* wk = w + size_t(kg) * 64;
       int16x8_t av[MR];  // a0 a1 a2 a3 a0 a1 a2 a3
       for (int r = 0; r < MR; ++r)
-        av[r] = vreinterpretq_s16_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(load_u32(a[r] + size_t(kg) * 4)))));
+        av[r] = vreinterpretq_s16_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(simd::activation_group(a[r] + size_t(kg) * 4)))));
       const bool prefetch = kg + kPrefetchGroups < groups;  // stay inside the panels
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) {

@@ -2,6 +2,8 @@
 // (mt/kernels.h), gathered once per call by every ISA's intrinsics kernel.
 #pragma once
 
+#include <cstring>
+
 #include "mt/kernels.h"
 
 namespace mt::simd {
@@ -23,5 +25,13 @@ struct GemmU8S8Args {
   int n_end;
   Activation act;
 };
+
+// The 4 activations of one k group of a quantized row (k / 4 of
+// packed_k4n16) at p, as one 32-bit word to broadcast against a panel row.
+inline uint32_t activation_group(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
 
 }  // namespace mt::simd

@@ -29,7 +29,8 @@ inline v128_t load4(const void* p, int cols) {
   return wasm_v128_load(t);
 }
 
-// Out of line: inlined into every tile shape, GELU alone added 250 KB to the .wasm.
+// Out of line: inlined into every tile shape and both epilogues, GELU made
+// mt_translate.wasm 49 KB larger (651 -> 602 KB, measured at -O3).
 __attribute__((noinline)) v128_t gelu4(v128_t x) {
   return v128_t(__m128(simd::gelu_f32<Arch>(xsimd::batch<float, Arch>(__m128(x)))));
 }
@@ -67,9 +68,10 @@ __attribute__((always_inline)) inline void store_columns4(const GemmU8S8Args& g,
 
 struct Simd128Kernel {
   // 8 accumulators per row and panel; 4 rows share each widened weight
-  // quarter. Measured under Node.js 20 on x86 (bench/wasm/speed.sh, int8
-  // model): 4 rows translate 10-30% faster than 1 or 2, though the 32
-  // accumulators exceed the host's 16 xmm registers.
+  // quarter, though their 32 accumulators exceed an x86 host's 16 xmm
+  // registers. mt_translate.js on the int8 model and 1,000 Multi30k
+  // sentences under Node.js 20, run by hand: 4 rows took 3.2-3.5 s greedy
+  // and 10.8-11.7 s beam 4, 2 rows 4.1 s and 13.2 s (runs vary by ~15%).
   static constexpr int kMaxMR = 4;
   static constexpr int kMaxNP = 1;
   static constexpr int kGemvNP = 2;
@@ -90,11 +92,8 @@ struct Simd128Kernel {
     for (int kg = 0; kg < groups; ++kg) {
       const int8_t* wk = w + size_t(kg) * 64;
       v128_t av[MR];  // a0 a1 a2 a3 a0 a1 a2 a3 as i16
-      for (int r = 0; r < MR; ++r) {
-        uint32_t four;
-        std::memcpy(&four, a[r] + size_t(kg) * 4, 4);
-        av[r] = wasm_u16x8_extend_low_u8x16(wasm_i32x4_splat(int32_t(four)));
-      }
+      for (int r = 0; r < MR; ++r)
+        av[r] = wasm_u16x8_extend_low_u8x16(wasm_i32x4_splat(int32_t(simd::activation_group(a[r] + size_t(kg) * 4))));
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) {
 #pragma GCC unroll 4

@@ -9,8 +9,6 @@
 // the order does not matter).
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "simd/gemm.hpp"  // gelu_f32<Arch>: the fp32 kernels' GELU
 #include "simd/gemm_u8s8_tiles.hpp"
 #include "x86/int8_x86.h"
@@ -24,17 +22,11 @@ using Arch = xsimd::fma3<xsimd::avx2>;
 // How far ahead (in 64-byte k groups of a panel) to prefetch weights.
 constexpr int kPrefetchGroups = 8;
 
-inline __m256i load_u32_broadcast(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
 // 4 activation bytes -> int16 a0 a1 a2 a3 in every 64-bit lane.
 inline __m256i widen_activations(const uint8_t* p) {
   const __m256i spread = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1,
                                           0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
-  return _mm256_shuffle_epi8(load_u32_broadcast(p), spread);
+  return _mm256_shuffle_epi8(_mm256_set1_epi32(int32_t(simd::activation_group(p))), spread);
 }
 
 // The float epilogue of mt/kernels.h on 8 columns starting at n, in its order.

@@ -13,7 +13,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
-#include <cstring>
 
 #include "simd/gemm.hpp"  // gelu_f32<Arch>: the fp32 kernels' GELU
 #include "x86/gemm_u8s8_avx512.hpp"
@@ -42,11 +41,9 @@ struct DotAvx512bw {
 
   // 4 activation bytes -> int16 a0 a1 a2 a3 in every 64-bit lane.
   static __m512i broadcast(const uint8_t* a4) {
-    int32_t v;
-    std::memcpy(&v, a4, 4);
     const __m512i spread = _mm512_set4_epi32(int32_t(0xFF03FF02), int32_t(0xFF01FF00),
                                              int32_t(0xFF03FF02), int32_t(0xFF01FF00));
-    return _mm512_shuffle_epi8(_mm512_set1_epi32(v), spread);
+    return _mm512_shuffle_epi8(_mm512_set1_epi32(int32_t(simd::activation_group(a4))), spread);
   }
   static Weights load(const int8_t* row64) {
     return {_mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row64))),

@@ -9,7 +9,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
-#include <cstring>
 
 #include "x86/gemm_u8s8_avx512.hpp"
 
@@ -34,11 +33,7 @@ struct DotAvx512vnni {
   using Activations = __m512i;
   using Weights = __m512i;
 
-  static __m512i broadcast(const uint8_t* a4) {
-    int32_t v;
-    std::memcpy(&v, a4, 4);
-    return _mm512_set1_epi32(v);
-  }
+  static __m512i broadcast(const uint8_t* a4) { return _mm512_set1_epi32(int32_t(simd::activation_group(a4))); }
   static __m512i load(const int8_t* row64) { return _mm512_loadu_si512(row64); }
   // Inline asm rather than _mm512_dpbusd_epi32: with the intrinsic GCC 12
   // copies every accumulator to a fresh register each k step (two vmovdqa per

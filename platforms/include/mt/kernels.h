@@ -164,9 +164,8 @@ struct KernelTable {
 const KernelTable& reference_kernels();
 
 // The best table this CPU runs, chosen once on first use. The environment
-// variable MT_ISA (ref, avx2, avx512, avx512vnni; neon, neon_dotprod on aarch64;
-// wasm_simd128 in WebAssembly)
-// asks for a lower one, e.g. to compare.
+// variable MT_ISA (ref, avx2, avx512, avx512vnni; neon, neon_dotprod on
+// aarch64; wasm_simd128 in WebAssembly) asks for a lower one, e.g. to compare.
 const KernelTable& best_kernels();
 
 // Every table this CPU can run, reference first: what the kernel tests iterate over.
