@@ -411,12 +411,10 @@ void Session::Impl::run_lanes(int B, const TranslateOptions& options) {
   const int32_t* tokens = at<int32_t>(plan.source_tokens);
   const int* offsets = at<int>(plan.source_offsets);
   auto* spans = at<std::span<const int32_t>>(plan.source_spans);
-  const auto lane_batch = [&](int lane) { return (B - lane + L - 1) / L; };
-  const auto lane_first = [&](int lane) {  // where the lane's spans start
-    int first = 0;
-    for (int i = 0; i < lane; ++i) first += lane_batch(i);
-    return first;
-  };
+  // Lane i has B / L sentences, one more if i < B % L; its spans start after
+  // the earlier lanes' ones.
+  const auto lane_batch = [&](int lane) { return B / L + (lane < B % L ? 1 : 0); };
+  const auto lane_first = [&](int lane) { return lane * (B / L) + std::min(lane, B % L); };
   const bool on_wide = wide != nullptr && B < L;
   for (int b = 0; b < B; ++b) {
     spans[on_wide ? b : lane_first(b % L) + b / L] = {tokens + offsets[b],
