@@ -9,6 +9,18 @@ using mt::test::random_model;
 using mt::test::scratch_path;
 using mt::test::tiny_config;
 
+namespace {
+
+// Translates the ids {5, 6}: enough to show a session works.
+mt_status translate_one(mt_session* session) {
+  const int32_t a[] = {5, 6};
+  const int32_t* sources[] = {a};
+  const size_t lengths[] = {2};
+  return mt_translate_ids(session, sources, lengths, 1, nullptr);
+}
+
+}  // namespace
+
 TEST_CASE("C API translates and reports errors without throwing", "[c_api]") {
   const std::string path = scratch_path("c_api.mtm");
   REQUIRE(mt::write_random_model(tiny_config(), 91, path).ok());
@@ -86,10 +98,7 @@ TEST_CASE("C API sessions can use a caller buffer", "[c_api]") {
   mt_session* session = nullptr;
   CHECK(mt_session_create_in(model, &so, buffer, bytes - 1, &session) == MT_ERROR_INVALID_ARGUMENT);
   REQUIRE(mt_session_create_in(model, &so, buffer, bytes, &session) == MT_OK);
-  const int32_t a[] = {5, 6};
-  const int32_t* sources[] = {a};
-  const size_t lengths[] = {2};
-  CHECK(mt_translate_ids(session, sources, lengths, 1, nullptr) == MT_OK);
+  CHECK(translate_one(session) == MT_OK);
   mt_session_free(session);
   mt_model_free(model);
   ::operator delete(buffer, std::align_val_t(64));
@@ -102,7 +111,8 @@ TEST_CASE("C API loads a model image the caller owns", "[c_api]") {
   REQUIRE(serialized.ok());
   const std::vector<uint8_t>& file = serialized.value();
   // One byte of room to misalign it.
-  auto* image = static_cast<uint8_t*>(::operator new(file.size() + 64, std::align_val_t(64)));
+  mt::test::AlignedBytes aligned(file.size() + 1);
+  uint8_t* image = aligned.data;
   std::memcpy(image, file.data(), file.size());
   mt_model* model = nullptr;
   CHECK(mt_model_load_buffer(nullptr, file.size(), &model) == MT_ERROR_INVALID_ARGUMENT);
@@ -115,13 +125,9 @@ TEST_CASE("C API loads a model image the caller owns", "[c_api]") {
   REQUIRE(mt_model_load_buffer(image, file.size(), &model) == MT_OK);
   mt_session* session = nullptr;
   REQUIRE(mt_session_create(model, nullptr, &session) == MT_OK);
-  const int32_t a[] = {5, 6};
-  const int32_t* sources[] = {a};
-  const size_t lengths[] = {2};
-  CHECK(mt_translate_ids(session, sources, lengths, 1, nullptr) == MT_OK);
+  CHECK(translate_one(session) == MT_OK);
   mt_session_free(session);
   mt_model_free(model);
-  ::operator delete(image, std::align_val_t(64));
 }
 
 TEST_CASE("C API device options: CPU by default, bad values refused, CUDA created or refused", "[c_api]") {
