@@ -9,6 +9,7 @@
 
 #include "cuda/cuda_session.hpp"
 #include "mt/session.hpp"
+#include "search_bookkeeping.hpp"
 #include "thread_pool.hpp"
 #include "transformer.hpp"
 
@@ -55,27 +56,6 @@ struct SessionPlan {
   size_t total = 0;
 
   static SessionPlan make(const Model& model, const SessionOptions& options);
-};
-
-// A hypothesis of the beam: where it came from and its running log-probability.
-struct Candidate {
-  float log_prob;
-  int32_t token;
-  int32_t parent;  // beam index within the sentence
-};
-
-// A finished hypothesis of one sentence, tokens in finished_tokens.
-struct Finished {
-  float score;     // length-normalised
-  float log_prob;
-  int32_t length;  // tokens without EOS
-};
-
-struct SearchLimits {
-  int beam = 1;
-  int hypotheses = 1;
-  int min_length = 0;
-  float length_penalty = 1.0f;
 };
 
 }  // namespace mt::detail
@@ -127,8 +107,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);
   void beam_search(int B, const detail::SearchLimits& limits);
-  // Writes the best finished hypotheses of sentence b into the results.
-  void emit_results(int b, int count, int num_hypotheses);
+  // The search's host buffers in the arena, for SearchBookkeeping.
+  detail::SearchBuffers search_buffers();
 };
 
 }  // namespace mt
