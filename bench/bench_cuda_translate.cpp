@@ -1,10 +1,11 @@
 // GPU translation throughput (CUDA sessions): whole sentences of 16 source
 // -> exactly 16 target tokens on the paper's "base" configuration with random
 // weights, greedy and beam 4, batches of 1, 32 and 128, GEMMs in fp32 and in
-// TF32, decode steps replayed from CUDA Graphs or launched kernel by kernel.
-// Target tokens per second of wall time, and the session's creation time
-// (graphs are captured then). Built only with CUDA; without a device it says
-// so and exits 1.
+// TF32, decode steps replayed from CUDA Graphs or launched kernel by kernel;
+// and base-int8 (bench_models.hpp), its weights dequantized to fp32 or
+// kept int8 for int8 GEMMs (weights 1 and 2). Target tokens per second of
+// wall time, and the session's creation time (graphs are captured then).
+// Built only with CUDA; without a device it says so and exits 1.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -14,49 +15,42 @@
 #include <string>
 #include <vector>
 
+#include "bench_models.hpp"
 #include "mt/mt.hpp"
 
 namespace {
 
-std::shared_ptr<const mt::Model> base_model() {
-  static std::shared_ptr<const mt::Model> model = [] {
-    const std::string path = (std::filesystem::temp_directory_path() / "libmt-bench-cuda-base.mtm").string();
-    if (!std::filesystem::exists(path)) {
-      const mt::Status s = mt::write_random_model(mt::ModelConfig::preset("base").value(), 1, path);
-      if (!s.ok()) std::abort();
-    }
-    return mt::Model::load(path).value();
-  }();
+// What the session runs: base in fp32, or base-int8 dequantized or int8.
+enum Weights { kFp32 = 0, kInt8Dequantized = 1, kInt8Gemm = 2 };
+
+std::shared_ptr<const mt::Model> base_model(int weights) {
+  static std::shared_ptr<const mt::Model> models[2];
+  const std::string name = weights == kFp32 ? "base" : "base-int8";
+  auto& model = models[weights == kFp32 ? 0 : 1];
+  if (!model) model = mt::Model::load(mt_bench::model_path(name)).value();
   return model;
 }
 
-std::vector<std::vector<int32_t>> sources(int batch, int length, int vocab) {
-  std::vector<std::vector<int32_t>> out(size_t(batch), std::vector<int32_t>(size_t(length), 0));
-  uint32_t x = 12345;
-  for (auto& s : out)
-    for (auto& t : s) t = int32_t(4 + ((x = x * 1664525u + 1013904223u) >> 8) % uint32_t(vocab - 4));
-  return out;
-}
-
 void BM_CudaTranslate(benchmark::State& state) {
-  const int batch = int(state.range(0)), beam = int(state.range(1));
+  const int batch = int(state.range(0)), beam = int(state.range(1)), weights = int(state.range(4));
   mt::SessionOptions o;
   o.device = mt::Device::cuda;
   o.allow_tf32 = state.range(2) != 0;
   o.cuda_graphs = state.range(3) != 0;
+  o.cuda_int8_gemm = weights == kInt8Gemm;
   o.max_batch_size = batch;
   o.max_beam_size = beam;
   o.max_source_length = 16;
   o.max_target_length = 16;
-  base_model();  // written and loaded outside the creation's time
+  const std::shared_ptr<const mt::Model> model = base_model(weights);  // written and loaded untimed
   const auto created = std::chrono::steady_clock::now();
-  auto session = mt::Session::create(base_model(), o);
+  auto session = mt::Session::create(model, o);
   const double create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created).count();
   if (!session.ok()) {
     state.SkipWithError(session.status().message());
     return;
   }
-  const auto src = sources(batch, 15, base_model()->config().source_vocab_size);  // + EOS = 16
+  const auto src = mt_bench::sources(batch, 15, model->config().source_vocab_size);  // + EOS = 16
   const std::vector<std::span<const int32_t>> spans(src.begin(), src.end());
   mt::TranslateOptions options;
   options.beam_size = beam;
@@ -74,11 +68,15 @@ void BM_CudaTranslate(benchmark::State& state) {
 
 int register_all() {
   auto* b = benchmark::RegisterBenchmark("cuda_translate_16x16/base", BM_CudaTranslate);
-  b->ArgNames({"batch", "beam", "tf32", "graphs"});
+  b->ArgNames({"batch", "beam", "tf32", "graphs", "weights"});
   for (int tf32 : {0, 1})
     for (int beam : {1, 4})
       for (int batch : {1, 32, 128})
-        for (int graphs : {0, 1}) b->Args({batch, beam, tf32, graphs});
+        for (int graphs : {0, 1}) b->Args({batch, beam, tf32, graphs, kFp32});
+  // base-int8, graphs on: fp32 GEMMs on dequantized weights against int8 GEMMs.
+  for (int weights : {kInt8Dequantized, kInt8Gemm})
+    for (int beam : {1, 4})
+      for (int batch : {1, 32, 128}) b->Args({batch, beam, 0, 1, weights});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
   return 0;
 }

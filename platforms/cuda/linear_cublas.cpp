@@ -1,7 +1,9 @@
 // Linear layers on the GPU: cuBLAS computes A W^T, our epilogue kernel adds
 // bias, activation and residual. cuBLAS is column-major, so the row-major
 // C[M, N] = A[M, K] W[N, K]^T is computed as its transpose C^T = W A^T: W read
-// as a column-major [K, N] matrix and transposed, A read as [K, M].
+// as a column-major [K, N] matrix and transposed, A read as [K, M]. int8
+// layers take the same route in s8 x s8 -> s32, with our kernels quantizing
+// before and dequantizing after (quantize_i8.cu).
 #include <cuda_runtime.h>
 
 #include "cublas_library.hpp"
@@ -82,6 +84,33 @@ CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, c
       int(lda), &beta, C, CUDA_R_32F, int(ldc), compute, CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
   return bias_act_residual_f32_cuda(C, ldc, bias, act, accumulate ? nullptr : residual, ldr, M, N, stream);
+}
+
+CudaStatus linear_i8_cuda(CublasContext* context, const float* A, size_t lda, const CudaInt8Weights& W,
+                          const float* bias, const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
+                          int K, Activation act, const CudaInt8Scratch& scratch, CudaStream stream) {
+  const CudaStatus invalid = CudaStatus(cudaErrorInvalidValue);
+  const size_t Kp = size_t(padded_k_i8(K));
+  // cuBLAS's int8 GEMM wants both operands' leading dimensions in multiples of 4.
+  if (context == nullptr || M < 0 || N < 0 || K < 0 || lda < size_t(K) || W.ld < Kp || W.ld % 4 != 0 ||
+      scratch.ldq < Kp || scratch.ldq % 4 != 0 || scratch.ld_acc < size_t(N) || ldc < size_t(N))
+    return invalid;
+  if (M == 0 || N == 0) return 0;
+  if (CudaStatus s = use_stream(context, stream)) return s;
+  if (CudaStatus s = quantize_rows_s8_cuda(A, lda, M, K, scratch.q, scratch.ldq, scratch.scales, scratch.zeros,
+                                           W.input_scale, W.input_zero, stream))
+    return s;
+  // Integer sums: alpha and beta are int32 with CUBLAS_COMPUTE_32I.
+  const int32_t alpha = 1, beta = 0;
+  const cublasStatus_t status = cuda_detail::cublas_library()->gemm_ex(
+      context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, int(Kp), &alpha, W.q, CUDA_R_8I, int(W.ld), scratch.q,
+      CUDA_R_8I, int(scratch.ldq), &beta, scratch.acc, CUDA_R_32I, int(scratch.ld_acc), CUBLAS_COMPUTE_32I,
+      CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
+  // Calibrated layers carry their zero point's compensation in the bias.
+  const int32_t* a_zero = W.input_scale > 0.0f ? nullptr : scratch.zeros;
+  return dequantize_i32_cuda(scratch.acc, scratch.ld_acc, W.row_sums, W.scales, scratch.scales, a_zero, bias, act,
+                             residual, ldr, C, ldc, M, N, stream);
 }
 
 }  // namespace mt

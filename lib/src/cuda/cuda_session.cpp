@@ -14,7 +14,7 @@
 
 namespace mt::detail {
 
-CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host) {
+CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWeightForm form) {
   CudaPlan p;
   p.B = host.B, p.S = host.S, p.T = host.T, p.K = host.K, p.R = host.R, p.N = host.N;
   p.P = std::max(p.S, p.T);
@@ -51,6 +51,18 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host) {
   p.top_indices = d.reserve<int32_t>(top);
   p.step_state_ints = 2 * R + 1;
   p.step_state = d.reserve<int32_t>(p.step_state_ints);
+  if (form == CudaWeightForm::int8) {
+    // Any layer may be int8: size for the widest. The encoder's and the
+    // memory projection's N rows have n <= max(3C, F); the decoder's R
+    // rows also the output layer's V. Sums' rows are padded to 4 ints.
+    const auto pad4 = [](size_t n) { return (n + 3) / 4 * 4; };
+    const size_t rows = std::max(N, R), k = size_t(padded_k_i8(int(std::max(C, F))));
+    const size_t encoder_n = pad4(std::max(3 * C, F)), decoder_n = pad4(std::max(std::max(3 * C, F), V));
+    p.i8_q = d.reserve<int8_t>(ArenaPlanner::product(rows, k));
+    p.i8_scales = d.reserve<float>(rows);
+    p.i8_zeros = d.reserve<int32_t>(rows);
+    p.i8_acc = d.reserve<int32_t>(std::max(ArenaPlanner::product(N, encoder_n), ArenaPlanner::product(R, decoder_n)));
+  }
   p.device_total = d.size();
 
   ArenaPlanner h;
@@ -100,13 +112,15 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
                          options.max_beam_size, kCudaTopKMax / 2);
   }
   MT_RETURN_IF_ERROR(check_device(options.cuda_device));
-  auto weights = model.cuda_weights().get(model, options.cuda_device);
+  const CudaWeightForm asked = options.cuda_int8_gemm ? CudaWeightForm::int8 : CudaWeightForm::f32;
+  auto weights = model.cuda_weights().get(model, options.cuda_device, asked);
   if (!weights) return weights.status();
+  const CudaWeightForm form = weights.value()->form;
 
   std::unique_ptr<CudaSession> s(new CudaSession);
   s->config_ = &cfg;
   s->device_ = options.cuda_device;
-  s->plan_ = CudaPlan::make(cfg, host);
+  s->plan_ = CudaPlan::make(cfg, host, form);
   const CudaPlan& p = s->plan_;
   if (p.device_total == SIZE_MAX || p.pinned_total == SIZE_MAX) {
     return Status::error(Errc::capacity_exceeded, "the CUDA session's memory for these options does not fit in size_t");
@@ -145,7 +159,15 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   if (e == cudaSuccess) e = cudaStreamSynchronize(s->stream_);  // `positions` goes out of scope
   if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the position encodings to the GPU failed", e);
   const GemmMath math = options.allow_tf32 ? GemmMath::tf32 : GemmMath::f32;
-  s->transformer_.emplace(cfg, *weights.value(), s->cublas_, s->stream_, math, s->dev<float>(p.positions));
+  CudaInt8Scratch int8_scratch;  // ldq and ld_acc are set per layer
+  if (form == CudaWeightForm::int8) {
+    int8_scratch.q = s->dev<int8_t>(p.i8_q);
+    int8_scratch.scales = s->dev<float>(p.i8_scales);
+    int8_scratch.zeros = s->dev<int32_t>(p.i8_zeros);
+    int8_scratch.acc = s->dev<int32_t>(p.i8_acc);
+  }
+  s->transformer_.emplace(cfg, *weights.value(), s->cublas_, s->stream_, math, s->dev<float>(p.positions),
+                          int8_scratch);
   if (options.cuda_graphs) MT_RETURN_IF_ERROR(s->capture_graphs());
   return s;
 }

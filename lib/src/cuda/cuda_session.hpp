@@ -38,6 +38,10 @@ struct CudaPlan {
   size_t dec_x = 0, dec_y = 0, dec_qkv = 0, dec_q = 0, dec_attn = 0, dec_hidden = 0, logits = 0;
   size_t self_cache[2] = {0, 0}, self_cache_stride = 0;  // double-buffered: beams gather from one into the other
   size_t step_tokens = 0, gather_index = 0, top_values = 0, top_indices = 0;
+  // int8 weights: the int8 layers' quantized rows [rows, max padded k],
+  // their scales and zeros [rows], and the GEMMs' int32 sums (largest
+  // rows x padded n of any int8 layer). Zero-sized otherwise.
+  size_t i8_q = 0, i8_scales = 0, i8_zeros = 0, i8_acc = 0;
   // Decode positions on the device: [R] positions, [R] cache lengths, then
   // the minimum length (1); step_state_ints of them, mirrored by up_state.
   size_t step_state = 0, step_state_ints = 0;
@@ -49,7 +53,7 @@ struct CudaPlan {
   size_t ring_tokens = 0, ring_values = 0;  // greedy: kGreedyStepsPerSync x [R]
   size_t pinned_total = 0;
 
-  static CudaPlan make(const ModelConfig& config, const SessionPlan& host);
+  static CudaPlan make(const ModelConfig& config, const SessionPlan& host, CudaWeightForm form);
 };
 
 class CudaSession {

@@ -16,13 +16,32 @@ namespace mt::detail {
 
 CudaTransformer::CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights,
                                  CublasContext* cublas, CudaStream stream, GemmMath math,
-                                 const float* positions)
-    : config_(config), weights_(weights), cublas_(cublas), stream_(stream), math_(math), positions_(positions) {}
+                                 const float* positions, const CudaInt8Scratch& int8_scratch)
+    : config_(config), weights_(weights), cublas_(cublas), stream_(stream), math_(math), positions_(positions),
+      int8_scratch_(int8_scratch) {}
 
 CudaStatus CudaTransformer::linear(const float* x, int M, const CudaLinear& w, float* y, Activation act,
                                    const float* residual) {
+  if (w.is_int8()) {
+    CudaInt8Scratch scratch = int8_scratch_;
+    scratch.ldq = w.i8.ld;  // rows packed at this layer's width
+    scratch.ld_acc = (size_t(w.n) + 3) / 4 * 4;  // kept 16-byte aligned for cuBLAS's int8 kernels
+    return linear_i8_cuda(cublas_, x, size_t(w.k), w.i8, w.bias, residual, size_t(w.n), y, size_t(w.n), M, w.n, w.k,
+                          act, scratch, stream_);
+  }
   return linear_f32_cuda(cublas_, x, size_t(w.k), w.weight, size_t(w.k), w.bias, residual, size_t(w.n), y,
                          size_t(w.n), M, w.n, w.k, act, math_, stream_);
+}
+
+// Token embeddings times sqrt(C) plus each row's position encoding.
+CudaStatus CudaTransformer::embed(const CudaEmbedding& table, const int32_t* tokens, int M,
+                                  const int32_t* positions, float* y) {
+  const int C = config_.d_model;
+  const float scale = std::sqrt(float(C));
+  if (table.i8 != nullptr) {
+    return embed_i8_cuda(table.i8, table.scales, C, tokens, M, scale, positions_, positions, 0, y, stream_);
+  }
+  return embed_f32_cuda(table.f32, C, tokens, M, scale, positions_, positions, 0, y, stream_);
 }
 
 CudaStatus CudaTransformer::layer_norm(const float* x, int M, const CudaNorm& norm, float* y) {
@@ -44,8 +63,7 @@ CudaStatus CudaTransformer::sublayer_output(float* x, int M, const CudaNorm& nor
 
 CudaStatus CudaTransformer::encode(const CudaSources& src, const EncoderBuffers& b) {
   const int C = config_.d_model, H = config_.heads, dh = C / H, N = src.N;
-  MT_CUDA_TRY(embed_f32_cuda(weights_.source_embedding, C, src.tokens, N, std::sqrt(float(C)), positions_,
-                             src.positions, 0, b.x, stream_));
+  MT_CUDA_TRY(embed(weights_.source_embedding, src.tokens, N, src.positions, b.x));
   // Each sentence attends over its own tokens only: the packing is the mask.
   const CudaSequenceRows rows{src.offsets, src.lengths, 0, src.max_length};
   for (const CudaEncoderLayer& layer : weights_.encoder) {
@@ -84,8 +102,7 @@ CudaStatus CudaTransformer::decode_step(const int32_t* tokens, int R, const Cuda
                                         const DecoderBuffers& b, float* logits) {
   const int C = config_.d_model, H = config_.heads, dh = C / H;
   const float scale = 1.0f / std::sqrt(float(dh));
-  MT_CUDA_TRY(embed_f32_cuda(weights_.target_embedding, C, tokens, R, std::sqrt(float(C)), positions_,
-                             state.positions, 0, b.x, stream_));
+  MT_CUDA_TRY(embed(weights_.target_embedding, tokens, R, state.positions, b.x));
   for (size_t l = 0; l < weights_.decoder.size(); ++l) {
     const CudaDecoderLayer& layer = weights_.decoder[l];
     // Causal self-attention: this step's key and value join the cache, then

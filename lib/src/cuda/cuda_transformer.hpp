@@ -40,8 +40,10 @@ struct CudaDecoderState {
 
 class CudaTransformer {
  public:
+  // int8_scratch: room for the largest int8 layer's intermediates (int8
+  // weights only; see CudaPlan).
   CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights, CublasContext* cublas,
-                  CudaStream stream, GemmMath math, const float* positions);
+                  CudaStream stream, GemmMath math, const float* positions, const CudaInt8Scratch& int8_scratch);
 
   // Encodes the batch; the memory ends in buffers.x.
   CudaStatus encode(const CudaSources& sources, const EncoderBuffers& buffers);
@@ -55,6 +57,7 @@ class CudaTransformer {
  private:
   CudaStatus linear(const float* x, int M, const CudaLinear& w, float* y, Activation act = Activation::none,
                     const float* residual = nullptr);
+  CudaStatus embed(const CudaEmbedding& table, const int32_t* tokens, int M, const int32_t* positions, float* y);
   CudaStatus layer_norm(const float* x, int M, const CudaNorm& norm, float* y);
   // Pre-norm sublayers read LayerNorm(x) (written to y), post-norm ones x itself.
   CudaStatus sublayer_input(const float* x, int M, const CudaNorm& norm, float* y, const float** in);
@@ -66,6 +69,7 @@ class CudaTransformer {
   CudaStream stream_;
   GemmMath math_;
   const float* positions_;  // [P, C] sinusoidal encodings
+  CudaInt8Scratch int8_scratch_;
 };
 
 }  // namespace mt::detail

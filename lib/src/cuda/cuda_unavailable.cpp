@@ -14,7 +14,7 @@ Status no_cuda() {
 }  // namespace
 
 CudaWeightCache::~CudaWeightCache() = default;
-Expected<const CudaModelWeights*> CudaWeightCache::get(const Model&, int) { return no_cuda(); }
+Expected<const CudaModelWeights*> CudaWeightCache::get(const Model&, int, CudaWeightForm) { return no_cuda(); }
 
 Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model&, const SessionOptions&, const SessionPlan&) {
   return no_cuda();

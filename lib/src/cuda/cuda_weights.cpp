@@ -1,11 +1,14 @@
 // Uploading a model's weights to a GPU: the packed panels of the file are
-// unpacked to row-major, int8 tensors dequantized to fp32 (W = scale[n] * q),
-// all into one device allocation made once per model and device.
+// unpacked to row-major, int8 tensors kept int8 (with their row sums) or
+// dequantized to fp32 (W = scale[n] * q), all into one device allocation
+// made once per model, device and form.
 #include "cuda/cuda_weights.hpp"
 
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <map>
+#include <tuple>
 
 #include "model_weights.hpp"
 #include "mt/kernels.h"
@@ -13,31 +16,35 @@
 namespace mt::detail {
 namespace {
 
+// What is placed from a file tensor: the same tensor may go up in two shapes
+// (an int8 embedding is also the tied output layer, whose rows are padded).
+enum class Shape : uint8_t { as_is, f32_rows, f32_dequantized, i8_rows, row_sums, bias_restored };
+
 // Places tensors in one block. Run twice over the same tensors: the first
 // pass (no image) only sizes the block; the second fills a host image of it
-// and returns device addresses. A tensor reached twice (shared or tied
-// embeddings) is placed once.
+// and returns device addresses. A tensor reached twice in the same shape
+// (shared or tied embeddings) is placed once.
 class BlockLayout {
  public:
   BlockLayout() = default;
-  BlockLayout(float* image, float* device) : image_(image), device_(device) {}
+  BlockLayout(std::byte* image, std::byte* device) : image_(image), device_(device) {}
 
-  template <class Fill>
-  const float* place(const void* key, size_t floats, Fill fill) {
+  template <class T, class Fill>
+  const T* place(const void* key, Shape shape, size_t row_length, size_t count, Fill fill) {
     if (key == nullptr) return nullptr;
-    auto [it, added] = offsets_.try_emplace(key, size_);
+    auto [it, added] = offsets_.try_emplace(std::make_tuple(key, shape, row_length), size_);
     if (added) {
-      size_ += (floats + 63) / 64 * 64;  // 256-byte aligned tensors
-      if (image_ != nullptr) fill(image_ + it->second);
+      size_ += (count * sizeof(T) + 255) / 256 * 256;  // 256-byte aligned tensors
+      if (image_ != nullptr) fill(reinterpret_cast<T*>(image_ + it->second));
     }
-    return device_ != nullptr ? device_ + it->second : nullptr;
+    return device_ != nullptr ? reinterpret_cast<const T*>(device_ + it->second) : nullptr;
   }
-  size_t floats() const { return size_; }
+  size_t bytes() const { return size_; }
 
  private:
-  float* image_ = nullptr;
-  float* device_ = nullptr;
-  std::map<const void*, size_t> offsets_;
+  std::byte* image_ = nullptr;
+  std::byte* device_ = nullptr;
+  std::map<std::tuple<const void*, Shape, size_t>, size_t> offsets_;
   size_t size_ = 0;
 };
 
@@ -47,21 +54,57 @@ void dequantize_i8(const int8_t* packed, const float* scales, int n, int k, floa
     for (int c = 0; c < k; ++c) out[size_t(r) * k + c] = float(packed_at_i8(packed, k, r, c)) * scales[r];
 }
 
-const float* place_vector(BlockLayout& layout, const float* host, int n) {
-  return layout.place(host, size_t(n), [=](float* out) { std::copy(host, host + n, out); });
+// W [n, k] int8 rows of `ld` bytes from the file's panels, the pad zero.
+void unpack_i8(const int8_t* packed, int n, int k, size_t ld, int8_t* out) {
+  for (int r = 0; r < n; ++r) {
+    int8_t* row = out + size_t(r) * ld;
+    for (int c = 0; c < k; ++c) row[c] = packed_at_i8(packed, k, r, c);
+    std::memset(row + k, 0, ld - size_t(k));
+  }
 }
 
-CudaLinear place_linear(BlockLayout& layout, const Linear& l) {
+int32_t row_sum_i8(const int8_t* packed, int k, int r) {
+  int32_t sum = 0;
+  for (int c = 0; c < k; ++c) sum += packed_at_i8(packed, k, r, c);
+  return sum;
+}
+
+const float* place_vector(BlockLayout& layout, const float* host, int n) {
+  return layout.place<float>(host, Shape::as_is, 0, size_t(n), [=](float* out) { std::copy(host, host + n, out); });
+}
+
+// An int8 layer kept int8: rows padded for cuBLAS, row sums for the
+// zero-point correction, the file's scales and bias as they are.
+CudaLinear place_linear_i8(BlockLayout& layout, const Linear& l) {
+  CudaLinear d;
+  d.n = l.n, d.k = l.k;
+  const size_t ld = size_t(padded_k_i8(l.k));
+  d.i8.q = layout.place<int8_t>(l.weight_i8, Shape::i8_rows, ld, size_t(l.n) * ld,
+                                [&](int8_t* out) { unpack_i8(l.weight_i8, l.n, l.k, ld, out); });
+  d.i8.ld = ld;
+  d.i8.row_sums = layout.place<int32_t>(l.weight_i8, Shape::row_sums, 0, size_t(l.n), [&](int32_t* out) {
+    for (int r = 0; r < l.n; ++r) out[r] = row_sum_i8(l.weight_i8, l.k, r);
+  });
+  d.i8.scales = place_vector(layout, l.scales, l.n);
+  d.i8.input_scale = l.input_scale;
+  d.i8.input_zero = l.input_zero;
+  d.bias = place_vector(layout, l.bias, l.n);
+  return d;
+}
+
+CudaLinear place_linear(BlockLayout& layout, const Linear& l, CudaWeightForm form) {
+  if (l.is_int8() && form == CudaWeightForm::int8) return place_linear_i8(layout, l);
   CudaLinear d;
   d.n = l.n, d.k = l.k;
   const size_t floats = size_t(l.n) * size_t(l.k);
   if (!l.is_int8()) {
-    d.weight = layout.place(l.weight, floats, [&](float* out) { unpack_weights_f32(l.weight, l.n, l.k, out); });
+    d.weight = layout.place<float>(l.weight, Shape::f32_rows, 0, floats,
+                                   [&](float* out) { unpack_weights_f32(l.weight, l.n, l.k, out); });
     d.bias = place_vector(layout, l.bias, l.n);
     return d;
   }
-  d.weight = layout.place(l.weight_i8, floats,
-                          [&](float* out) { dequantize_i8(l.weight_i8, l.scales, l.n, l.k, out); });
+  d.weight = layout.place<float>(l.weight_i8, Shape::f32_dequantized, 0, floats,
+                                 [&](float* out) { dequantize_i8(l.weight_i8, l.scales, l.n, l.k, out); });
   if (l.input_scale <= 0.0f) {
     d.bias = place_vector(layout, l.bias, l.n);
     return d;
@@ -69,10 +112,9 @@ CudaLinear place_linear(BlockLayout& layout, const Linear& l) {
   // A calibrated layer's file bias has its zero-point compensation,
   // zero * scale * w_scale[n] * sum_k q[n, k], taken out (quantize/quantizer.cpp);
   // fp32 inputs need the true bias back.
-  d.bias = layout.place(l.bias, size_t(l.n), [&](float* out) {
+  d.bias = layout.place<float>(l.bias, Shape::bias_restored, 0, size_t(l.n), [&](float* out) {
     for (int r = 0; r < l.n; ++r) {
-      int64_t sum = 0;
-      for (int c = 0; c < l.k; ++c) sum += packed_at_i8(l.weight_i8, l.k, r, c);
+      const int64_t sum = row_sum_i8(l.weight_i8, l.k, r);
       const double compensation = double(l.input_zero) * double(l.input_scale) * double(l.scales[r]) * double(sum);
       out[r] = float(double(l.bias[r]) + compensation);
     }
@@ -80,12 +122,22 @@ CudaLinear place_linear(BlockLayout& layout, const Linear& l) {
   return d;
 }
 
-const float* place_embedding(BlockLayout& layout, const Embedding& e, int V, int C) {
-  const size_t floats = size_t(V) * size_t(C);
-  if (e.i8 != nullptr) {
-    return layout.place(e.i8, floats, [&](float* out) { dequantize_i8(e.i8, e.scales, V, C, out); });
+CudaEmbedding place_embedding(BlockLayout& layout, const Embedding& e, int V, int C, CudaWeightForm form) {
+  const size_t count = size_t(V) * size_t(C);
+  CudaEmbedding d;
+  if (e.i8 == nullptr) {
+    d.f32 = layout.place<float>(e.f32, Shape::f32_rows, 0, count,
+                                [&](float* out) { unpack_weights_f32(e.f32, V, C, out); });
+  } else if (form == CudaWeightForm::int8) {
+    // Rows of C bytes: the same bytes as the tied output layer's when C is a multiple of 4.
+    d.i8 = layout.place<int8_t>(e.i8, Shape::i8_rows, size_t(C), count,
+                                [&](int8_t* out) { unpack_i8(e.i8, V, C, size_t(C), out); });
+    d.scales = place_vector(layout, e.scales, V);
+  } else {
+    d.f32 = layout.place<float>(e.i8, Shape::f32_dequantized, 0, count,
+                                [&](float* out) { dequantize_i8(e.i8, e.scales, V, C, out); });
   }
-  return layout.place(e.f32, floats, [&](float* out) { unpack_weights_f32(e.f32, V, C, out); });
+  return d;
 }
 
 CudaNorm place_norm(BlockLayout& layout, const Norm& n, int C) {
@@ -95,40 +147,40 @@ CudaNorm place_norm(BlockLayout& layout, const Norm& n, int C) {
 // Every tensor of the model through `layout`, in a fixed order.
 void place_model(BlockLayout& layout, const ModelConfig& cfg, const ModelWeights& w, CudaModelWeights& d) {
   const int C = cfg.d_model;
-  d.target_embedding = place_embedding(layout, w.target_embedding, cfg.target_vocab_size, C);
-  d.source_embedding = place_embedding(layout, w.source_embedding, cfg.source_vocab_size, C);
+  const CudaWeightForm form = d.form;
+  d.target_embedding = place_embedding(layout, w.target_embedding, cfg.target_vocab_size, C, form);
+  d.source_embedding = place_embedding(layout, w.source_embedding, cfg.source_vocab_size, C, form);
+  auto linear = [&](const Linear& l) { return place_linear(layout, l, form); };
   d.encoder.clear();
   for (const EncoderLayerWeights& l : w.encoder) {
-    d.encoder.push_back({place_linear(layout, l.qkv), place_linear(layout, l.out), place_linear(layout, l.ffn_0),
-                         place_linear(layout, l.ffn_1), place_norm(layout, l.attention_norm, C),
-                         place_norm(layout, l.ffn_norm, C)});
+    d.encoder.push_back({linear(l.qkv), linear(l.out), linear(l.ffn_0), linear(l.ffn_1),
+                         place_norm(layout, l.attention_norm, C), place_norm(layout, l.ffn_norm, C)});
   }
   d.decoder.clear();
   for (const DecoderLayerWeights& l : w.decoder) {
-    d.decoder.push_back({place_linear(layout, l.qkv), place_linear(layout, l.self_out),
-                         place_linear(layout, l.cross_q), place_linear(layout, l.cross_kv),
-                         place_linear(layout, l.cross_out), place_linear(layout, l.ffn_0),
-                         place_linear(layout, l.ffn_1), place_norm(layout, l.self_norm, C),
+    d.decoder.push_back({linear(l.qkv), linear(l.self_out), linear(l.cross_q), linear(l.cross_kv),
+                         linear(l.cross_out), linear(l.ffn_0), linear(l.ffn_1), place_norm(layout, l.self_norm, C),
                          place_norm(layout, l.cross_norm, C), place_norm(layout, l.ffn_norm, C)});
   }
-  d.output = place_linear(layout, w.output);
+  d.output = linear(w.output);
   d.encoder_norm = place_norm(layout, w.encoder_norm, C);
   d.decoder_norm = place_norm(layout, w.decoder_norm, C);
 }
 
-Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int device) {
+Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int device, CudaWeightForm form) {
   auto d = std::make_unique<CudaModelWeights>();
   d->device = device;
+  d->form = form;
   BlockLayout sizing;
   place_model(sizing, model.config(), model.weights(), *d);
-  d->bytes = sizing.floats() * sizeof(float);
+  d->bytes = sizing.bytes();
   const cudaError_t allocated = cudaMalloc(&d->block, d->bytes);
   if (allocated != cudaSuccess) {
     return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of GPU memory for the weights: %s",
                          d->bytes, cudaGetErrorString(allocated));
   }
-  std::vector<float> image(sizing.floats());
-  BlockLayout filling(image.data(), static_cast<float*>(d->block));
+  std::vector<std::byte> image(d->bytes);
+  BlockLayout filling(image.data(), static_cast<std::byte*>(d->block));
   place_model(filling, model.config(), model.weights(), *d);
   const cudaError_t copied = cudaMemcpy(d->block, image.data(), d->bytes, cudaMemcpyHostToDevice);
   if (copied != cudaSuccess) {
@@ -150,12 +202,13 @@ CudaWeightCache::~CudaWeightCache() {
   if (restore) cudaSetDevice(current);
 }
 
-Expected<const CudaModelWeights*> CudaWeightCache::get(const Model& model, int device) {
+Expected<const CudaModelWeights*> CudaWeightCache::get(const Model& model, int device, CudaWeightForm form) {
+  if (!model.weights().any_int8) form = CudaWeightForm::f32;  // one form: nothing to keep int8
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& copy : copies_) {
-    if (copy->device == device) return copy.get();
+    if (copy->device == device && copy->form == form) return copy.get();
   }
-  auto uploaded = upload(model, device);
+  auto uploaded = upload(model, device, form);
   if (!uploaded) return uploaded.status();
   copies_.push_back(std::move(uploaded.value()));
   return copies_.back().get();

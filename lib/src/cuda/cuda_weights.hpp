@@ -1,13 +1,17 @@
 // A model's weights on a GPU, in the layouts the CUDA kernels read: linear
 // weights and embeddings plain row-major [N, K] (the file's packed panels
-// unpacked), int8 tensors dequantized to fp32. Uploaded once per model and
-// device, on the first CUDA session, and shared by all its sessions.
+// unpacked). An int8 model's tensors go up in one of two forms: dequantized
+// to fp32 (fp32 GEMMs on int8-rounded weights), or as int8 for the int8
+// GEMMs that compute what the CPU computes (CudaWeightForm). Uploaded once
+// per model, device and form, on the first CUDA session that asks, and
+// shared by all its sessions.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "mt/cuda_kernels.h"
 #include "mt/model.hpp"
 #include "mt/status.hpp"
 
@@ -15,11 +19,26 @@ namespace mt::detail {
 
 struct ModelWeights;
 
-// y = x W^T + b, W [n, k] row-major on the device.
+enum class CudaWeightForm : uint8_t {
+  f32 = 0,   // every tensor fp32 (int8 ones dequantized)
+  int8 = 1,  // int8 tensors kept int8
+};
+
+// y = x W^T + b, W [n, k] row-major on the device: fp32 `weight`, or `i8`.
 struct CudaLinear {
   const float* weight = nullptr;
+  CudaInt8Weights i8;           // i8.q set: an int8 layer
   const float* bias = nullptr;  // [n] or null
   int n = 0, k = 0;
+
+  bool is_int8() const { return i8.q != nullptr; }
+};
+
+// A token embedding [V, C]: fp32, or int8 with a scale per row.
+struct CudaEmbedding {
+  const float* f32 = nullptr;
+  const int8_t* i8 = nullptr;
+  const float* scales = nullptr;
 };
 
 struct CudaNorm {
@@ -39,9 +58,10 @@ struct CudaDecoderLayer {
 
 struct CudaModelWeights {
   int device = -1;
-  const float* source_embedding = nullptr;  // [Vs, C]
-  const float* target_embedding = nullptr;  // [Vt, C]
-  CudaLinear output;                        // [Vt, C]: the target embedding when tied
+  CudaWeightForm form = CudaWeightForm::f32;
+  CudaEmbedding source_embedding;  // [Vs, C]
+  CudaEmbedding target_embedding;  // [Vt, C]
+  CudaLinear output;               // [Vt, C]: the target embedding when tied
   std::vector<CudaEncoderLayer> encoder;
   std::vector<CudaDecoderLayer> decoder;
   CudaNorm encoder_norm, decoder_norm;  // pre-norm only
@@ -58,9 +78,10 @@ class CudaWeightCache {
   CudaWeightCache& operator=(const CudaWeightCache&) = delete;
   ~CudaWeightCache();
 
-  // The weights on `device` (the calling thread's current CUDA device),
-  // uploaded now if they are not there yet.
-  Expected<const CudaModelWeights*> get(const Model& model, int device);
+  // The weights on `device` (the calling thread's current CUDA device) in
+  // `form`, uploaded now if they are not there yet. An fp32 model has one
+  // form: it is what either request gets.
+  Expected<const CudaModelWeights*> get(const Model& model, int device, CudaWeightForm form);
 
  private:
   std::mutex mutex_;

@@ -190,4 +190,63 @@ CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, c
                            float* C, size_t ldc, int M, int N, int K, Activation act, GemmMath math,
                            CudaStream stream);
 
+// --- int8 linear layers -------------------------------------------------
+// The CPU's int8 layer (quantize_rows_u8, then gemm_u8s8) on the GPU, with
+// the same integer sums. cuBLAS multiplies s8 by s8, so an activation q in
+// [0, 255] travels as q - 128 and the sum is corrected exactly:
+//   sum_k q[k] w[k] - z sum_k w[k] = sum_k (q[k] - 128) w[k] + (128 - z) sum_k w[k].
+
+// Each row of A [M, K] quantized as quantize_rows_u8_ref (per-row range, or
+// the static scale and zero when static_scale > 0), each q stored as q - 128
+// into Q [M, padded_k_i8(K)] (row stride ldq, the pad columns 0), with the
+// row's scale and zero in scales [M] and zeros [M]. Bit-identical to the
+// reference: the same float operations, none contracted.
+CudaStatus quantize_rows_s8_cuda(const float* A, size_t lda, int M, int K, int8_t* Q, size_t ldq,
+                                 float* scales, int32_t* zeros, float static_scale,
+                                 int32_t static_zero, CudaStream stream);
+
+// The epilogue of gemm_u8s8_ref from the s8 sums acc [M, N] (row stride ld_acc):
+//   c = acc[m, n] + (128 - z[m]) * w_sum[n],  z[m] = a_zero ? a_zero[m] : 0
+//   C[m, n] = act(float(c) * (a_scale[m] * w_scale[n]) + bias[n]) + residual[m, n]
+// in the reference's order and rounding. C may alias residual.
+CudaStatus dequantize_i32_cuda(const int32_t* acc, size_t ld_acc, const int32_t* w_sum,
+                               const float* w_scale, const float* a_scale, const int32_t* a_zero,
+                               const float* bias, Activation act, const float* residual, size_t ldr,
+                               float* C, size_t ldc, int M, int N, CudaStream stream);
+
+// An int8 layer's weights on the device: W [N, K] as rows of ld = padded_k_i8(K)
+// int8 (the pad zero), W[n, k] = scales[n] * q[n, k].
+struct CudaInt8Weights {
+  const int8_t* q = nullptr;
+  size_t ld = 0;
+  const int32_t* row_sums = nullptr;  // [N]: sum_k q[n, k]
+  const float* scales = nullptr;      // [N]
+  // Calibrated layers (input_scale > 0) quantize every row with this scale
+  // and zero, and their bias already holds the zero point's compensation (as
+  // on the CPU); otherwise each row gets its own range.
+  float input_scale = 0.0f;
+  int32_t input_zero = 0;
+};
+
+// Where an int8 layer's intermediates go: Q [M, ldq] (ldq >= padded_k_i8(K),
+// a multiple of 4), scales and zeros [M], and the s8 sums acc [M, ld_acc]
+// (ld_acc >= N).
+struct CudaInt8Scratch {
+  int8_t* q = nullptr;
+  size_t ldq = 0;
+  float* scales = nullptr;
+  int32_t* zeros = nullptr;
+  int32_t* acc = nullptr;
+  size_t ld_acc = 0;
+};
+
+// As linear_f32_cuda for an int8 layer, computed as the CPU computes it:
+// quantize_rows_s8_cuda, the s8 x s8 -> s32 GEMM in cuBLAS, then
+// dequantize_i32_cuda. The same inputs give the CPU's bits (GELU aside:
+// erff and std::erf may differ in the last place). C may alias residual.
+CudaStatus linear_i8_cuda(CublasContext* context, const float* A, size_t lda, const CudaInt8Weights& W,
+                          const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
+                          int M, int N, int K, Activation act, const CudaInt8Scratch& scratch,
+                          CudaStream stream);
+
 }  // namespace mt
