@@ -3,7 +3,8 @@
 // weights, greedy and beam 4, batches of 1, 32 and 128, GEMMs in fp32 and in
 // TF32, decode steps replayed from CUDA Graphs or launched kernel by kernel;
 // and base-int8 (bench_models.hpp), its weights dequantized to fp32 or
-// kept int8 for int8 GEMMs (weights 1 and 2). Target tokens per second of
+// kept int8 for int8 GEMMs (weights 1 and 2); and beam search with its
+// bookkeeping on the device (device_search 1). Target tokens per second of
 // wall time, and the session's creation time (graphs are captured then).
 // Built only with CUDA; without a device it says so and exits 1.
 #include <benchmark/benchmark.h>
@@ -38,6 +39,7 @@ void BM_CudaTranslate(benchmark::State& state) {
   o.allow_tf32 = state.range(2) != 0;
   o.cuda_graphs = state.range(3) != 0;
   o.cuda_int8_gemm = weights == kInt8Gemm;
+  o.cuda_device_search = state.range(5) != 0;
   o.max_batch_size = batch;
   o.max_beam_size = beam;
   o.max_source_length = 16;
@@ -68,15 +70,17 @@ void BM_CudaTranslate(benchmark::State& state) {
 
 int register_all() {
   auto* b = benchmark::RegisterBenchmark("cuda_translate_16x16/base", BM_CudaTranslate);
-  b->ArgNames({"batch", "beam", "tf32", "graphs", "weights"});
+  b->ArgNames({"batch", "beam", "tf32", "graphs", "weights", "device_search"});
   for (int tf32 : {0, 1})
     for (int beam : {1, 4})
       for (int batch : {1, 32, 128})
-        for (int graphs : {0, 1}) b->Args({batch, beam, tf32, graphs, kFp32});
+        for (int graphs : {0, 1}) b->Args({batch, beam, tf32, graphs, kFp32, 0});
   // base-int8, graphs on: fp32 GEMMs on dequantized weights against int8 GEMMs.
   for (int weights : {kInt8Dequantized, kInt8Gemm})
     for (int beam : {1, 4})
-      for (int batch : {1, 32, 128}) b->Args({batch, beam, 0, 1, weights});
+      for (int batch : {1, 32, 128}) b->Args({batch, beam, 0, 1, weights, 0});
+  // Beam 4 with its bookkeeping on the device, against the host's above.
+  for (int batch : {1, 32, 128}) b->Args({batch, 4, 0, 1, kFp32, 1});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
   return 0;
 }

@@ -4,29 +4,16 @@
 // searches differ only in where a step's picks come from, so their
 // translations can only differ where those picks do.
 //
-// Both score a hypothesis as log P(y | x) / |y|^length_penalty, |y|
-// counting EOS when it was generated.
+// A beam step of one sentence is search_steps.hpp's, which the GPU can also
+// run on the device (SessionOptions::cuda_device_search).
 #pragma once
 
 #include <cstdint>
 
 #include "mt/session.hpp"  // Hypothesis
+#include "search_steps.hpp"
 
 namespace mt::detail {
-
-// A hypothesis of the beam: where it came from and its running log-probability.
-struct Candidate {
-  float log_prob;
-  int32_t token;
-  int32_t parent;  // beam index within the sentence
-};
-
-// A finished hypothesis of one sentence, tokens in finished_tokens.
-struct Finished {
-  float score;  // length-normalised
-  float log_prob;
-  int32_t length;  // tokens without EOS
-};
 
 struct SearchLimits {
   int beam = 1;
@@ -34,21 +21,6 @@ struct SearchLimits {
   int min_length = 0;
   float length_penalty = 1.0f;
 };
-
-// log_prob / max(length, 1)^penalty.
-float normalized_score(float log_prob, int length, float penalty);
-
-// Stable sort, best first, of a few elements in place: std::stable_sort
-// may allocate a temporary buffer, and n is at most 2 * beam^2.
-template <class T, class Better>
-void insertion_sort(T* items, int n, Better better) {
-  for (int i = 1; i < n; ++i) {
-    const T item = items[i];
-    int j = i;
-    for (; j > 0 && better(item, items[j - 1]); --j) items[j] = items[j - 1];
-    items[j] = item;
-  }
-}
 
 // The search's host buffers (a session's SessionPlan, or a test's arrays).
 // Beam b*K+k is beam k of sentence b; `capacity` is the session's largest
@@ -95,13 +67,14 @@ class SearchBookkeeping {
   bool advance_beam(int b, int count, int t);
   Candidate* candidates() const { return buffers_.candidates; }
 
- private:
-  // Adds a finished hypothesis to sentence b's best K (replacing the worst when full).
-  void finish(int b, const int32_t* tokens, int length, float log_prob, int scored_length);
-  // Writes the best finished hypotheses of sentence b into the results and marks it done.
+  // Writes the best finished hypotheses of sentence b into the results and
+  // marks it done (for a search whose steps ran elsewhere: its finished
+  // hypotheses copied into the buffers).
   void emit(int b, int num_hypotheses);
-  int32_t* history(int b, int k) const;
+  // Sentence b's part of the buffers.
+  SentenceBeams sentence(int b) const;
 
+ private:
   SearchBuffers buffers_;
   SearchLimits limits_;
   int K_ = 1;

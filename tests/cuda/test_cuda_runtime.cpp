@@ -122,12 +122,16 @@ TEST_CASE("cuda runtime: decoder logits match the CPU session's", "[cuda][runtim
 
 TEST_CASE("cuda runtime: the shipped sentences translate as on the CPU (greedy and beam 4)", "[cuda][runtime]") {
   MT_REQUIRE_CUDA_DEVICE();
+  // Beam bookkeeping on the host, or on the device (search_steps.hpp either way).
+  const bool device_search = GENERATE(false, true);
+  INFO("cuda_device_search " << device_search);
   auto model = load_model("models/en-de-tiny.mtm");
   const std::vector<std::string> lines = shipped_sentences();
   SessionOptions o;
   o.max_batch_size = 16;  // the 40 sentences in batches of 16, 16 and 8
   o.max_beam_size = 4;
   Session cpu = make_session(model, o, Device::cpu);
+  o.cuda_device_search = device_search;
   Session gpu = make_session(model, o, Device::cuda);
   TranslateOptions greedy;
   greedy.max_length_ratio = 2.0f;

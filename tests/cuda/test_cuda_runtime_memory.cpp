@@ -72,15 +72,18 @@ using namespace mt;
 
 TEST_CASE("cuda runtime: translate allocates no device or host memory", "[cuda][runtime]") {
   MT_REQUIRE_CUDA_DEVICE();
-  // The int8 GEMMs' quantized rows and sums live in the session's block too.
-  const bool int8 = GENERATE(false, true);
-  INFO((int8 ? "int8 model, int8 GEMMs" : "fp32 model"));
+  // The int8 GEMMs' quantized rows and sums, and the device search's state,
+  // live in the session's block too.
+  const int variant = GENERATE(0, 1, 2);
+  const bool int8 = variant == 1, device_search = variant == 2;
+  INFO((int8 ? "int8 model, int8 GEMMs" : device_search ? "fp32 model, device search" : "fp32 model"));
   auto model = test::load_model(int8 ? "models/en-de-tiny.int8.mtm" : "models/en-de-tiny.mtm");
   const std::vector<std::string> lines = test::shipped_sentences();
   SessionOptions o;
   o.max_batch_size = 16;
   o.max_beam_size = 4;
   o.cuda_int8_gemm = int8;
+  o.cuda_device_search = device_search;
   Session session = test::make_session(model, o, Device::cuda);
   INFO("device memory of the session: " << session.device_memory_size() << " bytes");
   CHECK(session.device_memory_size() > 0);

@@ -69,6 +69,11 @@ struct MT_API SessionOptions {
   // of dequantizing them to fp32 at upload. Off by default until it has been
   // verified on a GPU (tests/cuda/run_on_gpu.sh); no effect on fp32 models.
   bool cuda_int8_gemm = false;
+  // CUDA beam search: keep its bookkeeping (next beams, finished hypotheses,
+  // the cache reorder) on the GPU too, the same code as the host's
+  // (lib/src/search_steps.hpp), so the host waits every few steps instead of
+  // every step. Off by default until it has been verified on a GPU.
+  bool cuda_device_search = false;
 
   Status validate(const ModelConfig& config) const;
 };

@@ -145,3 +145,121 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
 }
 
 }  // namespace mt::detail
+
+namespace mt::detail {
+
+DeviceBeams CudaSession::device_beams(int K) const {
+  DeviceBeams d;
+  d.K = K;
+  d.T = plan_.T;
+  d.capacity = plan_.K;
+  d.scores = dev<float>(plan_.ds_scores);
+  d.parents = dev<int32_t>(plan_.ds_parents);
+  d.step_tokens = dev<int32_t>(plan_.step_tokens);
+  d.history = dev<int32_t>(plan_.ds_history);
+  d.scratch = dev<int32_t>(plan_.ds_scratch);
+  d.candidates = dev<Candidate>(plan_.ds_candidates);
+  d.finished = dev<Finished>(plan_.ds_finished);
+  d.finished_tokens = dev<int32_t>(plan_.ds_finished_tokens);
+  d.finished_counts = dev<int>(plan_.ds_counts);
+  d.done = dev<int>(plan_.ds_done);
+  d.length_limits = dev<int>(plan_.ds_limits);
+  d.alive = dev<int>(plan_.ds_alive);
+  d.gather_index = dev<int32_t>(plan_.gather_index);
+  return d;
+}
+
+// Beam search whose every step (decoder, top-k, bookkeeping, cache gather)
+// stays on the device: the host starts the sentences as beam_search does,
+// sends that state up once, waits every kBeamStepsPerSync steps for the live
+// count, and at the end takes the finished hypotheses back to write the
+// results.
+Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchLimits& limits) {
+  const ModelConfig& cfg = *config_;
+  const int K = limits.beam, T = s.plan.T, C = cfg.d_model, cap = s.plan.K;
+  const int R = B * K, rows = padded_sentences(B) * K, L = cfg.decoder_layers;
+  SearchBuffers buffers = s.search_buffers();
+  int32_t* step = pinned<int32_t>(plan_.up_step);
+  buffers.step_tokens = step;
+  SearchBookkeeping book(buffers, limits, cfg.bos_id, cfg.eos_id);
+  const int alive_at_start = book.start_beam(B);
+  if (alive_at_start == 0) return {};
+  const int max_limit = book.max_steps();
+  const DeviceBeams d = device_beams(K);
+
+  // The starting state: BOS everywhere (padding rows too: they read valid
+  // embeddings and keep their own cache rows), one live beam per sentence,
+  // the sentences an empty source already finished marked done.
+  int32_t* index = pinned<int32_t>(plan_.up_index);
+  int* done = pinned<int>(plan_.up_done);
+  int* alive = pinned<int>(plan_.down_alive);
+  for (int r = R; r < rows; ++r) step[r] = cfg.bos_id;
+  for (int r = 0; r < rows; ++r) index[r] = r;
+  for (int b = 0; b < B; ++b) done[b] = book.done(b) ? 1 : 0;
+  std::copy(buffers.scores, buffers.scores + R, pinned<float>(plan_.up_scores));
+  std::copy(buffers.parents, buffers.parents + R, pinned<int32_t>(plan_.up_parents));
+  std::copy(buffers.length_limits, buffers.length_limits + B, pinned<int>(plan_.up_limits));
+  *alive = alive_at_start;
+  const auto up = [&](void* device, const void* host, size_t bytes) {
+    return cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_);
+  };
+  cudaError_t e = up(d.step_tokens, step, size_t(rows) * sizeof(int32_t));
+  if (e == cudaSuccess) e = up(d.gather_index, index, size_t(rows) * sizeof(int32_t));
+  if (e == cudaSuccess) e = up(d.scores, pinned<float>(plan_.up_scores), size_t(R) * sizeof(float));
+  if (e == cudaSuccess) e = up(d.parents, pinned<int32_t>(plan_.up_parents), size_t(R) * sizeof(int32_t));
+  if (e == cudaSuccess) e = up(d.done, done, size_t(B) * sizeof(int));
+  if (e == cudaSuccess) e = up(const_cast<int*>(d.length_limits), pinned<int>(plan_.up_limits), size_t(B) * sizeof(int));
+  if (e == cudaSuccess) e = up(d.alive, alive, sizeof(int));
+  // Every live sentence starts with no finished hypothesis.
+  if (e == cudaSuccess) e = cudaMemsetAsync(d.finished_counts, 0, size_t(B) * sizeof(int), stream_);
+  if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the search's state to the GPU failed", e);
+  MT_RETURN_IF_ERROR(upload_positions(0, limits.min_length));
+
+  const size_t row_floats = size_t(T) * 2 * C;
+  for (int t0 = 0; t0 < max_limit && *alive > 0; t0 += kBeamStepsPerSync) {
+    const int steps = std::min(kBeamStepsPerSync, max_limit - t0);
+    for (int i = 0; i < steps; ++i) {
+      const int t = t0 + i;
+      MT_RETURN_IF_ERROR(launch_step(rows, K, cache_));
+      MT_CUDA_LAUNCH(advance_beams_cuda(d, B, t, cfg.eos_id, limits.length_penalty, dev<float>(plan_.top_values),
+                                        dev<int32_t>(plan_.top_indices), stream_),
+                     "beam bookkeeping");
+      // Row r takes its parent's keys and values for positions [0, t].
+      MT_CUDA_LAUNCH(gather_rows_f32_cuda(dev<float>(plan_.self_cache[cache_]), dev<float>(plan_.self_cache[1 - cache_]),
+                                          d.gather_index, rows, row_floats, size_t(t + 1) * 2 * C, L,
+                                          plan_.self_cache_stride, stream_),
+                     "KV cache gather");
+      cache_ = 1 - cache_;
+    }
+    if (const cudaError_t copied = cudaMemcpyAsync(alive, d.alive, sizeof(int), cudaMemcpyDeviceToHost, stream_);
+        copied != cudaSuccess) {
+      return cuda_error(Errc::internal, "copying the live count from the GPU failed", copied);
+    }
+    MT_RETURN_IF_ERROR(sync("beam steps"));
+  }
+
+  // The finished hypotheses of the sentences searched on the device become
+  // their results, as on the host.
+  Finished* finished = pinned<Finished>(plan_.down_finished);
+  int32_t* tokens = pinned<int32_t>(plan_.down_finished_tokens);
+  int* counts = pinned<int>(plan_.down_counts);
+  const size_t hypotheses = size_t(B) * cap;
+  e = cudaMemcpyAsync(finished, d.finished, hypotheses * sizeof(Finished), cudaMemcpyDeviceToHost, stream_);
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(tokens, d.finished_tokens, hypotheses * T * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
+  }
+  if (e == cudaSuccess) e = cudaMemcpyAsync(counts, d.finished_counts, size_t(B) * sizeof(int), cudaMemcpyDeviceToHost, stream_);
+  if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the hypotheses from the GPU failed", e);
+  MT_RETURN_IF_ERROR(sync("beam results"));
+  for (int b = 0; b < B; ++b) {
+    if (book.done(b)) continue;  // an empty source, finished at the start
+    const size_t first = size_t(b) * cap;
+    std::copy(finished + first, finished + first + cap, buffers.finished + first);
+    std::copy(tokens + first * T, tokens + (first + cap) * T, buffers.finished_tokens + first * T);
+    buffers.finished_counts[b] = counts[b];
+    book.emit(b, limits.hypotheses);
+  }
+  return {};
+}
+
+}  // namespace mt::detail

@@ -14,7 +14,7 @@
 
 namespace mt::detail {
 
-CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWeightForm form) {
+CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWeightForm form, bool device_search) {
   CudaPlan p;
   p.B = host.B, p.S = host.S, p.T = host.T, p.K = host.K, p.R = host.R, p.N = host.N;
   p.P = std::max(p.S, p.T);
@@ -63,6 +63,21 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWei
     p.i8_zeros = d.reserve<int32_t>(rows);
     p.i8_acc = d.reserve<int32_t>(std::max(ArenaPlanner::product(N, encoder_n), ArenaPlanner::product(R, decoder_n)));
   }
+  p.device_search = device_search && p.K > 1;
+  if (p.device_search) {
+    const size_t K = size_t(p.K);
+    p.ds_scores = d.reserve<float>(R);
+    p.ds_parents = d.reserve<int32_t>(R);
+    p.ds_history = d.reserve<int32_t>(R * T);
+    p.ds_scratch = d.reserve<int32_t>(R * T);
+    p.ds_candidates = d.reserve<Candidate>(B * 2 * K * K);
+    p.ds_finished = d.reserve<Finished>(B * K);
+    p.ds_finished_tokens = d.reserve<int32_t>(B * K * T);
+    p.ds_counts = d.reserve<int>(B);
+    p.ds_done = d.reserve<int>(B);
+    p.ds_limits = d.reserve<int>(B);
+    p.ds_alive = d.reserve<int>(1);
+  }
   p.device_total = d.size();
 
   ArenaPlanner h;
@@ -77,6 +92,16 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWei
   p.down_indices = h.reserve<int32_t>(top);
   p.ring_tokens = h.reserve<int32_t>(size_t(kGreedyStepsPerSync) * R);
   p.ring_values = h.reserve<float>(size_t(kGreedyStepsPerSync) * R);
+  if (p.device_search) {
+    p.up_scores = h.reserve<float>(R);
+    p.up_parents = h.reserve<int32_t>(R);
+    p.up_done = h.reserve<int>(B);
+    p.up_limits = h.reserve<int>(B);
+    p.down_alive = h.reserve<int>(1);
+    p.down_finished = h.reserve<Finished>(B * size_t(p.K));
+    p.down_finished_tokens = h.reserve<int32_t>(B * size_t(p.K) * T);
+    p.down_counts = h.reserve<int>(B);
+  }
   p.pinned_total = h.size();
   return p;
 }
@@ -120,7 +145,7 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   std::unique_ptr<CudaSession> s(new CudaSession);
   s->config_ = &cfg;
   s->device_ = options.cuda_device;
-  s->plan_ = CudaPlan::make(cfg, host, form);
+  s->plan_ = CudaPlan::make(cfg, host, form, options.cuda_device_search);
   const CudaPlan& p = s->plan_;
   if (p.device_total == SIZE_MAX || p.pinned_total == SIZE_MAX) {
     return Status::error(Errc::capacity_exceeded, "the CUDA session's memory for these options does not fit in size_t");
@@ -280,7 +305,8 @@ Status CudaSession::run(Session::Impl& s, int B, const TranslateOptions& options
   MT_RETURN_IF_ERROR(encode(s, B));
   const SearchLimits limits{options.beam_size, options.num_hypotheses, options.min_decoding_length,
                             options.length_penalty};
-  return options.beam_size == 1 ? greedy_search(s, B, limits) : beam_search(s, B, limits);
+  if (options.beam_size == 1) return greedy_search(s, B, limits);
+  return plan_.device_search ? beam_search_on_device(s, B, limits) : beam_search(s, B, limits);
 }
 
 }  // namespace mt::detail

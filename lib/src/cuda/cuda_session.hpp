@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda/cuda_transformer.hpp"
+#include "cuda/device_search.hpp"
 #include "mt/session.hpp"
 
 struct CUgraphExec_st;  // cudaGraphExec_t is CUgraphExec_st*
@@ -26,6 +27,10 @@ struct SearchLimits;
 // waits for the GPU once per ring: the host reads a step a few steps late, and
 // after the last sentence ends at most this many - 1 steps are wasted.
 inline constexpr int kGreedyStepsPerSync = 4;
+// Beam search with its bookkeeping on the device waits for the count of live
+// sentences every this many steps (up to this many - 1 wasted at the end).
+// Set without a GPU at hand: to be tuned against the per-step wait.
+inline constexpr int kBeamStepsPerSync = 2;
 
 // Offsets into the session's device block (CudaPlan::device) and its pinned
 // host block (CudaPlan::pinned).
@@ -42,6 +47,10 @@ struct CudaPlan {
   // their scales and zeros [rows], and the GEMMs' int32 sums (largest
   // rows x padded n of any int8 layer). Zero-sized otherwise.
   size_t i8_q = 0, i8_scales = 0, i8_zeros = 0, i8_acc = 0;
+  // Beam bookkeeping on the device (cuda_device_search): DeviceBeams' arrays.
+  bool device_search = false;
+  size_t ds_scores = 0, ds_parents = 0, ds_history = 0, ds_scratch = 0, ds_candidates = 0, ds_finished = 0,
+         ds_finished_tokens = 0, ds_counts = 0, ds_done = 0, ds_limits = 0, ds_alive = 0;
   // Decode positions on the device: [R] positions, [R] cache lengths, then
   // the minimum length (1); step_state_ints of them, mirrored by up_state.
   size_t step_state = 0, step_state_ints = 0;
@@ -51,9 +60,12 @@ struct CudaPlan {
   size_t up_state = 0;
   size_t down_values = 0, down_indices = 0;
   size_t ring_tokens = 0, ring_values = 0;  // greedy: kGreedyStepsPerSync x [R]
+  // Device search: its starting state up, its live count and results down.
+  size_t up_scores = 0, up_parents = 0, up_done = 0, up_limits = 0;
+  size_t down_alive = 0, down_finished = 0, down_finished_tokens = 0, down_counts = 0;
   size_t pinned_total = 0;
 
-  static CudaPlan make(const ModelConfig& config, const SessionPlan& host, CudaWeightForm form);
+  static CudaPlan make(const ModelConfig& config, const SessionPlan& host, CudaWeightForm form, bool device_search);
 };
 
 class CudaSession {
@@ -108,6 +120,9 @@ class CudaSession {
   Status sync(const char* what) const;
   Status greedy_search(Session::Impl& session, int B, const SearchLimits& limits);
   Status beam_search(Session::Impl& session, int B, const SearchLimits& limits);
+  // The same with the bookkeeping on the device (cuda/device_search.cu).
+  Status beam_search_on_device(Session::Impl& session, int B, const SearchLimits& limits);
+  DeviceBeams device_beams(int K) const;
 
   const ModelConfig* config_ = nullptr;
   int device_ = 0;
