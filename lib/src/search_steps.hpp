@@ -33,9 +33,14 @@ struct Finished {
   int32_t length;  // tokens without EOS
 };
 
+// max(length, 1)^penalty: what a score of that length is divided by.
+MT_HOST_DEVICE inline float length_scale(int length, float penalty) {
+  return powf(float(length > 1 ? length : 1), penalty);
+}
+
 // log_prob / max(length, 1)^penalty.
 MT_HOST_DEVICE inline float normalized_score(float log_prob, int length, float penalty) {
-  return penalty == 0.0f ? log_prob : log_prob / powf(float(length > 1 ? length : 1), penalty);
+  return penalty == 0.0f ? log_prob : log_prob / length_scale(length, penalty);
 }
 
 // Stable sort, best first, of a few elements in place: std::stable_sort
@@ -67,6 +72,11 @@ struct SentenceBeams {
   Finished* finished = nullptr;        // [K]
   int32_t* finished_tokens = nullptr;  // [K, T]
   int* finished_count = nullptr;
+  // [T + 1]: length_scale(L, penalty) for each L, computed on the host. The
+  // device's powf may round differently from the host's, and a score one ulp
+  // off can keep another hypothesis; with the host's table both divide by the
+  // same. Null: computed here.
+  const float* length_scales = nullptr;
 };
 
 MT_HOST_DEVICE inline void copy_tokens(const int32_t* from, int n, int32_t* to) {
@@ -77,7 +87,9 @@ MT_HOST_DEVICE inline void copy_tokens(const int32_t* from, int n, int32_t* to) 
 // the first of equals, when full and this one is better).
 MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32_t* tokens, int length,
                                              float log_prob, int scored_length, float length_penalty) {
-  const float score = normalized_score(log_prob, scored_length, length_penalty);
+  const float score = length_penalty == 0.0f ? log_prob
+                      : s.length_scales   ? log_prob / s.length_scales[scored_length]
+                                          : normalized_score(log_prob, scored_length, length_penalty);
   int slot = *s.finished_count;
   if (slot == s.K) {
     slot = 0;

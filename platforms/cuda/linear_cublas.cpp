@@ -91,19 +91,22 @@ CudaStatus linear_i8_cuda(CublasContext* context, const float* A, size_t lda, co
                           int K, Activation act, const CudaInt8Scratch& scratch, CudaStream stream) {
   const CudaStatus invalid = CudaStatus(cudaErrorInvalidValue);
   const size_t Kp = size_t(padded_k_i8(K));
-  // cuBLAS's int8 GEMM wants both operands' leading dimensions in multiples of 4.
-  if (context == nullptr || M < 0 || N < 0 || K < 0 || lda < size_t(K) || W.ld < Kp || W.ld % 4 != 0 ||
-      scratch.ldq < Kp || scratch.ldq % 4 != 0 || scratch.ld_acc < size_t(N) || ldc < size_t(N))
+  if (context == nullptr || M < 0 || N < 0 || K < 0) return invalid;
+  const int Np = padded_rows_i8(N);
+  // cuBLAS's int8 GEMM: sizes and leading dimensions in multiples of 4.
+  if (lda < size_t(K) || W.ld < Kp || W.ld % 4 != 0 || scratch.ldq < Kp || scratch.ldq % 4 != 0 ||
+      scratch.ld_acc < size_t(Np) || scratch.ld_acc % 4 != 0 || ldc < size_t(N))
     return invalid;
   if (M == 0 || N == 0) return 0;
   if (CudaStatus s = use_stream(context, stream)) return s;
   if (CudaStatus s = quantize_rows_s8_cuda(A, lda, M, K, scratch.q, scratch.ldq, scratch.scales, scratch.zeros,
                                            W.input_scale, W.input_zero, stream))
     return s;
-  // Integer sums: alpha and beta are int32 with CUBLAS_COMPUTE_32I.
+  // Integer sums of all Np weight rows (the padding's are 0 and never read):
+  // alpha and beta are int32 with CUBLAS_COMPUTE_32I.
   const int32_t alpha = 1, beta = 0;
   const cublasStatus_t status = cuda_detail::cublas_library()->gemm_ex(
-      context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, int(Kp), &alpha, W.q, CUDA_R_8I, int(W.ld), scratch.q,
+      context->handle, CUBLAS_OP_T, CUBLAS_OP_N, Np, M, int(Kp), &alpha, W.q, CUDA_R_8I, int(W.ld), scratch.q,
       CUDA_R_8I, int(scratch.ldq), &beta, scratch.acc, CUDA_R_32I, int(scratch.ld_acc), CUBLAS_COMPUTE_32I,
       CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);

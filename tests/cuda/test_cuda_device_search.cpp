@@ -2,6 +2,7 @@
 // (SearchBookkeeping) on the same made-up top-k output, step by step: the
 // same beams, parents, scores, next tokens, gather index and finished
 // hypotheses. Without a CUDA device the case says why and passes.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -37,10 +38,9 @@ void random_top_k(int rows, int width, std::mt19937& rng, std::vector<float>& va
   }
 }
 
-bool near(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  return a == b || std::fabs(a - b) <= 1e-6f * (1.0f + std::fabs(a));  // powf may differ in the last place
-}
+// The same value, NaN included: both sides add the same floats and divide
+// by the same length scales (the host's table), so nothing may differ.
+bool same(float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
 }  // namespace
 
@@ -49,10 +49,13 @@ TEST_CASE("cuda: the device's beam bookkeeping steps as the host's", "[cuda][sea
   const int K = GENERATE(2, 4, 8);
   const float penalty = GENERATE(0.0f, 1.0f);
   INFO("beam " << K << ", length penalty " << penalty);
-  const int B = 6, T = 12, R = B * K, width = 2 * K;
+  // Finished hypotheses spaced by a capacity above the beam, as in a session
+  // whose max_beam_size is larger than this call's beam.
+  const int B = 6, T = 12, R = B * K, width = 2 * K, capacity = K + 2;
   constexpr int32_t kBos = 1, kEos = 2;
   // Sentence 2 is an empty source (done before the first step); the others
-  // stop at their limits or when K hypotheses have finished.
+  // stop at their limits or when K hypotheses have finished. Sentence 5's
+  // rows have no candidates at step 2 (NaN logits), if it lives that long.
   const std::vector<int> limits = {12, 3, 0, 7, 1, 12};
 
   // The host: SearchBookkeeping over plain arrays.
@@ -60,10 +63,10 @@ TEST_CASE("cuda: the device's beam bookkeeping steps as the host's", "[cuda][sea
   std::vector<float> scores(R);
   std::vector<int32_t> steps(R), parents(R), history(size_t(R) * T), scratch(size_t(K) * T);
   std::vector<Candidate> candidates(size_t(width) * K);
-  std::vector<Finished> finished(size_t(B) * K);
-  std::vector<int32_t> finished_tokens(size_t(B) * K * T);
-  std::vector<Hypothesis> hypotheses(size_t(B) * K);
-  SearchBuffers h{K, T, limits.data(), done.data(), scores.data(), steps.data(), parents.data(), history.data(),
+  std::vector<Finished> finished(size_t(B) * capacity);
+  std::vector<int32_t> finished_tokens(size_t(B) * capacity * T);
+  std::vector<Hypothesis> hypotheses(size_t(B) * capacity);
+  SearchBuffers h{capacity, T, limits.data(), done.data(), scores.data(), steps.data(), parents.data(), history.data(),
                   scratch.data(), candidates.data(), finished.data(), finished_tokens.data(), counts.data(),
                   hypotheses.data()};
   SearchLimits search;
@@ -83,7 +86,10 @@ TEST_CASE("cuda: the device's beam bookkeeping steps as the host's", "[cuda][sea
   DeviceVector<int> d_counts(std::vector<int>(B, 0)), d_done(start_done), d_limits(limits),
       d_alive(std::vector<int>{alive});
   DeviceBeams d;
-  d.K = K, d.T = T, d.capacity = K;
+  std::vector<float> scales(size_t(T) + 1);
+  for (int length = 0; length <= T; ++length) scales[length] = length_scale(length, penalty);
+  DeviceVector<float> d_scales(scales);
+  d.K = K, d.T = T, d.capacity = capacity, d.length_scales = d_scales.get();
   d.scores = d_scores.get(), d.parents = d_parents.get(), d.step_tokens = d_steps.get();
   d.history = d_history.get(), d.scratch = d_scratch.get(), d.candidates = d_candidates.get();
   d.finished = d_finished.get(), d.finished_tokens = d_finished_tokens.get(), d.finished_counts = d_counts.get();
@@ -95,6 +101,10 @@ TEST_CASE("cuda: the device's beam bookkeeping steps as the host's", "[cuda][sea
   for (int t = 0; t < T && alive > 0; ++t) {
     INFO("step " << t);
     random_top_k(R, width, rng, values, tokens);
+    // Sentence 5: no EOS before step 2, then no candidates at all.
+    const auto first = tokens.begin() + size_t(5) * K * width, last = tokens.begin() + size_t(6) * K * width;
+    if (t < 2) std::replace(first, last, kEos, kEos + 1);
+    if (t == 2) std::fill(first, last, -1);
     const std::vector<int> done_before = done;
     for (int b = 0; b < B; ++b) {
       if (book.done(b)) continue;
@@ -128,7 +138,7 @@ TEST_CASE("cuda: the device's beam bookkeeping steps as the host's", "[cuda][sea
         INFO("beam " << k);
         CHECK(dev_parents[row] == parents[row]);
         CHECK(dev_index[row] == b * K + parents[row]);
-        CHECK(near(dev_scores[row], scores[row]));
+        CHECK(same(dev_scores[row], scores[row]));
         if (scores[row] == -std::numeric_limits<float>::infinity()) continue;
         CHECK(dev_steps[row] == steps[row]);
         for (int i = 0; i <= t; ++i) CHECK(dev_history[size_t(row) * T + i] == history[size_t(row) * T + i]);
@@ -146,13 +156,13 @@ TEST_CASE("cuda: the device's beam bookkeeping steps as the host's", "[cuda][sea
     REQUIRE(dev_counts[b] == counts[b]);  // emit left the host's count as it was: hypotheses = K
     for (int i = 0; i < counts[b]; ++i) {
       INFO("finished " << i);
-      const Finished& want = finished[size_t(b) * K + i];
-      const Finished& got = dev_finished[size_t(b) * K + i];
-      CHECK(near(got.score, want.score));
-      CHECK(near(got.log_prob, want.log_prob));
+      const Finished& want = finished[size_t(b) * capacity + i];
+      const Finished& got = dev_finished[size_t(b) * capacity + i];
+      CHECK(same(got.score, want.score));
+      CHECK(same(got.log_prob, want.log_prob));
       REQUIRE(got.length == want.length);
       for (int j = 0; j < want.length; ++j) {
-        CHECK(dev_tokens[(size_t(b) * K + i) * T + j] == finished_tokens[(size_t(b) * K + i) * T + j]);
+        CHECK(dev_tokens[(size_t(b) * capacity + i) * T + j] == finished_tokens[(size_t(b) * capacity + i) * T + j]);
       }
     }
   }

@@ -105,7 +105,7 @@ TEST_CASE("cuda: quantize_rows_s8 gives quantize_rows_u8_ref's bits, minus 128",
 }
 
 // One int8 layer's inputs, on the host in both the CPU's layout (packed
-// panels) and the GPU's (rows padded to 4).
+// panels) and the GPU's (rows and their count padded to 4).
 struct Int8Layer {
   Int8Layer(int M_, int N_, int K_, uint32_t seed) : M(M_), N(N_), K(K_), Kp(padded_k_i8(K_)) {
     lda = size_t(K) + 5;
@@ -114,7 +114,7 @@ struct Int8Layer {
     W = random_i8(size_t(N) * K, seed + 1);
     packed.assign(packed_size_i8(N, K), 0);
     pack_weights_i8(W.data(), N, K, packed.data());
-    rows.assign(size_t(N) * Kp, 0);
+    rows.assign(size_t(padded_rows_i8(N)) * Kp, 0);  // the padding rows zero, as uploaded
     w_sum.assign(N, 0);
     for (int n = 0; n < N; ++n) {
       for (int k = 0; k < K; ++k) {
@@ -258,6 +258,9 @@ TEST_CASE("cuda: linear_i8 refuses leading dimensions cuBLAS's int8 GEMM cannot 
   CudaInt8Scratch narrow_acc = scratch;
   narrow_acc.ld_acc = 7;  // fewer than N
   CHECK(call(context, w, narrow_acc) != 0);
+  CudaInt8Scratch odd_acc = scratch;
+  odd_acc.ld_acc = 10;  // not a multiple of 4
+  CHECK(call(context, w, odd_acc) != 0);
   CHECK(call(nullptr, w, scratch) != 0);
   CHECK(quantize_rows_s8_cuda(A, K, M, K, scratch.q, 7, nullptr, nullptr, 0.0f, 0, nullptr) != 0);
   CHECK(dequantize_i32_cuda(nullptr, 7, nullptr, nullptr, nullptr, nullptr, nullptr, Activation::none, nullptr, 0, C,

@@ -166,6 +166,7 @@ DeviceBeams CudaSession::device_beams(int K) const {
   d.length_limits = dev<int>(plan_.ds_limits);
   d.alive = dev<int>(plan_.ds_alive);
   d.gather_index = dev<int32_t>(plan_.gather_index);
+  d.length_scales = dev<float>(plan_.ds_length_scales);
   return d;
 }
 
@@ -199,6 +200,8 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   std::copy(buffers.scores, buffers.scores + R, pinned<float>(plan_.up_scores));
   std::copy(buffers.parents, buffers.parents + R, pinned<int32_t>(plan_.up_parents));
   std::copy(buffers.length_limits, buffers.length_limits + B, pinned<int>(plan_.up_limits));
+  float* scales = pinned<float>(plan_.up_length_scales);
+  for (int length = 0; length <= T; ++length) scales[length] = length_scale(length, limits.length_penalty);
   *alive = alive_at_start;
   const auto up = [&](void* device, const void* host, size_t bytes) {
     return cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_);
@@ -210,6 +213,7 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   if (e == cudaSuccess) e = up(d.done, done, size_t(B) * sizeof(int));
   if (e == cudaSuccess) e = up(const_cast<int*>(d.length_limits), pinned<int>(plan_.up_limits), size_t(B) * sizeof(int));
   if (e == cudaSuccess) e = up(d.alive, alive, sizeof(int));
+  if (e == cudaSuccess) e = up(const_cast<float*>(d.length_scales), scales, size_t(T + 1) * sizeof(float));
   // Every live sentence starts with no finished hypothesis.
   if (e == cudaSuccess) e = cudaMemsetAsync(d.finished_counts, 0, size_t(B) * sizeof(int), stream_);
   if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the search's state to the GPU failed", e);

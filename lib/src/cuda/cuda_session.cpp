@@ -77,6 +77,7 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWei
     p.ds_done = d.reserve<int>(B);
     p.ds_limits = d.reserve<int>(B);
     p.ds_alive = d.reserve<int>(1);
+    p.ds_length_scales = d.reserve<float>(T + 1);
   }
   p.device_total = d.size();
 
@@ -97,6 +98,7 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWei
     p.up_parents = h.reserve<int32_t>(R);
     p.up_done = h.reserve<int>(B);
     p.up_limits = h.reserve<int>(B);
+    p.up_length_scales = h.reserve<float>(T + 1);
     p.down_alive = h.reserve<int>(1);
     p.down_finished = h.reserve<Finished>(B * size_t(p.K));
     p.down_finished_tokens = h.reserve<int32_t>(B * size_t(p.K) * T);

@@ -50,7 +50,7 @@ struct CudaPlan {
   // Beam bookkeeping on the device (cuda_device_search): DeviceBeams' arrays.
   bool device_search = false;
   size_t ds_scores = 0, ds_parents = 0, ds_history = 0, ds_scratch = 0, ds_candidates = 0, ds_finished = 0,
-         ds_finished_tokens = 0, ds_counts = 0, ds_done = 0, ds_limits = 0, ds_alive = 0;
+         ds_finished_tokens = 0, ds_counts = 0, ds_done = 0, ds_limits = 0, ds_alive = 0, ds_length_scales = 0;
   // Decode positions on the device: [R] positions, [R] cache lengths, then
   // the minimum length (1); step_state_ints of them, mirrored by up_state.
   size_t step_state = 0, step_state_ints = 0;
@@ -61,7 +61,7 @@ struct CudaPlan {
   size_t down_values = 0, down_indices = 0;
   size_t ring_tokens = 0, ring_values = 0;  // greedy: kGreedyStepsPerSync x [R]
   // Device search: its starting state up, its live count and results down.
-  size_t up_scores = 0, up_parents = 0, up_done = 0, up_limits = 0;
+  size_t up_scores = 0, up_parents = 0, up_done = 0, up_limits = 0, up_length_scales = 0;
   size_t down_alive = 0, down_finished = 0, down_finished_tokens = 0, down_counts = 0;
   size_t pinned_total = 0;
 

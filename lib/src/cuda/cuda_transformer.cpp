@@ -25,7 +25,7 @@ CudaStatus CudaTransformer::linear(const float* x, int M, const CudaLinear& w, f
   if (w.is_int8()) {
     CudaInt8Scratch scratch = int8_scratch_;
     scratch.ldq = w.i8.ld;  // rows packed at this layer's width
-    scratch.ld_acc = (size_t(w.n) + 3) / 4 * 4;  // kept 16-byte aligned for cuBLAS's int8 kernels
+    scratch.ld_acc = size_t(padded_rows_i8(w.n));
     return linear_i8_cuda(cublas_, x, size_t(w.k), w.i8, w.bias, residual, size_t(w.n), y, size_t(w.n), M, w.n, w.k,
                           act, scratch, stream_);
   }

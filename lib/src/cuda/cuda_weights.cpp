@@ -54,12 +54,12 @@ void dequantize_i8(const int8_t* packed, const float* scales, int n, int k, floa
     for (int c = 0; c < k; ++c) out[size_t(r) * k + c] = float(packed_at_i8(packed, k, r, c)) * scales[r];
 }
 
-// W [n, k] int8 rows of `ld` bytes from the file's panels, the pad zero.
+// W [n, k] as padded_rows_i8(n) int8 rows of `ld` bytes from the file's
+// panels, the padding zero.
 void unpack_i8(const int8_t* packed, int n, int k, size_t ld, int8_t* out) {
+  std::memset(out, 0, size_t(padded_rows_i8(n)) * ld);
   for (int r = 0; r < n; ++r) {
-    int8_t* row = out + size_t(r) * ld;
-    for (int c = 0; c < k; ++c) row[c] = packed_at_i8(packed, k, r, c);
-    std::memset(row + k, 0, ld - size_t(k));
+    for (int c = 0; c < k; ++c) out[size_t(r) * ld + c] = packed_at_i8(packed, k, r, c);
   }
 }
 
@@ -79,7 +79,7 @@ CudaLinear place_linear_i8(BlockLayout& layout, const Linear& l) {
   CudaLinear d;
   d.n = l.n, d.k = l.k;
   const size_t ld = size_t(padded_k_i8(l.k));
-  d.i8.q = layout.place<int8_t>(l.weight_i8, Shape::i8_rows, ld, size_t(l.n) * ld,
+  d.i8.q = layout.place<int8_t>(l.weight_i8, Shape::i8_rows, ld, size_t(padded_rows_i8(l.n)) * ld,
                                 [&](int8_t* out) { unpack_i8(l.weight_i8, l.n, l.k, ld, out); });
   d.i8.ld = ld;
   d.i8.row_sums = layout.place<int32_t>(l.weight_i8, Shape::row_sums, 0, size_t(l.n), [&](int32_t* out) {
@@ -129,8 +129,9 @@ CudaEmbedding place_embedding(BlockLayout& layout, const Embedding& e, int V, in
     d.f32 = layout.place<float>(e.f32, Shape::f32_rows, 0, count,
                                 [&](float* out) { unpack_weights_f32(e.f32, V, C, out); });
   } else if (form == CudaWeightForm::int8) {
-    // Rows of C bytes: the same bytes as the tied output layer's when C is a multiple of 4.
-    d.i8 = layout.place<int8_t>(e.i8, Shape::i8_rows, size_t(C), count,
+    // Rows of C bytes, padded as an int8 layer's: the same bytes as the tied
+    // output layer's when C is a multiple of 4.
+    d.i8 = layout.place<int8_t>(e.i8, Shape::i8_rows, size_t(C), size_t(padded_rows_i8(V)) * size_t(C),
                                 [&](int8_t* out) { unpack_i8(e.i8, V, C, size_t(C), out); });
     d.scales = place_vector(layout, e.scales, V);
   } else {

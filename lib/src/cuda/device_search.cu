@@ -24,6 +24,7 @@ __global__ void advance_beams_kernel(DeviceBeams d, int B, int t, int32_t eos_id
   s.finished = d.finished + size_t(b) * d.capacity;
   s.finished_tokens = d.finished_tokens + size_t(b) * d.capacity * T;
   s.finished_count = d.finished_counts + b;
+  s.length_scales = d.length_scales;
   // The 2K best continuations of each live beam, as the host search gathers them.
   int n = 0;
   for (int k = 0; k < K; ++k) {

@@ -31,6 +31,7 @@ struct DeviceBeams {
   const int* length_limits = nullptr;  // [B]
   int* alive = nullptr;                // sentences not done
   int32_t* gather_index = nullptr;     // [B * K]: the cache row each row takes (its parent's)
+  const float* length_scales = nullptr;  // [T + 1]: length_scale(L, penalty), from the host
 };
 
 // Step t of every sentence not done: its live beams' candidates from top_k's

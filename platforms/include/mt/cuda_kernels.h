@@ -214,8 +214,12 @@ CudaStatus dequantize_i32_cuda(const int32_t* acc, size_t ld_acc, const int32_t*
                                const float* bias, Activation act, const float* residual, size_t ldr,
                                float* C, size_t ldc, int M, int N, CudaStream stream);
 
-// An int8 layer's weights on the device: W [N, K] as rows of ld = padded_k_i8(K)
-// int8 (the pad zero), W[n, k] = scales[n] * q[n, k].
+// Rows of an int8 operand cuBLAS multiplies: a multiple of 4 (its int8
+// kernels want m, k and the leading dimensions so; some GPUs refuse others).
+inline constexpr int padded_rows_i8(int N) { return (N + 3) / 4 * 4; }
+
+// An int8 layer's weights on the device: W [N, K] as padded_rows_i8(N) rows
+// of ld = padded_k_i8(K) int8 (the padding zero), W[n, k] = scales[n] * q[n, k].
 struct CudaInt8Weights {
   const int8_t* q = nullptr;
   size_t ld = 0;
@@ -230,7 +234,7 @@ struct CudaInt8Weights {
 
 // Where an int8 layer's intermediates go: Q [M, ldq] (ldq >= padded_k_i8(K),
 // a multiple of 4), scales and zeros [M], and the s8 sums acc [M, ld_acc]
-// (ld_acc >= N).
+// (ld_acc >= padded_rows_i8(N), a multiple of 4).
 struct CudaInt8Scratch {
   int8_t* q = nullptr;
   size_t ldq = 0;
