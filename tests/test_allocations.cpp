@@ -5,14 +5,15 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "int8_models.hpp"
 #include "malloc_hooks.hpp"
 #include "mt/mt.h"
-#include "quantizer.hpp"
 #include "test_util.hpp"
 #include "vocab/vocab_train.hpp"
 
 using namespace mt;
 using test::allocations_during;
+using test::int8_model;
 
 namespace {
 
@@ -34,31 +35,6 @@ std::shared_ptr<const Model> text_model(uint64_t seed) {
   REQUIRE(writer->write(path).ok());
   auto model = Model::load(path);
   REQUIRE(model.ok());
-  return model.value();
-}
-
-// An int8 copy of `fp32` calibrated on `lines` (built before any counting),
-// checked to be int8 so that the tests below cannot pass on an fp32 model.
-std::shared_ptr<const Model> int8_model(std::shared_ptr<const Model> fp32, const std::vector<std::string>& lines,
-                                        ActivationScales activations) {
-  quantize::QuantizeOptions o;
-  o.activations = activations;
-  o.max_length = 16;  // random models rarely stop: keep calibration short
-  auto calibration = quantize::calibrate(fp32, lines, o);
-  INFO(calibration.status().message());
-  REQUIRE(calibration.ok());
-  auto bytes = quantize::build_int8_model(*fp32, *calibration, o);
-  INFO(bytes.status().message());
-  REQUIRE(bytes.ok());
-  auto model = quantize::load_model_bytes(*bytes);
-  INFO(model.status().message());
-  REQUIRE(model.ok());
-  const Model& m = **model;
-  REQUIRE(m.quantization().int8);
-  REQUIRE(m.quantization().activations == activations);
-  REQUIRE((activations == ActivationScales::dynamic_per_row) == m.quantization().inputs.empty());
-  const auto tensors = m.tensors();
-  REQUIRE(std::any_of(tensors.begin(), tensors.end(), [](const TensorView& t) { return t.dtype == DType::i8; }));
   return model.value();
 }
 

@@ -71,10 +71,10 @@ class SearchBookkeeping {
   // marks it done (for a search whose steps ran elsewhere: its finished
   // hypotheses copied into the buffers).
   void emit(int b, int num_hypotheses);
-  // Sentence b's part of the buffers.
-  SentenceBeams sentence(int b) const;
 
  private:
+  // Sentence b's part of the buffers.
+  SentenceBeams sentence(int b) const;
   SearchBuffers buffers_;
   SearchLimits limits_;
   int K_ = 1;

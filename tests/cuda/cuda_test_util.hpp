@@ -68,6 +68,27 @@ class TestStream {
   cudaStream_t stream_ = nullptr;
 };
 
+// A cuBLAS handle of its own per test (with its workspace), or a failed test.
+class TestCublas {
+ public:
+  TestCublas() : context_(cublas_create()) { REQUIRE(context_ != nullptr); }
+  ~TestCublas() { cublas_destroy(context_); }
+  TestCublas(const TestCublas&) = delete;
+  TestCublas& operator=(const TestCublas&) = delete;
+  CublasContext* get() const { return context_; }
+
+ private:
+  CublasContext* context_ = nullptr;
+};
+
+// The linear layers' shapes M x N x K the GEMM tests run: single elements,
+// a decoder row, odd sizes around the tiles, a batch, a tall thin layer.
+struct LinearShape {
+  int M, N, K;
+};
+inline constexpr LinearShape kLinearShapes[] = {{1, 1, 1},        {1, 512, 512},   {7, 33, 65},
+                                                {37, 1000, 515},  {64, 2048, 512}, {200, 31, 1024}};
+
 // A device copy of a host vector; download() brings it back after the stream's work.
 template <class T>
 class DeviceVector {

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <random>
 #include <vector>
 
@@ -182,14 +181,9 @@ void require_same_or_close(const std::vector<float>& want, const std::vector<flo
 TEST_CASE("cuda: linear_i8 (quantize, cuBLAS s8 GEMM, dequantize) gives gemm_u8s8_ref's bits", "[cuda][int8]") {
   MT_REQUIRE_CUDA_DEVICE();
   TestStream stream;
-  const std::unique_ptr<CublasContext, void (*)(CublasContext*)> owner(cublas_create(), cublas_destroy);
-  CublasContext* context = owner.get();
-  REQUIRE(context != nullptr);
-  struct Shape {
-    int M, N, K;
-  };
-  for (const Shape s : {Shape{1, 1, 1}, Shape{1, 512, 512}, Shape{5, 33, 65}, Shape{37, 1000, 515},
-                        Shape{64, 2048, 512}, Shape{200, 31, 1024}}) {
+  const test::TestCublas cublas;
+  CublasContext* context = cublas.get();
+  for (const test::LinearShape s : test::kLinearShapes) {
     const Int8Layer g(s.M, s.N, s.K, uint32_t(s.M + s.N + s.K));
     DeviceVector<float> d_A(g.A), d_w_scale(g.w_scale), d_bias(g.bias), d_res(g.residual), d_C(size_t(g.M) * g.ldc);
     DeviceVector<int8_t> d_W(g.rows);

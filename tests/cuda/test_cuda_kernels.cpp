@@ -4,7 +4,6 @@
 // file. Without a CUDA device every case says why and passes.
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -402,14 +401,9 @@ struct LinearCase {
 TEST_CASE("cuda: linear_f32 (cuBLAS + epilogue) matches gemm_f32_ref", "[cuda]") {
   MT_REQUIRE_CUDA_DEVICE();
   TestStream stream;
-  const std::unique_ptr<CublasContext, void (*)(CublasContext*)> owner(cublas_create(), cublas_destroy);
-  CublasContext* context = owner.get();
-  REQUIRE(context != nullptr);
-  struct Shape {
-    int M, N, K;
-  };
-  for (const Shape s : {Shape{1, 1, 1}, Shape{1, 512, 512}, Shape{7, 33, 65}, Shape{37, 1000, 515},
-                        Shape{64, 2048, 512}, Shape{200, 31, 1024}}) {
+  const test::TestCublas cublas;
+  CublasContext* context = cublas.get();
+  for (const test::LinearShape s : test::kLinearShapes) {
     const LinearCase g(s.M, s.N, s.K, s.M + s.N + s.K);
     DeviceVector<float> d_A(g.A), d_W(g.W), d_bias(g.bias), d_res(g.residual), d_C(size_t(g.M) * g.ldc);
     const std::vector<float> init = random_vector(size_t(g.M) * g.ldc, 99);

@@ -10,8 +10,8 @@
 
 #include "cuda/cuda_runtime_util.hpp"
 #include "cuda/cuda_test_util.hpp"
+#include "int8_models.hpp"
 #include "mt/mt.h"
-#include "quantizer.hpp"
 #include "session_impl.hpp"
 #include "test_util.hpp"
 
@@ -69,6 +69,38 @@ void check_same_nbest(const std::vector<test::TextResult>& cpu, const std::vecto
   }
 }
 
+// Both sessions have encoded the same two sentences; decodes T steps of
+// made-up prefixes on each (BOS, then tokens that differ per row) and checks
+// every row's logits: max |cpu - gpu| / max |cpu| <= tol. Returns the worst.
+double compare_step_logits(Session::Impl& c, Session::Impl& g, const ModelConfig& config, int T, double tol) {
+  const int R = 2, V = config.target_vocab_size;
+  std::vector<float> gpu_logits(size_t(R) * V);
+  const detail::DecoderState state = c.decoder_state(1);
+  double worst = 0.0;
+  for (int t = 0; t < T; ++t) {
+    const int32_t tokens[R] = {t == 0 ? config.bos_id : int32_t(4 + (t * 37) % (V - 4)),
+                               t == 0 ? config.bos_id : int32_t(4 + (t * 91) % (V - 4))};
+    c.transformer->decode_step(tokens, R, t, state, c.decoder_buffers(), c.at<float>(c.plan.logits));
+    const Status stepped = g.cuda->step_logits(tokens, R, t, 1, gpu_logits.data());
+    INFO(stepped.message());
+    REQUIRE(stepped.ok());
+    const float* cpu_logits = c.at<float>(c.plan.logits);
+    for (int r = 0; r < R; ++r) {
+      double max_diff = 0.0, max_abs = 0.0;
+      for (int v = 0; v < V; ++v) {
+        const size_t i = size_t(r) * V + v;
+        max_diff = std::max(max_diff, std::fabs(double(cpu_logits[i]) - double(gpu_logits[i])));
+        max_abs = std::max(max_abs, std::fabs(double(cpu_logits[i])));
+      }
+      INFO("row " << r << " step " << t << ": max |diff| " << max_diff << ", max |logit| " << max_abs);
+      REQUIRE(max_abs > 0.0);
+      CHECK(max_diff / max_abs <= tol);
+      worst = std::max(worst, max_diff / max_abs);
+    }
+  }
+  return worst;
+}
+
 }  // namespace
 
 TEST_CASE("cuda runtime: decoder logits match the CPU session's", "[cuda][runtime]") {
@@ -94,31 +126,8 @@ TEST_CASE("cuda runtime: decoder logits match the CPU session's", "[cuda][runtim
   REQUIRE(g.cuda != nullptr);
   REQUIRE(g.cuda->encode(g, 2).ok());
 
-  const int R = 2, T = 20, V = config.target_vocab_size;
-  std::vector<float> gpu_logits(size_t(R) * V);
-  const detail::DecoderState state = c.decoder_state(1);
-  for (int t = 0; t < T; ++t) {
-    // Each row its own prefix: BOS, then made-up tokens.
-    const int32_t tokens[R] = {t == 0 ? config.bos_id : int32_t(4 + (t * 37) % (V - 4)),
-                               t == 0 ? config.bos_id : int32_t(4 + (t * 91) % (V - 4))};
-    c.transformer->decode_step(tokens, R, t, state, c.decoder_buffers(), c.at<float>(c.plan.logits));
-    const Status stepped = g.cuda->step_logits(tokens, R, t, 1, gpu_logits.data());
-    INFO(stepped.message());
-    REQUIRE(stepped.ok());
-    const float* cpu_logits = c.at<float>(c.plan.logits);
-    for (int r = 0; r < R; ++r) {
-      double max_diff = 0.0, max_abs = 0.0;
-      for (int v = 0; v < V; ++v) {
-        const size_t i = size_t(r) * V + v;
-        max_diff = std::max(max_diff, std::fabs(double(cpu_logits[i]) - double(gpu_logits[i])));
-        max_abs = std::max(max_abs, std::fabs(double(cpu_logits[i])));
-      }
-      INFO("variant " << variant << " row " << r << " step " << t << ": max |diff| " << max_diff << ", max |logit| "
-                      << max_abs);
-      REQUIRE(max_abs > 0.0);
-      CHECK(max_diff / max_abs <= kLogitsRelativeTol);
-    }
-  }
+  INFO("variant " << variant);
+  compare_step_logits(c, g, config, 20, kLogitsRelativeTol);
 }
 
 TEST_CASE("cuda runtime: the shipped sentences translate as on the CPU (greedy and beam 4)", "[cuda][runtime]") {
@@ -240,31 +249,15 @@ TEST_CASE("cuda runtime: an int8 model runs dequantized to fp32, close to the CP
 // run on a GPU should record the real figures here.
 constexpr double kInt8LogitsRelativeTol = 1e-2;
 
-// The shipped fp32 model quantized with per-row dynamic activation scales
-// (the shipped int8 model's are calibrated): every int8 layer then passes
-// its zero points to the GEMM's correction.
-std::shared_ptr<const Model> dynamic_int8_model(const std::vector<std::string>& lines) {
-  auto fp32 = load_model("models/en-de-tiny.mtm");
-  quantize::QuantizeOptions o;
-  o.activations = ActivationScales::dynamic_per_row;
-  auto calibration = quantize::calibrate(fp32, lines, o);
-  INFO(calibration.status().message());
-  REQUIRE(calibration.ok());
-  auto bytes = quantize::build_int8_model(*fp32, *calibration, o);
-  INFO(bytes.status().message());
-  REQUIRE(bytes.ok());
-  auto model = quantize::load_model_bytes(*bytes);
-  INFO(model.status().message());
-  REQUIRE(model.ok());
-  return model.value();
-}
-
 TEST_CASE("cuda runtime: int8 GEMMs give the CPU int8 session's logits", "[cuda][runtime][int8]") {
   MT_REQUIRE_CUDA_DEVICE();
   const bool dynamic = GENERATE(false, true);
   INFO((dynamic ? "dynamic activation scales" : "calibrated activation scales"));
   const std::vector<std::string> lines = shipped_sentences();
-  auto model = dynamic ? dynamic_int8_model(lines) : load_model("models/en-de-tiny.int8.mtm");
+  // The shipped int8 model's activation scales are calibrated; with per-row
+  // dynamic ones every int8 layer passes its zero points to the correction.
+  auto model = dynamic ? test::int8_model(load_model("models/en-de-tiny.mtm"), lines, ActivationScales::dynamic_per_row)
+                       : load_model("models/en-de-tiny.int8.mtm");
   const ModelConfig& config = model->config();
   SessionOptions o = small_options();
   o.cuda_int8_gemm = true;
@@ -279,31 +272,7 @@ TEST_CASE("cuda runtime: int8 GEMMs give the CPU int8 session's logits", "[cuda]
   REQUIRE(g.cuda != nullptr);
   REQUIRE(g.cuda->encode(g, 2).ok());
 
-  const int R = 2, T = 12, V = config.target_vocab_size;
-  std::vector<float> gpu_logits(size_t(R) * V);
-  const detail::DecoderState state = c.decoder_state(1);
-  double worst = 0.0;
-  for (int t = 0; t < T; ++t) {
-    const int32_t tokens[R] = {t == 0 ? config.bos_id : int32_t(4 + (t * 37) % (V - 4)),
-                               t == 0 ? config.bos_id : int32_t(4 + (t * 91) % (V - 4))};
-    c.transformer->decode_step(tokens, R, t, state, c.decoder_buffers(), c.at<float>(c.plan.logits));
-    const Status stepped = g.cuda->step_logits(tokens, R, t, 1, gpu_logits.data());
-    INFO(stepped.message());
-    REQUIRE(stepped.ok());
-    const float* cpu_logits = c.at<float>(c.plan.logits);
-    for (int r = 0; r < R; ++r) {
-      double max_diff = 0.0, max_abs = 0.0;
-      for (int v = 0; v < V; ++v) {
-        const size_t i = size_t(r) * V + v;
-        max_diff = std::max(max_diff, std::fabs(double(cpu_logits[i]) - double(gpu_logits[i])));
-        max_abs = std::max(max_abs, std::fabs(double(cpu_logits[i])));
-      }
-      INFO("row " << r << " step " << t << ": max |diff| " << max_diff << ", max |logit| " << max_abs);
-      REQUIRE(max_abs > 0.0);
-      CHECK(max_diff / max_abs <= kInt8LogitsRelativeTol);
-      worst = std::max(worst, max_diff / max_abs);
-    }
-  }
+  const double worst = compare_step_logits(c, g, config, 12, kInt8LogitsRelativeTol);
   WARN("int8 GEMMs: worst relative logit difference to the CPU " << worst);
 }
 

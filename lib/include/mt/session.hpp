@@ -64,8 +64,8 @@ struct MT_API SessionOptions {
   // faster small batches), captured for every batch and beam shape when the
   // session is created (tens of milliseconds; see lib/src/cuda/cuda_graphs.cpp).
   bool cuda_graphs = true;
-  // CUDA, int8 models: keep int8 weights int8 on the GPU (a quarter of the
-  // memory) and run int8 GEMMs whose integer sums equal the CPU's, instead
+  // CUDA, int8 models: keep int8 weights int8 on the GPU (one byte a weight
+  // instead of four) and run int8 GEMMs whose integer sums equal the CPU's, instead
   // of dequantizing them to fp32 at upload. Off by default until it has been
   // verified on a GPU (tests/cuda/run_on_gpu.sh); no effect on fp32 models.
   bool cuda_int8_gemm = false;
