@@ -410,7 +410,9 @@ detail::VocabularyView view_vocabulary(const fb::Vocabulary& v) {
 Expected<std::unique_ptr<const detail::Tokenizer>> read_tokenizer(const fb::Vocabulary& v) {
   const detail::VocabularyView view = view_vocabulary(v);
   if (v.pieces()) {
-    VocabularyData data = view.to_data();  // the flags and strings
+    // Version 1: the pieces are a table of their own. The flat piece arrays
+    // are not read (nor checked) then: a damaged file may hold garbage there.
+    VocabularyData data = view.settings();
     data.pieces = read_vocabulary_v1(v).pieces;
     return detail::Tokenizer::create(std::move(data));
   }

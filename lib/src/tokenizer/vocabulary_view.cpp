@@ -94,10 +94,15 @@ Expected<PieceTrie> piece_trie_of(const VocabularyView& v, bool user_defined_onl
 }
 
 VocabularyData VocabularyView::to_data() const {
-  VocabularyData v;
-  v.type = type;
+  VocabularyData v = settings();
   v.pieces.reserve(size());
   for (size_t id = 0; id < size(); ++id) v.pieces.push_back({std::string(piece(id)), score(id), piece_type(id)});
+  return v;
+}
+
+VocabularyData VocabularyView::settings() const {
+  VocabularyData v;
+  v.type = type;
   v.precompiled_charsmap.assign(precompiled_charsmap.begin(), precompiled_charsmap.end());
   v.normalization_name = normalization_name;
   v.add_dummy_prefix = add_dummy_prefix;

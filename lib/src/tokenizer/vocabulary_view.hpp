@@ -44,8 +44,12 @@ struct VocabularyView {
   // What VocabularyData::validate checks, but that pieces are distinct: the
   // piece trie proves that (PieceTrie::build and PieceTrie::verify).
   Status validate() const;
-  // An owning copy, for Model::vocabulary().
+  // An owning copy, for Model::vocabulary(). The piece arrays must have
+  // passed validate().
   VocabularyData to_data() const;
+  // The same without the pieces: the settings and strings alone, which need
+  // no validation (a version 1 file keeps its pieces elsewhere).
+  VocabularyData settings() const;
 };
 
 // The flat arrays of a VocabularyData, which view() points into.
