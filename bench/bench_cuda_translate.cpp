@@ -3,7 +3,8 @@
 // weights, greedy and beam 4, batches of 1, 32 and 128, GEMMs in fp32 and in
 // TF32, decode steps replayed from CUDA Graphs or launched kernel by kernel;
 // and base-int8 (bench_models.hpp), its weights dequantized to fp32 or
-// kept int8 for int8 GEMMs (weights 1 and 2); and beam search with its
+// kept int8 for int8 GEMMs (weights 1 and 2); base in half precision, fp16
+// GEMMs (weights 3); and beam search with its
 // bookkeeping on the device (device_search 1). Target tokens per second of
 // wall time, and the session's creation time (graphs are captured then).
 // Built only with CUDA; without a device it says so and exits 1.
@@ -21,13 +22,15 @@
 
 namespace {
 
-// What the session runs: base in fp32, or base-int8 dequantized or int8.
-enum Weights { kFp32 = 0, kInt8Dequantized = 1, kInt8Gemm = 2 };
+// What the session runs: base in fp32, base-int8 dequantized or int8, or
+// base in half precision.
+enum Weights { kFp32 = 0, kInt8Dequantized = 1, kInt8Gemm = 2, kFp16 = 3 };
 
 std::shared_ptr<const mt::Model> base_model(int weights) {
   static std::shared_ptr<const mt::Model> models[2];
-  const std::string name = weights == kFp32 ? "base" : "base-int8";
-  auto& model = models[weights == kFp32 ? 0 : 1];
+  const bool int8 = weights == kInt8Dequantized || weights == kInt8Gemm;
+  const std::string name = int8 ? "base-int8" : "base";
+  auto& model = models[int8 ? 1 : 0];
   if (!model) model = mt::Model::load(mt_bench::model_path(name)).value();
   return model;
 }
@@ -39,6 +42,7 @@ void BM_CudaTranslate(benchmark::State& state) {
   o.allow_tf32 = state.range(2) != 0;
   o.cuda_graphs = state.range(3) != 0;
   o.cuda_int8_gemm = weights == kInt8Gemm;
+  o.cuda_fp16 = weights == kFp16;
   o.cuda_device_search = state.range(5) != 0;
   o.max_batch_size = batch;
   o.max_beam_size = beam;
@@ -75,8 +79,9 @@ int register_all() {
     for (int beam : {1, 4})
       for (int batch : {1, 32, 128})
         for (int graphs : {0, 1}) b->Args({batch, beam, tf32, graphs, kFp32, 0});
-  // base-int8, graphs on: fp32 GEMMs on dequantized weights against int8 GEMMs.
-  for (int weights : {kInt8Dequantized, kInt8Gemm})
+  // Graphs on: base-int8 on fp32 GEMMs (dequantized weights) and on int8
+  // GEMMs; base on fp16 GEMMs.
+  for (int weights : {kInt8Dequantized, kInt8Gemm, kFp16})
     for (int beam : {1, 4})
       for (int batch : {1, 32, 128}) b->Args({batch, beam, 0, 1, weights, 0});
   // Beam 4 with its bookkeeping on the device, against the host's above.

@@ -42,7 +42,7 @@ class Args {
 // *split; false, with the message in *error, for anything else.
 bool thread_split_option(Args& args, ThreadSplit* split, std::string* error);
 
-// --device cpu|cuda (default cpu), --gpu N, --tf32 and --cuda-int8 into *options; false,
+// --device cpu|cuda (default cpu), --gpu N, --tf32, --fp16 and --cuda-int8 into *options; false,
 // with the message in *error, for a device other than cpu or cuda.
 bool device_options(Args& args, SessionOptions* options, std::string* error);
 

@@ -50,6 +50,8 @@ options:
   --device cpu|cuda         where the model runs (default cpu; cuda needs libmt built with CUDA and a GPU)
   --gpu N                   which GPU with --device cuda (default 0)
   --tf32                    with --device cuda: GEMMs on TF32 tensor cores (faster, ~1e-3 relative error)
+  --fp16                    with --device cuda: weights in half precision, GEMMs on fp16 tensor cores with
+                            fp32 sums (half the weight memory, ~1e-3 relative error; not yet verified on a GPU)
   --cuda-int8               with --device cuda and an int8 model: int8 GEMMs as on the CPU, instead of
                             weights dequantized to fp32 (not yet verified on a GPU)
   -h, --help                this text
@@ -115,7 +117,7 @@ void format_hypothesis(std::string* out, size_t index, size_t k, size_t count, b
 }  // namespace
 
 int main(int argc, char** argv) {
-  mt::cli::Args args(argc, argv, {"--scores", "--ids", "--truncate", "--tf32", "--cuda-int8", "--help", "-h"});
+  mt::cli::Args args(argc, argv, {"--scores", "--ids", "--truncate", "--tf32", "--fp16", "--cuda-int8", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -123,7 +125,7 @@ int main(int argc, char** argv) {
   args.reject_unknown({"-m", "--model", "-i", "--input", "--ids", "--beam", "--nbest", "--scores", "--length-penalty",
                        "--max-length", "--max-length-ratio", "--max-length-offset", "--min-length",
                        "--max-source-length", "--truncate", "--batch-size", "--threads", "--thread-split", "--device", "--gpu", "--tf32",
-                       "--cuda-int8"});
+                       "--fp16", "--cuda-int8"});
   const std::string model_path = args.get("-m", args.get("--model", ""));
   const std::string input_path = args.get("-i", args.get("--input", ""));
   mt::TranslateOptions topts;

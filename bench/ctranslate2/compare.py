@@ -24,8 +24,10 @@ Workloads:
 With --device cuda both engines run on the GPU (libmt's CUDA sessions, fp32
 GEMMs on cuBLAS, --tf32 for TF32; CTranslate2's CUDA build): batch 1, 32 and
 128, greedy and beam 4, no thread or ISA variants and no CPU targets. libmt
-runs an int8 model there with its weights dequantized to fp32 at upload;
-CTranslate2 runs int8 GEMMs.
+runs an int8 model there with its weights dequantized to fp32 at upload
+(--cuda-int8: int8 GEMMs, as CTranslate2 runs them). A third dtype, float16,
+runs the fp32 weights in half precision on both (libmt --fp16, CTranslate2's
+compute_type float16).
 
 Needs: pip install ctranslate2==4.8.5 (and numpy); the data in ../shared/data.
 """
@@ -120,7 +122,14 @@ def prepare(args, tools):
     return workloads
 
 
-DEVICE = {"name": "cpu", "tf32": False}  # set once by main (--device, --tf32)
+DEVICE = {"name": "cpu", "tf32": False, "int8_gemm": False}  # set once by main (--device, --tf32, --cuda-int8)
+
+
+def model_paths(w, dtype):
+    """libmt's model file and CTranslate2's model directory for a dtype:
+    float16 computes on the float32 weights, each engine converting them."""
+    stored = "float32" if dtype == "float16" else dtype
+    return (w.fp32_model if stored == "float32" else w.int8_model), w.ct2[stored]
 
 
 def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, isa=None, output=None):
@@ -129,13 +138,17 @@ def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, isa=None, ou
               "--device", DEVICE["name"]]
     if engine == "libmt" and DEVICE["tf32"]:
         common.append("--tf32")
+    if engine == "libmt" and DEVICE["int8_gemm"]:
+        common.append("--cuda-int8")
+    if engine == "libmt" and dtype == "float16":
+        common.append("--fp16")
     if output:
         common += ["--output", output]
     env = dict(os.environ)
     if engine == "libmt":
-        cmd = [tools["run"], "--model", w.fp32_model if dtype == "float32" else w.int8_model] + common
+        cmd = [tools["run"], "--model", model_paths(w, dtype)[0]] + common
     else:
-        cmd = [sys.executable, os.path.join(HERE, "ct2_run.py"), "--model", w.ct2[dtype],
+        cmd = [sys.executable, os.path.join(HERE, "ct2_run.py"), "--model", model_paths(w, dtype)[1],
                "--compute-type", dtype] + common
         env.pop("CT2_FORCE_CPU_ISA", None)
         if isa:
@@ -180,10 +193,12 @@ def main():
     parser.add_argument("--max-sentences", type=int, default=0,
                         help="multi30k: the first N test sentences only (default: all 1,000)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--tf32", action="store_true", help="--device cuda: libmt's GEMMs in TF32")
+    parser.add_argument("--tf32", action="store_true", help="--device cuda: libmt's fp32 GEMMs in TF32")
+    parser.add_argument("--cuda-int8", action="store_true", help="--device cuda: libmt's int8 models on int8 GEMMs")
     args = parser.parse_args()
-    DEVICE.update(name=args.device, tf32=args.tf32)
+    DEVICE.update(name=args.device, tf32=args.tf32, int8_gemm=args.cuda_int8)
     gpu = args.device == "cuda"
+    dtypes = ("int8", "float32", "float16") if gpu else ("int8", "float32")
     if gpu:  # one process drives the GPU: no thread or ISA variants
         args.threads, args.ct2_isas = "1", "default"
 
@@ -226,7 +241,7 @@ def main():
         # The gate: both engines must compute the same model.
         checks = {}
         for engine in ("libmt", "ct2"):
-            for dtype in ("float32", "int8"):
+            for dtype in dtypes:
                 path = os.path.join(args.out, w.name, "%s-%s-greedy.ids" % (engine, dtype))
                 run_cell(tools, w, engine, dtype, 32, 1, 1, 0, output=path)
                 checks[engine, dtype] = path
@@ -241,6 +256,12 @@ def main():
         own_c, _ = agreement(checks["ct2", "int8"], checks["ct2", "float32"])
         say("int8 (each engine's own quantization of those weights): libmt int8 = CTranslate2 int8 on %d; "
             "int8 = fp32 on %d (libmt) and %d (CTranslate2)." % (same8, own_l, own_c))
+        if "float16" in dtypes:
+            same16, _ = agreement(checks["libmt", "float16"], checks["ct2", "float16"])
+            own_l16, _ = agreement(checks["libmt", "float16"], checks["libmt", "float32"])
+            own_c16, _ = agreement(checks["ct2", "float16"], checks["ct2", "float32"])
+            say("float16: libmt = CTranslate2 on %d; float16 = fp32 on %d (libmt) and %d (CTranslate2)."
+                % (same16, own_l16, own_c16))
         if w.reference:
             say()
             say("Greedy BLEU against the reference (mt_bleu, sacreBLEU's defaults):")
@@ -252,7 +273,7 @@ def main():
         say("|---|---|---|---|---|---|---|---|---|---|")
         resources = {}
         own_one_thread, theirs_one_thread = {}, {}
-        for dtype in ("int8", "float32"):
+        for dtype in dtypes:
             for beam in (1, 4):
                 for batch in ((1, 32, 128) if gpu else (1, 32)):
                     for threads in threads_list:
@@ -297,8 +318,8 @@ def main():
             "CT2 peak RSS MiB (above start) | file MB libmt / CT2 |")
         say("|---|---|---|---|---|---|---|---|")
         for dtype, (mine, theirs) in resources.items():
-            model = w.fp32_model if dtype == "float32" else w.int8_model
-            ct2_size = os.path.getsize(os.path.join(w.ct2[dtype], "model.bin"))
+            model, ct2_model = model_paths(w, dtype)
+            ct2_size = os.path.getsize(os.path.join(ct2_model, "model.bin"))
             ours = [c["libmt"] for c in cells if c["workload"] == w.name and c["dtype"] == dtype]
             load = statistics.median(r["load_ms"] for r in ours)
             text_load = statistics.median(r["text_load_ms"] for r in ours)

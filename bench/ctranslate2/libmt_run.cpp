@@ -4,7 +4,7 @@
 //
 //   libmt_run --model M.mtm --input SRC.ids --output OUT.ids --batch B --beam K
 //             --threads T [--min-length N] [--max-length N] [--repeat R]
-//             [--thread-split automatic|layers|sentences] [--device cpu|cuda [--gpu N] [--tf32] [--cuda-int8]]
+//             [--thread-split automatic|layers|sentences] [--device cpu|cuda [--gpu N] [--tf32] [--fp16] [--cuda-int8]]
 //
 // SRC.ids: one sentence of source token ids per line, without EOS. Sentences
 // are sorted by length (stable) and cut into batches of B, as CTranslate2
@@ -51,10 +51,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  mt::cli::Args args(argc, argv, {"--tf32", "--cuda-int8"});
+  mt::cli::Args args(argc, argv, {"--tf32", "--fp16", "--cuda-int8"});
   args.reject_unknown({"--model", "--input", "--output", "--batch", "--beam", "--threads", "--min-length",
                        "--max-length", "--repeat", "--thread-split", "--device", "--gpu", "--tf32",
-                       "--cuda-int8"});
+                       "--fp16", "--cuda-int8"});
   const std::string model_path = args.get("--model", ""), input = args.get("--input", ""),
                     output = args.get("--output", "");
   const int batch = args.get_int("--batch", 1, 1, 4096), beam = args.get_int("--beam", 1, 1, 64),
@@ -154,8 +154,9 @@ int main(int argc, char** argv) {
       "\"rss_before_load_kb\": %ld, \"peak_rss_kb\": %ld, \"isa\": \"%s\"}\n",
       load_ms, text_load_ms, fastest, target_tokens, sources.size(), rss_before, peak_rss,
       session_options.device == mt::Device::cpu ? session.value().kernel_isa()
-      : session_options.allow_tf32              ? "cuda-tf32"
       : session_options.cuda_int8_gemm          ? "cuda-int8"
+      : session_options.cuda_fp16               ? "cuda-fp16"
+      : session_options.allow_tf32              ? "cuda-tf32"
                                                 : "cuda");
   return 0;
 }

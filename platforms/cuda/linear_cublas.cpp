@@ -3,7 +3,8 @@
 // C[M, N] = A[M, K] W[N, K]^T is computed as its transpose C^T = W A^T: W read
 // as a column-major [K, N] matrix and transposed, A read as [K, M]. int8
 // layers take the same route in s8 x s8 -> s32, with our kernels quantizing
-// before and dequantizing after (quantize_i8.cu).
+// before and dequantizing after (quantize_i8.cu); fp16 layers in 16F x 16F
+// with fp32 sums, after rounding A to half (convert_f16.cu).
 #include <cuda_runtime.h>
 
 #include "cublas_library.hpp"
@@ -82,6 +83,26 @@ CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, c
   const cublasStatus_t status = cuda_detail::cublas_library()->gemm_ex(
       context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, W, CUDA_R_32F, int(ldw), A, CUDA_R_32F,
       int(lda), &beta, C, CUDA_R_32F, int(ldc), compute, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
+  return bias_act_residual_f32_cuda(C, ldc, bias, act, accumulate ? nullptr : residual, ldr, M, N, stream);
+}
+
+CudaStatus linear_f16_cuda(CublasContext* context, const float* A, size_t lda, const uint16_t* W, size_t ldw,
+                           const float* bias, const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
+                           int K, Activation act, uint16_t* a16, size_t ld_a16, CudaStream stream) {
+  const CudaStatus invalid = CudaStatus(cudaErrorInvalidValue);
+  if (context == nullptr || M < 0 || N < 0 || K < 0 || lda < size_t(K) || ldw < size_t(K) || ld_a16 < size_t(K) ||
+      ldc < size_t(N))
+    return invalid;
+  const bool accumulate = residual != nullptr && residual == C;
+  if (accumulate && (ldr != ldc || act != Activation::none)) return invalid;
+  if (M == 0 || N == 0) return 0;
+  if (CudaStatus s = use_stream(context, stream)) return s;
+  if (CudaStatus s = convert_rows_f16_cuda(A, lda, M, K, a16, ld_a16, stream)) return s;
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  const cublasStatus_t status = cuda_detail::cublas_library()->gemm_ex(
+      context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, W, CUDA_R_16F, int(ldw), a16, CUDA_R_16F,
+      int(ld_a16), &beta, C, CUDA_R_32F, int(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
   return bias_act_residual_f32_cuda(C, ldc, bias, act, accumulate ? nullptr : residual, ldr, M, N, stream);
 }

@@ -69,28 +69,39 @@ void check_same_nbest(const std::vector<test::TextResult>& cpu, const std::vecto
   }
 }
 
+// One decoder step of R rows at position t on a session that has encoded
+// its sources (a CPU session's, or a CUDA one's after CudaSession::encode):
+// the logits [R, V] into `logits`.
+void step_logits(Session::Impl& s, const int32_t* tokens, int R, int t, std::vector<float>& logits) {
+  if (s.cuda != nullptr) {
+    const Status stepped = s.cuda->step_logits(tokens, R, t, 1, logits.data());
+    INFO(stepped.message());
+    REQUIRE(stepped.ok());
+    return;
+  }
+  s.transformer->decode_step(tokens, R, t, s.decoder_state(1), s.decoder_buffers(), s.at<float>(s.plan.logits));
+  const float* out = s.at<float>(s.plan.logits);
+  std::copy(out, out + logits.size(), logits.begin());
+}
+
 // Both sessions have encoded the same two sentences; decodes T steps of
 // made-up prefixes on each (BOS, then tokens that differ per row) and checks
-// every row's logits: max |cpu - gpu| / max |cpu| <= tol. Returns the worst.
-double compare_step_logits(Session::Impl& c, Session::Impl& g, const ModelConfig& config, int T, double tol) {
+// every row's logits: max |ref - got| / max |ref| <= tol. Returns the worst.
+double compare_step_logits(Session::Impl& ref, Session::Impl& got, const ModelConfig& config, int T, double tol) {
   const int R = 2, V = config.target_vocab_size;
-  std::vector<float> gpu_logits(size_t(R) * V);
-  const detail::DecoderState state = c.decoder_state(1);
+  std::vector<float> ref_logits(size_t(R) * V), got_logits(size_t(R) * V);
   double worst = 0.0;
   for (int t = 0; t < T; ++t) {
     const int32_t tokens[R] = {t == 0 ? config.bos_id : int32_t(4 + (t * 37) % (V - 4)),
                                t == 0 ? config.bos_id : int32_t(4 + (t * 91) % (V - 4))};
-    c.transformer->decode_step(tokens, R, t, state, c.decoder_buffers(), c.at<float>(c.plan.logits));
-    const Status stepped = g.cuda->step_logits(tokens, R, t, 1, gpu_logits.data());
-    INFO(stepped.message());
-    REQUIRE(stepped.ok());
-    const float* cpu_logits = c.at<float>(c.plan.logits);
+    step_logits(ref, tokens, R, t, ref_logits);
+    step_logits(got, tokens, R, t, got_logits);
     for (int r = 0; r < R; ++r) {
       double max_diff = 0.0, max_abs = 0.0;
       for (int v = 0; v < V; ++v) {
         const size_t i = size_t(r) * V + v;
-        max_diff = std::max(max_diff, std::fabs(double(cpu_logits[i]) - double(gpu_logits[i])));
-        max_abs = std::max(max_abs, std::fabs(double(cpu_logits[i])));
+        max_diff = std::max(max_diff, std::fabs(double(ref_logits[i]) - double(got_logits[i])));
+        max_abs = std::max(max_abs, std::fabs(double(ref_logits[i])));
       }
       INFO("row " << r << " step " << t << ": max |diff| " << max_diff << ", max |logit| " << max_abs);
       REQUIRE(max_abs > 0.0);
@@ -325,6 +336,109 @@ TEST_CASE("cuda runtime: int8 weights stay int8 on the GPU, uploaded once per fo
   auto only = fp32_model->cuda_weights().get(*fp32_model, 0, detail::CudaWeightForm::int8);
   REQUIRE(only.ok());
   CHECK(only.value()->form == detail::CudaWeightForm::f32);
+}
+
+// fp16 rounds weights and GEMM inputs to 11 significant bits (2^-12
+// relative, at most); sums stay fp32. Set before any GPU run, as TF32's 1e-3
+// scaled for a deep model: the first run on a GPU should record the real
+// figures here.
+constexpr double kF16LogitsRelativeTol = 1e-2;
+
+TEST_CASE("cuda runtime: fp16 weights give logits close to fp32's", "[cuda][runtime][fp16]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  // The random variants against the CPU; the shipped model against the CPU;
+  // its int8 copy (dequantized at upload, to half or to fp32) against the
+  // GPU's fp32 session, as the CPU's would quantize activations too.
+  const int variant = GENERATE(0, 1, 2, 3, 4);
+  INFO("variant " << variant);
+  const std::vector<std::string> lines = shipped_sentences();
+  std::shared_ptr<const Model> model = variant < 3   ? test::random_model(config_variant(variant), 71 + variant)
+                                       : variant == 3 ? load_model("models/en-de-tiny.mtm")
+                                                      : load_model("models/en-de-tiny.int8.mtm");
+  const ModelConfig& config = model->config();
+  SessionOptions o = small_options();
+  Session ref = make_session(model, o, variant == 4 ? Device::cuda : Device::cpu);
+  o.cuda_fp16 = true;
+  o.allow_tf32 = variant == 1;  // no effect: every layer is fp16
+  Session gpu = make_session(model, o, Device::cuda);
+  Session::Impl& r = *ref.impl();
+  Session::Impl& g = *gpu.impl();
+  REQUIRE(g.cuda != nullptr);
+  REQUIRE(g.cuda->weight_form() == detail::CudaWeightForm::f16);
+  if (variant < 3) {
+    const auto sources = test::make_sources({9, 4}, config.source_vocab_size, 3);
+    Translations results;
+    REQUIRE(ref.translate(test::spans(sources), {}, &results).ok());  // leaves the sources encoded
+    REQUIRE(gpu.translate(test::spans(sources), {}, &results).ok());
+  } else {
+    const std::vector<std::string_view> two = {lines[0], lines[1]};
+    TextTranslations results;
+    REQUIRE(ref.translate_text(two, {}, &results).ok());
+    REQUIRE(gpu.translate_text(two, {}, &results).ok());
+  }
+  if (r.cuda != nullptr) REQUIRE(r.cuda->encode(r, 2).ok());
+  REQUIRE(g.cuda->encode(g, 2).ok());
+  const double worst = compare_step_logits(r, g, config, 12, kF16LogitsRelativeTol);
+  WARN("fp16, variant " << variant << ": worst relative logit difference to fp32 " << worst);
+}
+
+TEST_CASE("cuda runtime: fp16 translates the shipped sentences as the CPU's fp32", "[cuda][runtime][fp16]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  auto model = load_model("models/en-de-tiny.mtm");
+  const std::vector<std::string> lines = shipped_sentences();
+  SessionOptions o;
+  o.max_batch_size = 40;
+  o.cuda_fp16 = true;
+  Session cpu = make_session(model, o, Device::cpu);
+  Session gpu = make_session(model, o, Device::cuda);
+  for (int beam : {1, 4}) {
+    TranslateOptions options;
+    options.beam_size = beam;
+    options.max_length_ratio = 2.0f;
+    options.max_length_offset = 10;
+    const auto a = translate_all(cpu, lines, options), b = translate_all(gpu, lines, options);
+    size_t same = 0;
+    for (size_t i = 0; i < lines.size(); ++i) same += a[i][0].text == b[i][0].text;
+    // Only choices closer than fp16's rounding may flip.
+    WARN("beam " << beam << ": " << same << " of " << lines.size() << " translations identical on CPU (fp32) and GPU (fp16)");
+    CHECK(same + 2 >= lines.size());
+  }
+}
+
+TEST_CASE("cuda runtime: fp16 weights take half the memory, one copy per form", "[cuda][runtime][fp16]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  for (const char* path : {"models/en-de-tiny.mtm", "models/en-de-tiny.int8.mtm"}) {
+    INFO(path);
+    auto model = load_model(path);
+    detail::CudaWeightCache& cache = model->cuda_weights();
+    auto f16 = cache.get(*model, 0, detail::CudaWeightForm::f16);
+    auto f32 = cache.get(*model, 0, detail::CudaWeightForm::f32);
+    INFO(f16.status().message() << f32.status().message());
+    REQUIRE(f16.ok());
+    REQUIRE(f32.ok());
+    CHECK(f16.value()->form == detail::CudaWeightForm::f16);
+    CHECK(f16.value()->output.is_f16());
+    CHECK(f16.value()->decoder[0].ffn_0.is_f16());
+    CHECK(f16.value()->target_embedding.f16 != nullptr);
+    CHECK(f16.value()->target_embedding.f32 == nullptr);
+    CHECK_FALSE(f32.value()->output.is_f16());
+    // Linear weights and embeddings are most of the model: fp16 is a little over half.
+    INFO("fp16 form " << f16.value()->bytes << " bytes, fp32 form " << f32.value()->bytes);
+    CHECK(f16.value()->bytes * 10 < f32.value()->bytes * 6);
+    CHECK(cache.get(*model, 0, detail::CudaWeightForm::f16).value() == f16.value());
+  }
+  // With both options, an int8 model keeps its int8 GEMMs; an fp32 one goes fp16.
+  for (const char* path : {"models/en-de-tiny.mtm", "models/en-de-tiny.int8.mtm"}) {
+    INFO(path);
+    auto model = load_model(path);
+    SessionOptions o = small_options();
+    o.cuda_fp16 = o.cuda_int8_gemm = true;
+    Session gpu = make_session(model, o, Device::cuda);
+    const bool int8 = std::string(path).find("int8") != std::string::npos;
+    CHECK(gpu.impl()->cuda->weight_form() == (int8 ? detail::CudaWeightForm::int8 : detail::CudaWeightForm::f16));
+    const auto out = translate_all(gpu, {"A man is riding a bike."}, TranslateOptions{});
+    CHECK(!out[0][0].text.empty());
+  }
 }
 
 TEST_CASE("cuda runtime: bad options and a missing device give clear errors", "[cuda][runtime]") {

@@ -72,11 +72,14 @@ using namespace mt;
 
 TEST_CASE("cuda runtime: translate allocates no device or host memory", "[cuda][runtime]") {
   MT_REQUIRE_CUDA_DEVICE();
-  // The int8 GEMMs' quantized rows and sums, and the device search's state,
-  // live in the session's block too.
-  const int variant = GENERATE(0, 1, 2);
-  const bool int8 = variant == 1, device_search = variant == 2;
-  INFO((int8 ? "int8 model, int8 GEMMs" : device_search ? "fp32 model, device search" : "fp32 model"));
+  // The int8 GEMMs' quantized rows and sums, the fp16 GEMMs' half rows, and
+  // the device search's state live in the session's block too.
+  const int variant = GENERATE(0, 1, 2, 3);
+  const bool int8 = variant == 1, device_search = variant == 2, fp16 = variant == 3;
+  INFO((int8             ? "int8 model, int8 GEMMs"
+        : device_search ? "fp32 model, device search"
+        : fp16          ? "fp32 model, fp16 GEMMs"
+                        : "fp32 model"));
   auto model = test::load_model(int8 ? "models/en-de-tiny.int8.mtm" : "models/en-de-tiny.mtm");
   const std::vector<std::string> lines = test::shipped_sentences();
   SessionOptions o;
@@ -84,6 +87,7 @@ TEST_CASE("cuda runtime: translate allocates no device or host memory", "[cuda][
   o.max_beam_size = 4;
   o.cuda_int8_gemm = int8;
   o.cuda_device_search = device_search;
+  o.cuda_fp16 = fp16;
   Session session = test::make_session(model, o, Device::cuda);
   INFO("device memory of the session: " << session.device_memory_size() << " bytes");
   CHECK(session.device_memory_size() > 0);

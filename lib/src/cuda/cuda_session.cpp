@@ -63,6 +63,9 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWei
     p.i8_zeros = d.reserve<int32_t>(rows);
     p.i8_acc = d.reserve<int32_t>(std::max(ArenaPlanner::product(N, encoder_n), ArenaPlanner::product(R, decoder_n)));
   }
+  if (form == CudaWeightForm::f16) {
+    p.f16_rows = d.reserve<uint16_t>(ArenaPlanner::product(std::max(N, R), std::max(C, F)));
+  }
   p.device_search = device_search && p.K > 1;
   if (p.device_search) {
     const size_t K = size_t(p.K);
@@ -139,7 +142,13 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
                          options.max_beam_size, kCudaTopKMax / 2);
   }
   MT_RETURN_IF_ERROR(check_device(options.cuda_device));
-  const CudaWeightForm asked = options.cuda_int8_gemm ? CudaWeightForm::int8 : CudaWeightForm::f32;
+  // int8 GEMMs where there are int8 weights, else fp16 ones when asked.
+  CudaWeightForm asked = CudaWeightForm::f32;
+  if (options.cuda_int8_gemm && model.weights().any_int8) {
+    asked = CudaWeightForm::int8;
+  } else if (options.cuda_fp16) {
+    asked = CudaWeightForm::f16;
+  }
   auto weights = model.cuda_weights().get(model, options.cuda_device, asked);
   if (!weights) return weights.status();
   const CudaWeightForm form = weights.value()->form;
@@ -147,6 +156,7 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   std::unique_ptr<CudaSession> s(new CudaSession);
   s->config_ = &cfg;
   s->device_ = options.cuda_device;
+  s->form_ = form;
   s->plan_ = CudaPlan::make(cfg, host, form, options.cuda_device_search);
   const CudaPlan& p = s->plan_;
   if (p.device_total == SIZE_MAX || p.pinned_total == SIZE_MAX) {
@@ -186,15 +196,16 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   if (e == cudaSuccess) e = cudaStreamSynchronize(s->stream_);  // `positions` goes out of scope
   if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the position encodings to the GPU failed", e);
   const GemmMath math = options.allow_tf32 ? GemmMath::tf32 : GemmMath::f32;
-  CudaInt8Scratch int8_scratch;  // ldq and ld_acc are set per layer
+  CudaGemmScratch scratch;
   if (form == CudaWeightForm::int8) {
-    int8_scratch.q = s->dev<int8_t>(p.i8_q);
-    int8_scratch.scales = s->dev<float>(p.i8_scales);
-    int8_scratch.zeros = s->dev<int32_t>(p.i8_zeros);
-    int8_scratch.acc = s->dev<int32_t>(p.i8_acc);
+    scratch.i8.q = s->dev<int8_t>(p.i8_q);
+    scratch.i8.scales = s->dev<float>(p.i8_scales);
+    scratch.i8.zeros = s->dev<int32_t>(p.i8_zeros);
+    scratch.i8.acc = s->dev<int32_t>(p.i8_acc);
+  } else if (form == CudaWeightForm::f16) {
+    scratch.f16 = s->dev<uint16_t>(p.f16_rows);
   }
-  s->transformer_.emplace(cfg, *weights.value(), s->cublas_, s->stream_, math, s->dev<float>(p.positions),
-                          int8_scratch);
+  s->transformer_.emplace(cfg, *weights.value(), s->cublas_, s->stream_, math, s->dev<float>(p.positions), scratch);
   if (options.cuda_graphs) MT_RETURN_IF_ERROR(s->capture_graphs());
   return s;
 }

@@ -47,6 +47,8 @@ struct CudaPlan {
   // their scales and zeros [rows], and the GEMMs' int32 sums (largest
   // rows x padded n of any int8 layer). Zero-sized otherwise.
   size_t i8_q = 0, i8_scales = 0, i8_zeros = 0, i8_acc = 0;
+  // fp16 weights: a layer's input rows in half [rows, max k]. Zero-sized otherwise.
+  size_t f16_rows = 0;
   // Beam bookkeeping on the device (cuda_device_search): DeviceBeams' arrays.
   bool device_search = false;
   size_t ds_scores = 0, ds_parents = 0, ds_history = 0, ds_scratch = 0, ds_candidates = 0, ds_finished = 0,
@@ -83,6 +85,7 @@ class CudaSession {
   Status run(Session::Impl& session, int B, const TranslateOptions& options);
 
   size_t device_bytes() const { return plan_.device_total; }
+  CudaWeightForm weight_form() const { return form_; }
 
   // For tests: encode the loaded batch, then one decoder step of R rows
   // (rows_per_source per sentence) at position t with host `tokens`; logits
@@ -126,6 +129,7 @@ class CudaSession {
 
   const ModelConfig* config_ = nullptr;
   int device_ = 0;
+  CudaWeightForm form_ = CudaWeightForm::f32;
   CudaPlan plan_;
   void* device_block_ = nullptr;
   void* pinned_block_ = nullptr;

@@ -16,14 +16,18 @@ namespace mt::detail {
 
 CudaTransformer::CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights,
                                  CublasContext* cublas, CudaStream stream, GemmMath math,
-                                 const float* positions, const CudaInt8Scratch& int8_scratch)
+                                 const float* positions, const CudaGemmScratch& scratch)
     : config_(config), weights_(weights), cublas_(cublas), stream_(stream), math_(math), positions_(positions),
-      int8_scratch_(int8_scratch) {}
+      scratch_(scratch) {}
 
 CudaStatus CudaTransformer::linear(const float* x, int M, const CudaLinear& w, float* y, Activation act,
                                    const float* residual) {
+  if (w.is_f16()) {
+    return linear_f16_cuda(cublas_, x, size_t(w.k), w.f16, size_t(w.k), w.bias, residual, size_t(w.n), y,
+                           size_t(w.n), M, w.n, w.k, act, scratch_.f16, size_t(w.k), stream_);
+  }
   if (w.is_int8()) {
-    CudaInt8Scratch scratch = int8_scratch_;
+    CudaInt8Scratch scratch = scratch_.i8;
     scratch.ldq = w.i8.ld;  // rows packed at this layer's width
     scratch.ld_acc = size_t(padded_rows_i8(w.n));
     return linear_i8_cuda(cublas_, x, size_t(w.k), w.i8, w.bias, residual, size_t(w.n), y, size_t(w.n), M, w.n, w.k,
@@ -38,6 +42,9 @@ CudaStatus CudaTransformer::embed(const CudaEmbedding& table, const int32_t* tok
                                   const int32_t* positions, float* y) {
   const int C = config_.d_model;
   const float scale = std::sqrt(float(C));
+  if (table.f16 != nullptr) {
+    return embed_f16_cuda(table.f16, C, tokens, M, scale, positions_, positions, 0, y, stream_);
+  }
   if (table.i8 != nullptr) {
     return embed_i8_cuda(table.i8, table.scales, C, tokens, M, scale, positions_, positions, 0, y, stream_);
   }

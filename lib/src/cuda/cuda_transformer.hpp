@@ -38,12 +38,17 @@ struct CudaDecoderState {
   const int32_t* cache_lengths;  // [R]
 };
 
+// Room for the largest layer's converted inputs (see CudaPlan): int8
+// layers' quantized rows and sums, fp16 layers' rows in half [rows, k].
+struct CudaGemmScratch {
+  CudaInt8Scratch i8;       // ldq and ld_acc are set per layer
+  uint16_t* f16 = nullptr;
+};
+
 class CudaTransformer {
  public:
-  // int8_scratch: room for the largest int8 layer's intermediates (int8
-  // weights only; see CudaPlan).
   CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights, CublasContext* cublas,
-                  CudaStream stream, GemmMath math, const float* positions, const CudaInt8Scratch& int8_scratch);
+                  CudaStream stream, GemmMath math, const float* positions, const CudaGemmScratch& scratch);
 
   // Encodes the batch; the memory ends in buffers.x.
   CudaStatus encode(const CudaSources& sources, const EncoderBuffers& buffers);
@@ -69,7 +74,7 @@ class CudaTransformer {
   CudaStream stream_;
   GemmMath math_;
   const float* positions_;  // [P, C] sinusoidal encodings
-  CudaInt8Scratch int8_scratch_;
+  CudaGemmScratch scratch_;
 };
 
 }  // namespace mt::detail

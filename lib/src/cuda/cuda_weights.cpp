@@ -1,7 +1,7 @@
 // Uploading a model's weights to a GPU: the packed panels of the file are
 // unpacked to row-major, int8 tensors kept int8 (with their row sums) or
-// dequantized to fp32 (W = scale[n] * q), all into one device allocation
-// made once per model, device and form.
+// dequantized to fp32 (W = scale[n] * q), or every weight rounded to half,
+// all into one device allocation made once per model, device and form.
 #include "cuda/cuda_weights.hpp"
 
 #include <cuda_runtime.h>
@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "model_weights.hpp"
+#include "mt/half.h"
 #include "mt/kernels.h"
 
 namespace mt::detail {
@@ -18,7 +19,7 @@ namespace {
 
 // What is placed from a file tensor: the same tensor may go up in two shapes
 // (an int8 embedding is also the tied output layer, whose rows are padded).
-enum class Shape : uint8_t { as_is, f32_rows, f32_dequantized, i8_rows, row_sums, bias_restored };
+enum class Shape : uint8_t { as_is, f32_rows, f32_dequantized, f16_rows, f16_dequantized, i8_rows, row_sums, bias_restored };
 
 // Places tensors in one block. Run twice over the same tensors: the first
 // pass (no image) only sizes the block; the second fills a host image of it
@@ -63,6 +64,18 @@ void unpack_i8(const int8_t* packed, int n, int k, size_t ld, int8_t* out) {
   }
 }
 
+// W [n, k] row-major in half, from the file's fp32 panels or int8 ones.
+void unpack_f16(const float* packed, int n, int k, uint16_t* out) {
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < k; ++c) out[size_t(r) * k + c] = f32_to_f16_bits(packed_at(packed, k, r, c));
+}
+
+void dequantize_i8_f16(const int8_t* packed, const float* scales, int n, int k, uint16_t* out) {
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < k; ++c)
+      out[size_t(r) * k + c] = f32_to_f16_bits(float(packed_at_i8(packed, k, r, c)) * scales[r]);
+}
+
 int32_t row_sum_i8(const int8_t* packed, int k, int r) {
   int32_t sum = 0;
   for (int c = 0; c < k; ++c) sum += packed_at_i8(packed, k, r, c);
@@ -96,22 +109,34 @@ CudaLinear place_linear(BlockLayout& layout, const Linear& l, CudaWeightForm for
   if (l.is_int8() && form == CudaWeightForm::int8) return place_linear_i8(layout, l);
   CudaLinear d;
   d.n = l.n, d.k = l.k;
-  const size_t floats = size_t(l.n) * size_t(l.k);
+  const size_t count = size_t(l.n) * size_t(l.k);
+  const bool half = form == CudaWeightForm::f16;
   if (!l.is_int8()) {
-    d.weight = layout.place<float>(l.weight, Shape::f32_rows, 0, floats,
-                                   [&](float* out) { unpack_weights_f32(l.weight, l.n, l.k, out); });
+    if (half) {
+      d.f16 = layout.place<uint16_t>(l.weight, Shape::f16_rows, 0, count,
+                                     [&](uint16_t* out) { unpack_f16(l.weight, l.n, l.k, out); });
+    } else {
+      d.weight = layout.place<float>(l.weight, Shape::f32_rows, 0, count,
+                                     [&](float* out) { unpack_weights_f32(l.weight, l.n, l.k, out); });
+    }
     d.bias = place_vector(layout, l.bias, l.n);
     return d;
   }
-  d.weight = layout.place<float>(l.weight_i8, Shape::f32_dequantized, 0, floats,
-                                 [&](float* out) { dequantize_i8(l.weight_i8, l.scales, l.n, l.k, out); });
+  if (half) {
+    d.f16 = layout.place<uint16_t>(l.weight_i8, Shape::f16_dequantized, 0, count, [&](uint16_t* out) {
+      dequantize_i8_f16(l.weight_i8, l.scales, l.n, l.k, out);
+    });
+  } else {
+    d.weight = layout.place<float>(l.weight_i8, Shape::f32_dequantized, 0, count,
+                                   [&](float* out) { dequantize_i8(l.weight_i8, l.scales, l.n, l.k, out); });
+  }
   if (l.input_scale <= 0.0f) {
     d.bias = place_vector(layout, l.bias, l.n);
     return d;
   }
   // A calibrated layer's file bias has its zero-point compensation,
   // zero * scale * w_scale[n] * sum_k q[n, k], taken out (quantize/quantizer.cpp);
-  // fp32 inputs need the true bias back.
+  // fp32 and fp16 inputs need the true bias back.
   d.bias = layout.place<float>(l.bias, Shape::bias_restored, 0, size_t(l.n), [&](float* out) {
     for (int r = 0; r < l.n; ++r) {
       const int64_t sum = row_sum_i8(l.weight_i8, l.k, r);
@@ -125,7 +150,16 @@ CudaLinear place_linear(BlockLayout& layout, const Linear& l, CudaWeightForm for
 CudaEmbedding place_embedding(BlockLayout& layout, const Embedding& e, int V, int C, CudaWeightForm form) {
   const size_t count = size_t(V) * size_t(C);
   CudaEmbedding d;
-  if (e.i8 == nullptr) {
+  if (form == CudaWeightForm::f16) {
+    // The same shapes and bytes as the tied output layer's weights.
+    if (e.i8 == nullptr) {
+      d.f16 = layout.place<uint16_t>(e.f32, Shape::f16_rows, 0, count,
+                                     [&](uint16_t* out) { unpack_f16(e.f32, V, C, out); });
+    } else {
+      d.f16 = layout.place<uint16_t>(e.i8, Shape::f16_dequantized, 0, count,
+                                     [&](uint16_t* out) { dequantize_i8_f16(e.i8, e.scales, V, C, out); });
+    }
+  } else if (e.i8 == nullptr) {
     d.f32 = layout.place<float>(e.f32, Shape::f32_rows, 0, count,
                                 [&](float* out) { unpack_weights_f32(e.f32, V, C, out); });
   } else if (form == CudaWeightForm::int8) {
@@ -168,21 +202,25 @@ void place_model(BlockLayout& layout, const ModelConfig& cfg, const ModelWeights
   d.decoder_norm = place_norm(layout, w.decoder_norm, C);
 }
 
+size_t block_bytes(const Model& model, CudaWeightForm form) {
+  CudaModelWeights d;
+  d.form = form;
+  BlockLayout sizing;
+  place_model(sizing, model.config(), model.weights(), d);
+  return sizing.bytes();
+}
+
 Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int device, CudaWeightForm form) {
   auto d = std::make_unique<CudaModelWeights>();
   d->device = device;
   d->form = form;
-  BlockLayout sizing;
-  place_model(sizing, model.config(), model.weights(), *d);
-  d->bytes = sizing.bytes();
+  d->bytes = block_bytes(model, form);
   const cudaError_t allocated = cudaMalloc(&d->block, d->bytes);
   if (allocated != cudaSuccess) {
     return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of GPU memory for the weights: %s",
                          d->bytes, cudaGetErrorString(allocated));
   }
-  std::vector<std::byte> image(d->bytes);
-  BlockLayout filling(image.data(), static_cast<std::byte*>(d->block));
-  place_model(filling, model.config(), model.weights(), *d);
+  const std::vector<std::byte> image = weight_block(model, form, d->block, d.get());
   const cudaError_t copied = cudaMemcpy(d->block, image.data(), d->bytes, cudaMemcpyHostToDevice);
   if (copied != cudaSuccess) {
     cudaFree(d->block);
@@ -192,6 +230,15 @@ Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int devic
 }
 
 }  // namespace
+
+std::vector<std::byte> weight_block(const Model& model, CudaWeightForm form, const void* base, CudaModelWeights* d) {
+  d->form = form;
+  d->bytes = block_bytes(model, form);
+  std::vector<std::byte> image(d->bytes);
+  BlockLayout filling(image.data(), static_cast<std::byte*>(const_cast<void*>(base)));
+  place_model(filling, model.config(), model.weights(), *d);
+  return image;
+}
 
 CudaWeightCache::~CudaWeightCache() {
   if (copies_.empty()) return;  // never touch CUDA for a model only CPU sessions used
@@ -204,7 +251,7 @@ CudaWeightCache::~CudaWeightCache() {
 }
 
 Expected<const CudaModelWeights*> CudaWeightCache::get(const Model& model, int device, CudaWeightForm form) {
-  if (!model.weights().any_int8) form = CudaWeightForm::f32;  // one form: nothing to keep int8
+  if (form == CudaWeightForm::int8 && !model.weights().any_int8) form = CudaWeightForm::f32;  // nothing to keep int8
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& copy : copies_) {
     if (copy->device == device && copy->form == form) return copy.get();

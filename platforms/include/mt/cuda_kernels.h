@@ -47,6 +47,11 @@ CudaStatus embed_f32_cuda(const float* table, int C, const int32_t* ids, int M, 
 CudaStatus embed_i8_cuda(const int8_t* table, const float* row_scales, int C, const int32_t* ids,
                          int M, float scale, const float* pos_table, const int32_t* positions,
                          int position, float* y, CudaStream stream);
+// fp16 table [V, C] (IEEE binary16 bits): y[m, c] = float(table[ids[m], c]) * scale + pos_table[p(m), c],
+// the bits of embed_f32_cuda on the table widened to float.
+CudaStatus embed_f16_cuda(const uint16_t* table, int C, const int32_t* ids, int M, float scale,
+                          const float* pos_table, const int32_t* positions, int position, float* y,
+                          CudaStream stream);
 
 // --- normalisation and epilogues ----------------------------------------
 // LayerNorm of each row of s = x + residual (x alone when residual is null):
@@ -189,6 +194,24 @@ CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, c
                            size_t ldw, const float* bias, const float* residual, size_t ldr,
                            float* C, size_t ldc, int M, int N, int K, Activation act, GemmMath math,
                            CudaStream stream);
+
+// --- fp16 linear layers -------------------------------------------------
+// Half-precision operands, fp32 sums: products of halves are exact in fp32,
+// so what fp16 costs is the rounding of weights and activations to 11
+// significant bits (weights: at upload, by f32_to_f16_bits in mt/half.h).
+
+// Each row of A [M, K] (row stride lda) rounded to half, to nearest with ties
+// to even (f32_to_f16_bits' bits), into H [M, K] (row stride ldh).
+CudaStatus convert_rows_f16_cuda(const float* A, size_t lda, int M, int K, uint16_t* H, size_t ldh,
+                                 CudaStream stream);
+
+// As linear_f32_cuda with W [N, K] in half (row stride ldw): A is rounded to
+// half into a16 [M, K] (row stride ld_a16) by convert_rows_f16_cuda, cuBLAS
+// multiplies 16F x 16F with fp32 sums into C, then the fp32 epilogue. C may
+// alias residual (same pointer and stride) only when act is none.
+CudaStatus linear_f16_cuda(CublasContext* context, const float* A, size_t lda, const uint16_t* W, size_t ldw,
+                           const float* bias, const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
+                           int K, Activation act, uint16_t* a16, size_t ld_a16, CudaStream stream);
 
 // --- int8 linear layers -------------------------------------------------
 // The CPU's int8 layer (quantize_rows_u8, then gemm_u8s8) on the GPU, with
