@@ -73,7 +73,7 @@ struct MT_API SessionOptions {
   // the memory of fp32) and GEMMs of half inputs with fp32 sums on tensor
   // cores; activations stay fp32 between layers, rounded to half only as a
   // GEMM's input. About 1e-3 relative error in the logits; a GEMM input of
-  // magnitude 65520 or more (none in the shipped models) becomes infinite.
+  // magnitude 65520 or more becomes infinite.
   // Overrides allow_tf32; an int8 model with cuda_int8_gemm keeps its int8
   // GEMMs. Off by default until it has been verified on a GPU.
   bool cuda_fp16 = false;
