@@ -61,50 +61,69 @@ CudaStatus use_stream(CublasContext* context, cudaStream_t stream) {
   return 0;
 }
 
+// The floating-point layers' product and epilogue: C = act(A W^T + bias) +
+// residual with A [M, K] and W [N, K] of `type`, fp32 C. Arguments checked.
+struct FloatOperands {
+  const void* A;
+  size_t lda;
+  const void* W;
+  size_t ldw;
+  cudaDataType_t type;
+  cublasComputeType_t compute;
+};
+
+bool valid_linear(CublasContext* context, int M, int N, int K, size_t lda, size_t ldw, size_t ldc) {
+  return context != nullptr && M >= 0 && N >= 0 && K >= 0 && lda >= size_t(K) && ldw >= size_t(K) && ldc >= size_t(N);
+}
+
+// Accumulating onto C in place is only right when nothing comes between the
+// product and the residual.
+bool accumulates(const float* residual, size_t ldr, const float* C, size_t ldc, Activation act, bool* invalid) {
+  const bool accumulate = residual != nullptr && residual == C;
+  *invalid = accumulate && (ldr != ldc || act != Activation::none);
+  return accumulate;
+}
+
+CudaStatus product_and_epilogue(CublasContext* context, const FloatOperands& x, const float* bias,
+                                const float* residual, size_t ldr, float* C, size_t ldc, int M, int N, int K,
+                                Activation act, bool accumulate, CudaStream stream) {
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  const cublasStatus_t status = cuda_detail::cublas_library()->gemm_ex(
+      context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, x.W, x.type, int(x.ldw), x.A, x.type, int(x.lda),
+      &beta, C, CUDA_R_32F, int(ldc), x.compute, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
+  return bias_act_residual_f32_cuda(C, ldc, bias, act, accumulate ? nullptr : residual, ldr, M, N, stream);
+}
+
 }  // namespace
 
 CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, const float* W,
                            size_t ldw, const float* bias, const float* residual, size_t ldr,
                            float* C, size_t ldc, int M, int N, int K, Activation act, GemmMath math,
                            CudaStream stream) {
-  const CudaStatus invalid = CudaStatus(cudaErrorInvalidValue);
-  if (context == nullptr || M < 0 || N < 0 || K < 0 || lda < size_t(K) || ldw < size_t(K) ||
-      ldc < size_t(N))
-    return invalid;
-  // Accumulating onto C in place is only right when nothing comes between the
-  // product and the residual.
-  const bool accumulate = residual != nullptr && residual == C;
-  if (accumulate && (ldr != ldc || act != Activation::none)) return invalid;
+  bool invalid = false;
+  const bool accumulate = accumulates(residual, ldr, C, ldc, act, &invalid);
+  if (!valid_linear(context, M, N, K, lda, ldw, ldc) || invalid) return CudaStatus(cudaErrorInvalidValue);
   if (M == 0 || N == 0) return 0;
   if (CudaStatus s = use_stream(context, stream)) return s;
-
-  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   const cublasComputeType_t compute = math == GemmMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  const cublasStatus_t status = cuda_detail::cublas_library()->gemm_ex(
-      context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, W, CUDA_R_32F, int(ldw), A, CUDA_R_32F,
-      int(lda), &beta, C, CUDA_R_32F, int(ldc), compute, CUBLAS_GEMM_DEFAULT);
-  if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
-  return bias_act_residual_f32_cuda(C, ldc, bias, act, accumulate ? nullptr : residual, ldr, M, N, stream);
+  return product_and_epilogue(context, {A, lda, W, ldw, CUDA_R_32F, compute}, bias, residual, ldr, C, ldc, M, N, K,
+                              act, accumulate, stream);
 }
 
 CudaStatus linear_f16_cuda(CublasContext* context, const float* A, size_t lda, const uint16_t* W, size_t ldw,
                            const float* bias, const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
                            int K, Activation act, uint16_t* a16, size_t ld_a16, CudaStream stream) {
-  const CudaStatus invalid = CudaStatus(cudaErrorInvalidValue);
-  if (context == nullptr || M < 0 || N < 0 || K < 0 || lda < size_t(K) || ldw < size_t(K) || ld_a16 < size_t(K) ||
-      ldc < size_t(N))
-    return invalid;
-  const bool accumulate = residual != nullptr && residual == C;
-  if (accumulate && (ldr != ldc || act != Activation::none)) return invalid;
+  bool invalid = false;
+  const bool accumulate = accumulates(residual, ldr, C, ldc, act, &invalid);
+  if (!valid_linear(context, M, N, K, lda, ldw, ldc) || ld_a16 < size_t(K) || invalid)
+    return CudaStatus(cudaErrorInvalidValue);
   if (M == 0 || N == 0) return 0;
   if (CudaStatus s = use_stream(context, stream)) return s;
   if (CudaStatus s = convert_rows_f16_cuda(A, lda, M, K, a16, ld_a16, stream)) return s;
-  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-  const cublasStatus_t status = cuda_detail::cublas_library()->gemm_ex(
-      context->handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, W, CUDA_R_16F, int(ldw), a16, CUDA_R_16F,
-      int(ld_a16), &beta, C, CUDA_R_32F, int(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (status != CUBLAS_STATUS_SUCCESS) return from_cublas(status);
-  return bias_act_residual_f32_cuda(C, ldc, bias, act, accumulate ? nullptr : residual, ldr, M, N, stream);
+  // Half operands, fp32 sums: the products are exact.
+  return product_and_epilogue(context, {a16, ld_a16, W, ldw, CUDA_R_16F, CUBLAS_COMPUTE_32F}, bias, residual, ldr, C,
+                              ldc, M, N, K, act, accumulate, stream);
 }
 
 CudaStatus linear_i8_cuda(CublasContext* context, const float* A, size_t lda, const CudaInt8Weights& W,

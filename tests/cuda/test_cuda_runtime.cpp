@@ -112,6 +112,19 @@ double compare_step_logits(Session::Impl& ref, Session::Impl& got, const ModelCo
   return worst;
 }
 
+// How many of the sentences' best translations two sessions agree on, with
+// `beam` (1: greedy) and the length limits of the shipped-sentence tests.
+size_t same_best_translations(Session& a, Session& b, const std::vector<std::string>& lines, int beam) {
+  TranslateOptions options;
+  options.beam_size = beam;
+  options.max_length_ratio = 2.0f;
+  options.max_length_offset = 10;
+  const auto x = translate_all(a, lines, options), y = translate_all(b, lines, options);
+  size_t same = 0;
+  for (size_t i = 0; i < lines.size(); ++i) same += x[i][0].text == y[i][0].text;
+  return same;
+}
+
 }  // namespace
 
 TEST_CASE("cuda runtime: decoder logits match the CPU session's", "[cuda][runtime]") {
@@ -242,12 +255,7 @@ TEST_CASE("cuda runtime: an int8 model runs dequantized to fp32, close to the CP
   o.max_batch_size = 40;
   Session cpu = make_session(model, o, Device::cpu);
   Session gpu = make_session(model, o, Device::cuda);
-  TranslateOptions greedy;
-  greedy.max_length_ratio = 2.0f;
-  greedy.max_length_offset = 10;
-  const auto a = translate_all(cpu, lines, greedy), b = translate_all(gpu, lines, greedy);
-  size_t same = 0;
-  for (size_t i = 0; i < lines.size(); ++i) same += a[i][0].text == b[i][0].text;
+  const size_t same = same_best_translations(cpu, gpu, lines, 1);
   // The GPU multiplies fp32 inputs by the dequantized weights; the CPU
   // quantizes the inputs too. Close choices may flip, as fp32 vs int8 do.
   WARN(same << " of " << lines.size() << " int8 translations identical on CPU and GPU");
@@ -298,13 +306,7 @@ TEST_CASE("cuda runtime: int8 GEMMs translate the shipped sentences as the CPU's
   Session cpu = make_session(model, o, Device::cpu);
   Session gpu = make_session(model, o, Device::cuda);
   for (int beam : {1, 4}) {
-    TranslateOptions options;
-    options.beam_size = beam;
-    options.max_length_ratio = 2.0f;
-    options.max_length_offset = 10;
-    const auto a = translate_all(cpu, lines, options), b = translate_all(gpu, lines, options);
-    size_t same = 0;
-    for (size_t i = 0; i < lines.size(); ++i) same += a[i][0].text == b[i][0].text;
+    const size_t same = same_best_translations(cpu, gpu, lines, beam);
     // The dequantized-fp32 path agrees on about 30 of 40; equal integer sums
     // should leave only choices closer than the fp32 rounding can flip.
     WARN("beam " << beam << ": " << same << " of " << lines.size()
@@ -392,13 +394,7 @@ TEST_CASE("cuda runtime: fp16 translates the shipped sentences as the CPU's fp32
   Session cpu = make_session(model, o, Device::cpu);
   Session gpu = make_session(model, o, Device::cuda);
   for (int beam : {1, 4}) {
-    TranslateOptions options;
-    options.beam_size = beam;
-    options.max_length_ratio = 2.0f;
-    options.max_length_offset = 10;
-    const auto a = translate_all(cpu, lines, options), b = translate_all(gpu, lines, options);
-    size_t same = 0;
-    for (size_t i = 0; i < lines.size(); ++i) same += a[i][0].text == b[i][0].text;
+    const size_t same = same_best_translations(cpu, gpu, lines, beam);
     // Only choices closer than fp16's rounding may flip: about 1e-3 of a
     // logit, as TF32's. The bar allows a few such near-ties (set before any
     // run; a broken layer agrees on almost none).
