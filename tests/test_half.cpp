@@ -3,7 +3,6 @@
 // rounding boundary of the format, and against values worked out by hand.
 #include <catch2/catch.hpp>
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -15,8 +14,8 @@ using namespace mt;
 
 namespace {
 
-uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
-float from_bits(uint32_t b) { return std::bit_cast<float>(b); }
+uint32_t bits(float f) { return half_detail::bits_as<uint32_t>(f); }
+float from_bits(uint32_t b) { return half_detail::bits_as<float>(b); }
 
 // The floats where rounding to half is decided, for every finite half h:
 // h itself, the midpoint to the next half up, and a float either side of
@@ -102,7 +101,7 @@ TEST_CASE("half: rounding is to nearest, ties to even, at every boundary", "[hal
 TEST_CASE("half: the same bits as the compiler's _Float16", "[half]") {
   const auto same = [](float f) {
     const _Float16 expected = static_cast<_Float16>(f);
-    const uint16_t want = std::bit_cast<uint16_t>(expected);
+    const uint16_t want = half_detail::bits_as<uint16_t>(expected);
     INFO("value " << f << " (0x" << std::hex << bits(f) << ")");
     REQUIRE(f32_to_f16_bits(f) == want);
     REQUIRE(bits(f16_bits_to_f32(want)) == bits(static_cast<float>(expected)));

@@ -3,17 +3,28 @@
 // converts activations with __float2half_rn; these give the same bits.
 #pragma once
 
-#include <bit>
 #include <cstdint>
+#include <cstring>
 
 namespace mt {
+
+namespace half_detail {
+// A value's bytes as another type's (Emscripten's libc++ has no bit_cast).
+template <class To, class From>
+inline To bits_as(From from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
+}  // namespace half_detail
 
 // float -> half bits, rounded to nearest, ties to even. Values at or above
 // 65520 in magnitude become infinities (65504 is the largest half), values
 // at or below 2^-25 zeros of their sign; a NaN stays a quiet NaN with the
 // top of its payload.
 inline uint16_t f32_to_f16_bits(float value) {
-  const uint32_t x = std::bit_cast<uint32_t>(value);
+  const uint32_t x = half_detail::bits_as<uint32_t>(value);
   const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
   const uint32_t magnitude = x & 0x7fffffffu;
   if (magnitude > 0x7f800000u) return uint16_t(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
@@ -44,12 +55,12 @@ inline uint16_t f32_to_f16_bits(float value) {
 inline float f16_bits_to_f32(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent == 0x1f) return half_detail::bits_as<float>(sign | 0x7f800000u | (mantissa << 13));
   if (exponent == 0) {  // zero or subnormal: mantissa x 2^-24, exact in float
     const float magnitude = float(mantissa) * 0x1p-24f;
     return sign ? -magnitude : magnitude;
   }
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  return half_detail::bits_as<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
 // A float rounded to the nearest half, as a float.
