@@ -15,7 +15,7 @@ using namespace mt;
 namespace {
 
 uint32_t bits(float f) { return half_detail::bits_as<uint32_t>(f); }
-float from_bits(uint32_t b) { return half_detail::bits_as<float>(b); }
+[[maybe_unused]] float from_bits(uint32_t b) { return half_detail::bits_as<float>(b); }
 
 // The floats where rounding to half is decided, for every finite half h:
 // h itself, the midpoint to the next half up, and a float either side of
