@@ -210,6 +210,15 @@ size_t block_bytes(const Model& model, CudaWeightForm form) {
   return sizing.bytes();
 }
 
+// The block's bytes for d->form, d->bytes of them (block_bytes'), with d's
+// pointers as if it began at `base`.
+std::vector<std::byte> fill_block(const Model& model, const void* base, CudaModelWeights* d) {
+  std::vector<std::byte> image(d->bytes);
+  BlockLayout filling(image.data(), static_cast<std::byte*>(const_cast<void*>(base)));
+  place_model(filling, model.config(), model.weights(), *d);
+  return image;
+}
+
 Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int device, CudaWeightForm form) {
   auto d = std::make_unique<CudaModelWeights>();
   d->device = device;
@@ -220,7 +229,7 @@ Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int devic
     return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of GPU memory for the weights: %s",
                          d->bytes, cudaGetErrorString(allocated));
   }
-  const std::vector<std::byte> image = weight_block(model, form, d->block, d.get());
+  const std::vector<std::byte> image = fill_block(model, d->block, d.get());
   const cudaError_t copied = cudaMemcpy(d->block, image.data(), d->bytes, cudaMemcpyHostToDevice);
   if (copied != cudaSuccess) {
     cudaFree(d->block);
@@ -234,10 +243,7 @@ Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int devic
 std::vector<std::byte> weight_block(const Model& model, CudaWeightForm form, const void* base, CudaModelWeights* d) {
   d->form = form;
   d->bytes = block_bytes(model, form);
-  std::vector<std::byte> image(d->bytes);
-  BlockLayout filling(image.data(), static_cast<std::byte*>(const_cast<void*>(base)));
-  place_model(filling, model.config(), model.weights(), *d);
-  return image;
+  return fill_block(model, base, d);
 }
 
 CudaWeightCache::~CudaWeightCache() {
