@@ -3,7 +3,9 @@
 #include <cstring>
 
 #include "mt/mt.h"
+#include "line_break_model.hpp"
 #include "test_util.hpp"
+#include "tokenizer/line_breaks.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "vocab/vocab_train.hpp"
 
@@ -195,6 +197,7 @@ TEST_CASE("text translation equals tokenize -> translate ids -> detokenize", "[t
         std::vector<char> buf(tok.max_decoded_bytes(id_results[0][k].tokens.size()));
         size_t len = 0;
         REQUIRE(tok.decode(id_results[0][k].tokens, buf, &len).ok());
+        len = detail::replace_line_breaks(buf.data(), len);  // a translation is one line
         CHECK(texts[i][k].text == std::string_view(buf.data(), len));
         CHECK(texts[i][k].score == id_results[0][k].score);
         CHECK(valid_utf8(texts[i][k].text));
@@ -277,4 +280,159 @@ TEST_CASE("a normalization bound that is too small fails cleanly", "[text]") {
   std::vector<int32_t> ids2((*exact)->max_encoded_ids(text.size()));
   CHECK((*exact)->encode(text, ws2, ids2, &n).ok());
   CHECK(n > 3);
+}
+
+// --- A translation is one line (the contract of TextHypothesis::text).
+
+namespace {
+
+bool has_line_break(std::string_view s) {
+  for (const std::string_view b : {"\n", "\r", "\v", "\f", "\xC2\x85", "\xE2\x80\xA8", "\xE2\x80\xA9"}) {
+    if (s.find(b) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+std::string one_line(std::string s) {
+  s.resize(detail::replace_line_breaks(s.data(), s.size()));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("line breaks become one space each, in place", "[text]") {
+  CHECK(one_line("") == "");
+  CHECK(one_line("plain text") == "plain text");
+  CHECK(one_line("a\nb\rc\r\nd\ve\ff") == "a b c d e f");
+  CHECK(one_line("\n\n") == "  ");
+  CHECK(one_line("\r\r\n") == "  ");
+  CHECK(one_line("x\xC2\x85y\xE2\x80\xA8z\xE2\x80\xA9") == "x y z ");
+  // Other characters that share a lead byte stay, and so do truncated ones.
+  CHECK(one_line("\xC2\xA0\xE2\x80\xA7\xE2\x80\xAA\xE2\x96\x81") == "\xC2\xA0\xE2\x80\xA7\xE2\x80\xAA\xE2\x96\x81");
+  CHECK(one_line("\xC2") == "\xC2");
+  CHECK(one_line("\xE2\x80") == "\xE2\x80");
+  CHECK(one_line("tab\tstays") == "tab\tstays");
+}
+
+TEST_CASE("a translation is one line whatever the vocabulary decodes to", "[text][hostile]") {
+  const std::string path = test::scratch_path("line-breaks.mtm");
+  const Status written = test::write_line_break_model(path, 7);
+  INFO(written.message());
+  REQUIRE(written.ok());
+  auto model = Model::load(path);
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  SessionOptions o;
+  o.max_batch_size = 6;
+  o.max_target_length = 24;
+  o.max_source_length = 24;
+  auto session = Session::create(*model, o);
+  INFO(session.status().message());
+  REQUIRE(session.ok());
+  const std::vector<std::string> lines = {"a", "\n", "a\nb\r\nc", "\xE2\x80\xA8 y \xC2\x85", "yyyy", "\x0B\x0C"};
+  const std::vector<std::string_view> views(lines.begin(), lines.end());
+  const detail::Tokenizer& tok = *(*model)->tokenizer();
+  size_t raw_with_breaks = 0, hypotheses = 0;
+  for (int beam : {1, 4}) {
+    TranslateOptions t;
+    t.beam_size = beam;
+    t.num_hypotheses = beam;
+    t.min_decoding_length = 4;
+    TextTranslations texts;
+    REQUIRE(session->translate_text(views, t, &texts).ok());
+    REQUIRE(texts.size() == lines.size());
+    // The same sources as ids give the tokens behind each text.
+    Translations ids;
+    std::vector<std::vector<int32_t>> encoded;
+    for (const std::string& line : lines) {
+      std::vector<std::byte> ws(tok.encode_workspace_bytes(line.size()));
+      std::vector<int32_t> e(tok.max_encoded_ids(line.size()));
+      size_t n = 0;
+      REQUIRE(tok.encode(line, ws, e, &n).ok());
+      e.resize(n);
+      encoded.push_back(e);
+    }
+    auto alone = Session::create(*model, o);
+    REQUIRE(alone.ok());
+    const auto spans = test::spans(encoded);
+    REQUIRE(alone->translate(spans, t, &ids).ok());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      REQUIRE(texts[i].size() == ids[i].size());
+      for (size_t k = 0; k < texts[i].size(); ++k) {
+        std::string raw(tok.max_decoded_bytes(ids[i][k].tokens.size()), '\0');
+        size_t length = 0;
+        REQUIRE(tok.decode(ids[i][k].tokens, {raw.data(), raw.size()}, &length).ok());
+        raw.resize(length);
+        raw_with_breaks += has_line_break(raw);
+        ++hypotheses;
+        INFO("sentence " << i << " hypothesis " << k);
+        CHECK_FALSE(has_line_break(texts[i][k].text));
+        CHECK(texts[i][k].text == one_line(raw));
+      }
+    }
+  }
+  // The model really does emit line breaks: otherwise this tested nothing.
+  INFO(raw_with_breaks << " of " << hypotheses << " raw decodings hold a line break");
+  CHECK(raw_with_breaks * 2 > hypotheses);
+
+  // Through the C API too.
+  mt_model* m = nullptr;
+  REQUIRE(mt_model_load(path.c_str(), &m) == MT_OK);
+  mt_session* s = nullptr;
+  REQUIRE(mt_session_create(m, nullptr, &s) == MT_OK);
+  const char* texts[] = {"a", "y\ny"};
+  const size_t lengths[] = {1, 3};
+  mt_translate_options t;
+  mt_translate_options_init(&t);
+  t.min_decoding_length = 4;
+  REQUIRE(mt_translate_text(s, texts, lengths, 2, &t) == MT_OK);
+  for (size_t i = 0; i < 2; ++i) {
+    const char* text = nullptr;
+    size_t length = 0;
+    REQUIRE(mt_result_text(s, i, 0, &text, &length, nullptr) == MT_OK);
+    CHECK(length > 0);
+    CHECK_FALSE(has_line_break({text, length}));
+  }
+  mt_session_free(s);
+  mt_model_free(m);
+}
+
+TEST_CASE("byte pieces that decode to line breaks give one line too", "[text][hostile]") {
+  auto tokenizer = detail::Tokenizer::create(test::line_break_vocabulary(/*byte_fallback=*/true));
+  REQUIRE(tokenizer.ok());
+  const detail::Tokenizer& tok = **tokenizer;
+  const auto byte = [](int b) { return int32_t(3 + b); };  // after <unk>, <s>, </s>
+  const std::vector<int32_t> ids = {byte(0x0A), byte('x'), byte(0x0D), byte(0x0A), byte(0xE2), byte(0x80), byte(0xA8),
+                                    byte(0xC2), byte(0x85), byte(0x0B), byte(0x0C), 0};
+  std::string raw(tok.max_decoded_bytes(ids.size()), '\0');
+  size_t length = 0;
+  REQUIRE(tok.decode(ids, {raw.data(), raw.size()}, &length).ok());
+  raw.resize(length);
+  CHECK(raw == "\nx\r\n\xE2\x80\xA8\xC2\x85\v\f\n");
+  CHECK(one_line(raw) == " x      ");  // CR LF is one break
+
+  // And through a session of a model with those pieces: no text holds a break.
+  const std::string path = test::scratch_path("line-breaks-bytes.mtm");
+  ModelConfig config = test::line_break_config();
+  REQUIRE(config.use_vocabulary(test::line_break_vocabulary(true)).ok());
+  auto writer = random_model_writer(config, 8);
+  REQUIRE(writer.ok());
+  writer->set_vocabulary(test::line_break_vocabulary(true));
+  REQUIRE(writer->write(path).ok());
+  auto model = Model::load(path);
+  REQUIRE(model.ok());
+  SessionOptions o;
+  o.max_target_length = 24;
+  auto session = Session::create(*model, o);
+  REQUIRE(session.ok());
+  const std::string_view lines[] = {"a\n", "\xE2\x80\xA8", "y y y"};
+  TranslateOptions t;
+  t.beam_size = 4;
+  t.num_hypotheses = 4;
+  t.min_decoding_length = 8;
+  TextTranslations texts;
+  REQUIRE(session->translate_text(lines, t, &texts).ok());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    for (const TextHypothesis& h : texts[i]) CHECK_FALSE(has_line_break(h.text));
+  }
 }

@@ -6,6 +6,7 @@
 
 #include "model_weights.hpp"
 #include "arena.hpp"
+#include "tokenizer/line_breaks.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "session_impl.hpp"
 
@@ -354,7 +355,7 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
   offsets[0] = 0;
   for (size_t b = 0; b < sources.size(); ++b) {
     std::span<const int32_t> src = sources[b];
-    if (src.size() + 1 > size_t(plan.S)) {
+    if (src.size() >= size_t(plan.S)) {  // with its EOS it would not fit (no + 1: a caller's size may be SIZE_MAX)
       if (!options.truncate_long_sources) {
         return Status::error(Errc::capacity_exceeded,
                              "sentence %zu has %zu tokens; the session allows %d (max_source_length %d, EOS included)",
@@ -523,6 +524,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
       char* out = s.at<char>(s.plan.text_out) + slot * s.plan.text_out_stride;
       size_t length = 0;
       MT_RETURN_IF_ERROR(tokenizer->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
+      length = detail::replace_line_breaks(out, length);
       texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob};
     }
   }

@@ -137,7 +137,9 @@ MT_API mt_status mt_translate_text(mt_session* session, const char* const* texts
                                    const mt_translate_options* options);
 /* Hypothesis k of sentence i of the last mt_translate_text: UTF-8 text of
  * `length` bytes (owned by the session, valid until its next translate call,
- * not NUL-terminated) and score (score may be NULL). Errors:
+ * not NUL-terminated) and score (score may be NULL). The text is one line:
+ * line breaks the vocabulary decodes to (LF, VT, FF, CR, CR LF, U+0085,
+ * U+2028, U+2029) are each one space. Errors:
  * MT_ERROR_INVALID_ARGUMENT (no such sentence or hypothesis, no text results). */
 MT_API mt_status mt_result_text(const mt_session* session, size_t sentence, size_t k, const char** text, size_t* length,
                                 float* score);

@@ -130,7 +130,10 @@ class Translations {
 };
 
 struct TextHypothesis {
-  std::string_view text;  // UTF-8
+  // UTF-8, on one line: every line break the vocabulary decodes to (LF, VT,
+  // FF, CR, CR LF, U+0085, U+2028, U+2029, from pieces, byte pieces or the
+  // unknown piece's surface) is one space, so one sentence in gives one line out.
+  std::string_view text;
   float score = 0.0f;
   float log_prob = 0.0f;
 };

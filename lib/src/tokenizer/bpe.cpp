@@ -1,6 +1,7 @@
 #include "tokenizer/bpe.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "tokenizer/utf8.hpp"
 
@@ -29,11 +30,17 @@ bool lower_priority(const Pair& a, const Pair& b) {
   return a.score < b.score || (a.score == b.score && a.left > b.left);
 }
 
-// How an unused piece was last proposed: its id and its left part's length.
+// How an unused piece was proposed: its id, its left part's length, and
+// when (proposals are numbered in order; the latest one counts).
 struct UnusedMerge {
   int32_t id;
   uint32_t left_length;
+  uint32_t order;
 };
+
+bool by_id_then_order(const UnusedMerge& a, const UnusedMerge& b) {
+  return a.id < b.id || (a.id == b.id && a.order < b.order);
+}
 
 struct Segment {
   uint32_t start;
@@ -42,6 +49,12 @@ struct Segment {
 
 // Upper bound of pairs ever proposed: n - 1 initial ones, two per merge.
 size_t max_pairs(size_t n) { return 3 * n + 1; }
+
+// Steps (merges popped, segments emitted, probes looking up how an unused
+// piece was formed) allowed per normalized byte. The algorithm needs at most
+// ~3 + 2 * (2 + log2(3n)), under 60 for any text a session accepts; past the
+// budget encoding fails instead of running on, whatever the vocabulary.
+constexpr size_t kMaxStepsPerByte = 128;
 
 }  // namespace
 
@@ -97,12 +110,18 @@ Status BpeEncoder::encode(std::string_view normalized, Scratch& scratch, std::sp
     if (type != PieceType::normal && type != PieceType::user_defined && type != PieceType::unused) return;
     heap[heap_size++] = {left, right, scores_[id], size};
     std::push_heap(heap, heap + heap_size, lower_priority);
-    if (type == PieceType::unused) unused[unused_count++] = {id, symbols[left].length};
+    if (type == PieceType::unused) {
+      unused[unused_count] = {id, symbols[left].length, uint32_t(unused_count)};
+      ++unused_count;
+    }
   };
 
   for (int32_t i = 1; i < symbol_count; ++i) propose(i - 1, i);
 
+  size_t steps = 0;
+  const size_t max_steps = kMaxStepsPerByte * (n + 8);
   while (heap_size > 0) {
+    ++steps;
     std::pop_heap(heap, heap + heap_size, lower_priority);
     const Pair top = heap[--heap_size];
     Symbol& left = symbols[top.left];
@@ -117,19 +136,27 @@ Status BpeEncoder::encode(std::string_view normalized, Scratch& scratch, std::sp
   }
 
   // Emit, splitting unused pieces back into the pair that last proposed them.
+  // Sorted by id, the latest proposal of a piece is found by binary search:
+  // a scan per segment made crafted vocabularies (many unused pieces)
+  // quadratic in the text's length.
+  std::sort(unused, unused + unused_count, by_id_then_order);
+  const auto latest_merge = [&](int32_t id) -> const UnusedMerge* {
+    const auto probe = [&](const UnusedMerge& a, const UnusedMerge& b) { return ++steps, by_id_then_order(a, b); };
+    const UnusedMerge* end = std::upper_bound(unused, unused + unused_count, UnusedMerge{id, 0, UINT32_MAX}, probe);
+    return end != unused && end[-1].id == id ? end - 1 : nullptr;
+  };
   size_t out = 0;
   for (int32_t index = symbol_count > 0 ? 0 : -1; index != -1; index = symbols[index].next) {
     size_t depth = 0;
     stack[depth++] = {symbols[index].start, symbols[index].length};
     while (depth > 0) {
       const Segment s = stack[--depth];
-      const int32_t id = piece_id(normalized.substr(s.start, s.length));
-      const UnusedMerge* merge = nullptr;
-      if (static_cast<PieceType>(types_[id]) == PieceType::unused) {
-        for (size_t k = unused_count; k-- > 0;) {
-          if (unused[k].id == id) { merge = &unused[k]; break; }
-        }
+      if (++steps > max_steps) {
+        return Status::error(Errc::capacity_exceeded, "bpe: more than %zu steps for %zu bytes", max_steps, n);
       }
+      const int32_t id = piece_id(normalized.substr(s.start, s.length));
+      const UnusedMerge* merge =
+          static_cast<PieceType>(types_[id]) == PieceType::unused ? latest_merge(id) : nullptr;
       if (merge == nullptr || merge->left_length == 0 || merge->left_length >= s.length) {
         if (out == pieces.size()) return Status::error(Errc::internal, "bpe: more pieces than bytes");
         pieces[out++] = {s.start, s.length, id};

@@ -1,6 +1,7 @@
 #include "tokenizer/vocabulary_view.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "tokenizer/normalizer.hpp"
@@ -43,6 +44,12 @@ Status VocabularyView::validate() const {
     const std::string_view text(piece_text.data() + begin, end - begin);
     begin = end;
     if (text.empty()) return Status::error(Errc::invalid_model, "vocabulary: piece %zu is empty", id);
+    // Segmentation sums and compares scores: a NaN or infinity makes every
+    // comparison with it false and the chosen pieces arbitrary.
+    if (!std::isfinite(piece_scores[id])) {
+      return Status::error(Errc::invalid_model, "vocabulary: piece %zu (\"%.40s\") has score %g; scores must be finite",
+                           id, std::string(text).c_str(), double(piece_scores[id]));
+    }
     switch (piece_type(id)) {
       case PieceType::unknown: ++unknown; break;
       case PieceType::normal:
