@@ -171,3 +171,36 @@ TEST_CASE("C API device options: CPU by default, bad values refused, CUDA create
   mt_session_free(session);
   mt_model_free(model);
 }
+
+TEST_CASE("C API lengths near SIZE_MAX are refused, never wrapped", "[c_api][hostile]") {
+  const std::string path = scratch_path("c_api_lengths.mtm");
+  REQUIRE(mt::write_random_model(tiny_config(), 94, path).ok());
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(path.c_str(), &model) == MT_OK);
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, nullptr, &session) == MT_OK);
+  // The pointers hold 2 ids / 2 bytes: only a length check that does not wrap keeps reads inside them.
+  const int32_t ids[] = {5, 6};
+  const int32_t* sources[] = {ids};
+  const char text[] = "ab";
+  const char* texts[] = {text};
+  for (const size_t huge : {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 4 + 1, size_t(1) << 40}) {
+    INFO("length " << huge);
+    const size_t lengths[] = {huge};
+    CHECK(mt_translate_ids(session, sources, lengths, 1, nullptr) == MT_ERROR_CAPACITY_EXCEEDED);
+    CHECK_THAT(mt_last_error(), Catch::Contains("sentence 0 has"));
+    // (No vocabulary: refused before the length, as invalid; with one, by max_text_bytes.)
+    CHECK(mt_translate_text(session, texts, lengths, 1, nullptr) != MT_OK);
+    // Counts and indices: the batch limit and the result bounds.
+    CHECK(mt_translate_ids(session, sources, lengths, huge, nullptr) == MT_ERROR_CAPACITY_EXCEEDED);
+  }
+  const size_t two[] = {2};
+  REQUIRE(mt_translate_ids(session, sources, two, 1, nullptr) == MT_OK);
+  size_t count = 0;
+  CHECK(mt_result_count(session, SIZE_MAX, &count) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(mt_result_hypothesis(session, 0, SIZE_MAX, nullptr, nullptr, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+  int truncated = 0;
+  CHECK(mt_result_truncated(session, SIZE_MAX, &truncated) == MT_ERROR_INVALID_ARGUMENT);
+  mt_session_free(session);
+  mt_model_free(model);
+}

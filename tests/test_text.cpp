@@ -252,6 +252,12 @@ TEST_CASE("the C API translates text", "[text]") {
   REQUIRE(mt_result_text(s, 0, 0, &text, &length, &score) == MT_OK);
   CHECK(valid_utf8({text, length}));
   CHECK(mt_result_hypothesis(s, 0, 0, nullptr, nullptr, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+  // A length no text can have is refused by max_text_bytes, before any byte is read.
+  for (const size_t huge : {SIZE_MAX, SIZE_MAX - 1, size_t(1) << 40}) {
+    const size_t too_long[] = {huge};
+    CHECK(mt_translate_text(s, texts, too_long, 1, nullptr) == MT_ERROR_CAPACITY_EXCEEDED);
+  }
+  REQUIRE(mt_translate_text(s, texts, lengths, 2, nullptr) == MT_OK);
   int truncated = 1;
   REQUIRE(mt_result_truncated(s, 0, &truncated) == MT_OK);
   CHECK(truncated == 0);
