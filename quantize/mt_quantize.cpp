@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "guarded_main.hpp"
 #include "cli_args.hpp"
 #include "eval/scoring.hpp"
 #include "quantizer.hpp"
@@ -148,9 +149,7 @@ Expected<QuantizeOptions> choose_by_dev_bleu(const Model& fp32, const Calibratio
   return best;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   cli::Args args(argc, argv, {"--fp32-embeddings", "-h", "--help"});
   if (args.has("-h") || args.has("--help")) {
     std::fputs(kUsage, stdout);
@@ -253,3 +252,7 @@ int main(int argc, char** argv) {
                calibration_seconds);
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return mt::cli::guarded_main("mt_quantize", argc, argv, run); }

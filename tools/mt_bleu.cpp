@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "guarded_main.hpp"
 #include "cli_args.hpp"
 #include "eval/scoring.hpp"
 
@@ -42,9 +43,7 @@ bool read_lines(std::istream& in, std::vector<std::string>* lines) {
   return !in.bad();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   mt::cli::Args args(argc, argv, {"--lowercase", "--score-only", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
     std::fputs(kUsage, stdout);
@@ -110,3 +109,7 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return mt::cli::guarded_main("mt_bleu", argc, argv, run); }

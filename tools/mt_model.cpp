@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "guarded_main.hpp"
 #include "cli_args.hpp"
 #include "mt/mt.hpp"
 
@@ -163,9 +164,7 @@ int check(const std::string& path) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   mt::cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--untied", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
     std::fputs(kUsage, stdout);
@@ -183,3 +182,7 @@ int main(int argc, char** argv) {
   if (pos[0] == "check" && pos.size() == 2) return check(pos[1]);
   return fail("unknown command '" + pos[0] + "' (see --help)");
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return mt::cli::guarded_main("mt_model", argc, argv, run); }

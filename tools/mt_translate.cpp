@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "guarded_main.hpp"
 #include "cli_args.hpp"
 #include "mt/mt.hpp"
 
@@ -41,8 +42,11 @@ options:
   --max-length-offset N     (default 0)
   --min-length N            no EOS before N tokens (default 0)
   --max-source-length N     longest source in tokens (default 256)
-  --truncate                cut longer sources to fit, with a warning naming the line
-                            (default: stop with an error naming the line)
+  --max-line-bytes N        longest input line read, in bytes (default 65536); memory is planned
+                            for this, never for the input
+  --truncate                cut longer sources (in bytes or tokens) to fit, with a warning naming
+                            the line (default: an error naming the line, an empty output line in its
+                            place, the other lines translated, and exit code 1)
   --batch-size N            sentences per batch; input is sorted by length into batches (default 16)
   --threads N               threads (default 1)
   --thread-split S          how threads share a batch: layers, sentences or automatic (default:
@@ -57,6 +61,8 @@ options:
   -h, --help                this text
 
 A progress line (sentences, words/s) goes to standard error when it is a terminal.
+Exit codes: 0 all lines translated; 1 any error (a line refused, a bad option, a
+model that does not load, out of memory), with one line on standard error each.
 )";
 
 int fail(const std::string& message) {
@@ -104,6 +110,26 @@ size_t count_words(const std::string& line) {
   return words;
 }
 
+// Reads one line (without its newline and a final CR) keeping at most
+// `keep` bytes of it; *bytes gets its whole length. False at the end of input.
+// Memory is bounded by `keep`, whatever the length of the line.
+bool read_line(std::streambuf* in, size_t keep, std::string* line, size_t* bytes) {
+  line->clear();
+  *bytes = 0;
+  bool any = false;
+  for (int c = in->sbumpc(); c != std::char_traits<char>::eof(); c = in->sbumpc()) {
+    any = true;
+    if (c == '\n') break;
+    if (line->size() < keep) line->push_back(char(c));
+    ++*bytes;
+  }
+  if (*bytes > 0 && *bytes <= keep && line->back() == '\r') {
+    line->pop_back();
+    --*bytes;
+  }
+  return any;
+}
+
 // One output line (or n-best block) per input line, whatever the mode.
 void format_hypothesis(std::string* out, size_t index, size_t k, size_t count, bool nbest, bool scores,
                        const std::string& text, float score) {
@@ -114,9 +140,7 @@ void format_hypothesis(std::string* out, size_t index, size_t k, size_t count, b
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   mt::cli::Args args(argc, argv, {"--scores", "--ids", "--truncate", "--tf32", "--fp16", "--cuda-int8", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
     std::fputs(kUsage, stdout);
@@ -124,7 +148,7 @@ int main(int argc, char** argv) {
   }
   args.reject_unknown({"-m", "--model", "-i", "--input", "--ids", "--beam", "--nbest", "--scores", "--length-penalty",
                        "--max-length", "--max-length-ratio", "--max-length-offset", "--min-length",
-                       "--max-source-length", "--truncate", "--batch-size", "--threads", "--thread-split", "--device", "--gpu", "--tf32",
+                       "--max-source-length", "--max-line-bytes", "--truncate", "--batch-size", "--threads", "--thread-split", "--device", "--gpu", "--tf32",
                        "--fp16", "--cuda-int8"});
   const std::string model_path = args.get("-m", args.get("--model", ""));
   const std::string input_path = args.get("-i", args.get("--input", ""));
@@ -139,6 +163,7 @@ int main(int argc, char** argv) {
   topts.truncate_long_sources = args.has("--truncate");
   mt::SessionOptions sopts;
   int max_source = args.get_int("--max-source-length", 256, 1, 65536);
+  const size_t max_line_bytes = size_t(args.get_int("--max-line-bytes", 65536, 1, 1 << 24));
   sopts.max_batch_size = args.get_int("--batch-size", 16, 1, 4096);
   sopts.num_threads = args.get_int("--threads", 1, 1, 256);
   if (std::string error; !mt::cli::thread_split_option(args, &sopts.thread_split, &error)) return fail(error);
@@ -175,10 +200,19 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> lines;
   std::vector<std::vector<int32_t>> id_lines;
+  std::vector<std::string> refused;  // per line: why it was not translated ("" if it was)
   std::string line, why;
-  size_t longest = 1;
-  while (std::getline(*in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  size_t longest = 1, bytes = 0;
+  // One byte more than the limit is kept: the session then sees the line is
+  // too long and cuts it (--truncate) on a UTF-8 boundary, flagged truncated.
+  while (read_line(in->rdbuf(), max_line_bytes + 1, &line, &bytes)) {
+    refused.emplace_back();
+    if (bytes > max_line_bytes && (!text_mode || !topts.truncate_long_sources)) {
+      refused.back() = "line " + std::to_string(lines.size() + 1) + " has " + std::to_string(bytes) +
+                       " bytes; --max-line-bytes is " + std::to_string(max_line_bytes) +
+                       (text_mode ? " (see --truncate)" : "");
+      line.clear();
+    }
     longest = std::max(longest, line.size());
     if (!text_mode) {
       std::vector<int32_t> ids;
@@ -194,8 +228,8 @@ int main(int argc, char** argv) {
     lines.push_back(line);
   }
   if (in->bad()) return fail("error reading input");
-  // Text longer than this is cut (with --truncate) or refused by the session.
-  sopts.max_text_bytes = int(std::min<size_t>(longest, size_t(1) << 22));
+  // Planned for the lines read, at most --max-line-bytes: longer text is cut (--truncate).
+  sopts.max_text_bytes = int(std::min(longest, max_line_bytes));
 
   auto session = mt::Session::create(model.value(), sopts);
   if (!session) return fail(session.status().message());
@@ -223,30 +257,37 @@ int main(int argc, char** argv) {
         id_batch.push_back(id_lines[order[i]]);
       }
     }
-    const mt::Status status = text_mode ? session->translate_text(text_batch, topts, &text_results)
-                                        : session->translate(id_batch, topts, &id_results);
-    if (!status.ok()) {
-      // Name the input line: the message counts sentences within the batch.
-      std::string where;
-      for (size_t i = first; i < last; ++i) {
-        const std::string message = status.message(), needle = "sentence " + std::to_string(i - first);
-        if (message.rfind(needle + " ", 0) == 0 || message.rfind(needle + ":", 0) == 0) {
-          where = "line " + std::to_string(order[i] + 1) + ": ";
-        }
-      }
-      return fail(where + status.message() + (status.code() == mt::Errc::capacity_exceeded ? " (see --truncate)" : ""));
-    }
+    const auto translate = [&](size_t from, size_t count) {
+      return text_mode ? session->translate_text(std::span(text_batch).subspan(from, count), topts, &text_results)
+                       : session->translate(std::span(id_batch).subspan(from, count), topts, &id_results);
+    };
+    // A sentence the session cannot take (too many tokens) fails the batch:
+    // then each is translated alone, and only the one at fault is refused.
+    mt::Status status = translate(0, last - first);
+    const bool one_by_one = !status.ok() && status.code() == mt::Errc::capacity_exceeded;
     for (size_t i = first; i < last; ++i) {
+      if (one_by_one) status = translate(i - first, 1);
+      if (!status.ok()) {
+        if (status.code() != mt::Errc::capacity_exceeded) return fail(status.message());
+        // The message counts sentences within the call: name the input line instead.
+        const std::string message = status.message();
+        const size_t at = message.find(' ', std::string("sentence ").size());
+        refused[order[i]] = "line " + std::to_string(order[i] + 1) +
+                            (message.rfind("sentence ", 0) == 0 && at != std::string::npos ? message.substr(at) : ": " + message) +
+                            " (see --truncate)";
+        continue;
+      }
       const size_t index = order[i];
+      const size_t j = one_by_one ? 0 : i - first;
       std::string& out = outputs[index];
-      const bool truncated = text_mode ? text_results.truncated(i - first) : id_results.truncated(i - first);
+      const bool truncated = text_mode ? text_results.truncated(j) : id_results.truncated(j);
       if (truncated) std::fprintf(stderr, "mt_translate: warning: line %zu was truncated to fit\n", index + 1);
       if (text_mode) {
-        const auto hyps = text_results[i - first];
+        const auto hyps = text_results[j];
         for (size_t k = 0; k < hyps.size(); ++k)
           format_hypothesis(&out, index, k, hyps.size(), nbest, scores, std::string(hyps[k].text), hyps[k].score);
       } else {
-        const auto hyps = id_results[i - first];
+        const auto hyps = id_results[j];
         for (size_t k = 0; k < hyps.size(); ++k)
           format_hypothesis(&out, index, k, hyps.size(), nbest, scores, join(hyps[k].tokens), hyps[k].score);
       }
@@ -258,9 +299,25 @@ int main(int argc, char** argv) {
     }
   }
   if (progress) std::fputc('\n', stderr);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!refused[i].empty()) outputs[i].clear();  // an empty line holds its place
+  }
   for (const std::string& out : outputs) {
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);
   }
-  return std::fflush(stdout) == 0 ? 0 : fail("error writing output");
+  if (std::fflush(stdout) != 0) return fail("error writing output");
+  size_t refused_lines = 0;
+  for (const std::string& why_refused : refused) {
+    if (!why_refused.empty()) refused_lines += (fail(why_refused), 1);
+  }
+  if (refused_lines > 0) return fail(std::to_string(refused_lines) + " line(s) not translated (empty lines in their place)");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return mt::cli::guarded_main("mt_translate", argc, argv, run,
+                               "lower --batch-size, --threads, --beam, --max-line-bytes or --max-source-length");
 }

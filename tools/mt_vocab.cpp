@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 
+#include "guarded_main.hpp"
 #include "cli_args.hpp"
 #include "vocab/vocab_train.hpp"
 
@@ -55,9 +56,7 @@ int info(const std::string& path) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   mt::cli::Args args(argc, argv, {"--byte-fallback", "--soft-limit", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
     std::fputs(kUsage, stdout);
@@ -113,3 +112,7 @@ int main(int argc, char** argv) {
   std::printf("wrote %s: %zu pieces (%s)\n", output.c_str(), vocab->pieces.size(), type.c_str());
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return mt::cli::guarded_main("mt_vocab", argc, argv, run); }

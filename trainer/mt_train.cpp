@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "guarded_main.hpp"
 #include "cli_args.hpp"
 #include "mt/version.hpp"
 #include "eval/scoring.hpp"
@@ -382,12 +383,6 @@ int run(int argc, char** argv) {
   return 0;
 }
 
-// CUDA failures during training (a device fault, cuBLAS missing) throw:
-// reported as one line like every other error.
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    return fail(e.what());
-  }
-}
+// CUDA failures during training (a device fault, cuBLAS missing) throw, as
+// do allocation failures: reported as one line like every other error.
+int main(int argc, char** argv) { return mt::cli::guarded_main("mt_train", argc, argv, run); }

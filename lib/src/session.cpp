@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <system_error>
 
 #include "model_weights.hpp"
 #include "arena.hpp"
@@ -243,7 +244,7 @@ Expected<Session> Session::create(std::shared_ptr<const Model> model, const Sess
   }
   impl->owned = {block, [](std::byte* p) { ::operator delete(p, std::align_val_t(detail::kArenaAlignment)); }};
   impl->arena = block;
-  return Session(std::move(impl));
+  return bind_session(std::move(impl));
 }
 
 Expected<Session> Session::create(std::shared_ptr<const Model> model, const SessionOptions& options,
@@ -259,7 +260,20 @@ Expected<Session> Session::create(std::shared_ptr<const Model> model, const Sess
     return Status::error(Errc::invalid_argument, "session buffer must be 64-byte aligned");
   }
   impl->arena = buffer.data();
-  return Session(std::move(impl));
+  return bind_session(std::move(impl));
+}
+
+// Binding starts the session's threads: a system that refuses one (a process
+// limit, no memory for its stack) is an error, not an exception.
+Expected<Session> Session::bind_session(std::unique_ptr<Impl> impl) {
+  const int threads = impl->options.num_threads;
+  try {
+    return Session(std::move(impl));
+  } catch (const std::system_error& e) {
+    return Status::error(Errc::out_of_memory, "cannot start the session's %d threads: %s", threads, e.what());
+  } catch (const std::bad_alloc&) {
+    return Status::error(Errc::out_of_memory, "out of memory starting the session's %d threads", threads);
+  }
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) { impl_->bind(); }

@@ -41,10 +41,20 @@ uint32_t wait_for_change(const std::atomic<uint32_t>& value, uint32_t old) {
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
-  for (int t = 1; t < num_threads; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+  try {
+    workers_.reserve(size_t(num_threads));
+    for (int t = 1; t < num_threads; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+  } catch (...) {
+    // The system refused a thread (or memory): the destructor will not run,
+    // and a joinable std::thread destroyed unjoined would terminate.
+    stop_and_join();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_and_join(); }
+
+void ThreadPool::stop_and_join() {
   stop_.store(true, std::memory_order_relaxed);
   generation_.fetch_add(1);
   generation_.notify_all();

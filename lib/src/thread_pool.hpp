@@ -41,6 +41,7 @@ class ThreadPool {
   using Call = void (*)(void* ctx, int task, int thread);
   void run(int tasks, Call call, void* ctx);
   void worker_loop(int thread);
+  void stop_and_join();
   // Enters the open job, if any, runs tasks until none is left, leaves.
   void join_job(int thread);
   void take_tasks(int thread);

@@ -96,7 +96,12 @@ expect_error_in() {  # like expect_error with an input file
   check "$name: non-zero exit" test $rc -ne 0
   check "$name: says '$words'" grep -q -- "$words" "$dir/err.txt"
 }
-expect_error_in "too long without --truncate" "line 1:" "$dir/long.txt" "$bin/mt_translate" -m "$text_model" --max-source-length 20
+expect_error_in "too long without --truncate" "line 1 has [0-9]* tokens" "$dir/long.txt" "$bin/mt_translate" -m "$text_model" --max-source-length 20
+"$bin/mt_translate" -m "$text_model" --max-source-length 20 --max-length 4 < "$dir/long.txt" > "$dir/long-out.txt" 2> /dev/null
+check "too long without --truncate: the other line is translated" test -n "$(sed -n 2p "$dir/long-out.txt")"
+check "too long without --truncate: an empty line in its place" test -z "$(sed -n 1p "$dir/long-out.txt")"
+expect_error_in "longer than --max-line-bytes" "line 1 has 3000 bytes; --max-line-bytes is 100" "$dir/long.txt" \
+  "$bin/mt_translate" -m "$text_model" --max-line-bytes 100
 "$bin/mt_translate" -m "$text_model" --max-source-length 20 --max-length 4 --truncate < "$dir/long.txt" > "$dir/long-out.txt" 2> "$dir/long-err.txt"
 check "--truncate: exit 0" test $? -eq 0
 check "--truncate: warns about line 1" grep -q "line 1 was truncated" "$dir/long-err.txt"

@@ -198,6 +198,7 @@ class MT_API Session {
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
+  static Expected<Session> bind_session(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
