@@ -1,35 +1,95 @@
 #!/usr/bin/env bash
-# Installs libmt's build and test dependencies from Debian 12 packages.
-# Idempotent: packages already present are skipped, apt is only called when needed.
+# Installs libmt's build and test dependencies from Debian 12 packages, the
+# aarch64 cross-build's included (scripts/test_aarch64.sh only checks them):
+#   scripts/install-deps.sh           what scripts/test.sh and scripts/run.sh need
+#   scripts/install-deps.sh --bench   also OpenBLAS and oneDNN, for bench_gemm_peers (scripts/bench.sh)
+# Idempotent: packages already present are skipped, apt is only called when
+# needed, the arm64 packages are only fetched once. Run in the install step of
+# CI, so that no test step downloads anything.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bench=0
+for arg in "$@"; do
+  case $arg in
+    --bench) bench=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--bench]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config
   libxsimd-dev
   libflatbuffers-dev flatbuffers-compiler
   catch2
-  libbenchmark-dev
+  libbenchmark-dev          # bench/ (a default cmake configure builds it: scripts/run.sh)
   libsentencepiece-dev sentencepiece
   gnuplot-nox
   clang libclang-rt-14-dev  # the libFuzzer targets (fuzz/)
   valgrind                  # memcheck of mt_translate (scripts/valgrind.sh)
   emscripten                # the WebAssembly build, run by Node.js (scripts/test_wasm.sh)
-  libopenblas-dev libdnnl-dev  # bench_gemm_peers only (GEMM against OpenBLAS and oneDNN)
+  g++-aarch64-linux-gnu qemu-user-static  # the aarch64 cross-build, run under qemu (scripts/test_aarch64.sh)
 )
+# bench_gemm_peers only (GEMM against OpenBLAS and oneDNN): nothing CI builds needs them.
+[ $bench = 0 ] || packages+=(libopenblas-dev libdnnl-dev)
+
+# SentencePiece and FlatBuffers for arm64, unpacked (not installed: the arm64
+# SentencePiece package would remove the host's, they are not co-installable)
+# in the folder scripts/test_aarch64.sh passes to the cross-build.
+arm64_dir=build-aarch64-deps
+arm64_packages=(libsentencepiece0:arm64 libsentencepiece-dev:arm64 libflatbuffers2:arm64 libflatbuffers-dev:arm64)
+
+fail() {  # fail WHAT WHAT_TO_DO
+  echo "install-deps: FAILED: $1" >&2
+  echo "install-deps: $2" >&2
+  exit 1
+}
+retry="check the network and the apt sources (/etc/apt/sources.list*), then run scripts/install-deps.sh again"
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The stamp is written last: an interrupted unpack is redone, not trusted.
+need_arm64=0
+[ -f "$arm64_dir/.complete" ] || need_arm64=1
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
+if [ ${#missing[@]} -eq 0 ] && [ $need_arm64 = 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present, arm64 packages in $arm64_dir/"
   exit 0
 fi
 
-echo "install-deps: installing ${missing[*]}"
 sudo_cmd=()
 [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
 export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+need_update=0
+[ ${#missing[@]} -eq 0 ] || need_update=1
+if [ $need_arm64 = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "install-deps: adding the arm64 architecture to dpkg (for apt-get download of arm64 packages)"
+  "${sudo_cmd[@]}" dpkg --add-architecture arm64 ||
+    fail "dpkg --add-architecture arm64" "run it as root (or with sudo), then run scripts/install-deps.sh again"
+  need_update=1
+fi
+if [ $need_update = 1 ]; then
+  "${sudo_cmd[@]}" apt-get update -qq || fail "apt-get update" "$retry"
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+    fail "apt-get install ${missing[*]}" "$retry"
+fi
+if [ $need_arm64 = 1 ]; then
+  echo "install-deps: fetching ${arm64_packages[*]} into $arm64_dir/"
+  rm -rf "$arm64_dir.tmp"
+  mkdir -p "$arm64_dir.tmp/debs"
+  (cd "$arm64_dir.tmp/debs" && apt-get download -q "${arm64_packages[@]}") ||
+    fail "apt-get download ${arm64_packages[*]}" \
+         "arm64 must be a dpkg architecture (dpkg --print-foreign-architectures) with its package lists fetched (apt-get update); $retry"
+  for deb in "$arm64_dir.tmp"/debs/*.deb; do
+    dpkg-deb -x "$deb" "$arm64_dir.tmp" || fail "dpkg-deb -x $deb" "remove $arm64_dir.tmp/ and run scripts/install-deps.sh again"
+  done
+  touch "$arm64_dir.tmp/.complete"
+  rm -rf "$arm64_dir"
+  mv "$arm64_dir.tmp" "$arm64_dir"
+fi
+echo "install-deps: done"

@@ -14,29 +14,19 @@ smoke=0
 if [ "${1:-}" = --smoke ]; then smoke=1; shift; fi
 build=${1:-build-aarch64}
 
-sudo_cmd=()
-[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+# Nothing is installed or downloaded here: scripts/install-deps.sh (CI's
+# install step) puts the cross compiler and qemu on the machine and unpacks
+# SentencePiece's and FlatBuffers' arm64 packages in build-aarch64-deps/.
+deps=$PWD/build-aarch64-deps
 missing=()
-for p in g++-aarch64-linux-gnu qemu-user-static; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+command -v aarch64-linux-gnu-g++ > /dev/null || missing+=("aarch64-linux-gnu-g++ (package g++-aarch64-linux-gnu)")
+command -v qemu-aarch64-static > /dev/null || missing+=("qemu-aarch64-static (package qemu-user-static)")
+[ -f "$deps/.complete" ] || missing+=("the arm64 SentencePiece and FlatBuffers packages unpacked in $deps/")
 if [ ${#missing[@]} -gt 0 ]; then
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-# SentencePiece and FlatBuffers for arm64, unpacked beside the build:
-# installing SentencePiece's would remove the host's (not co-installable).
-deps=$PWD/$build-deps
-if [ ! -f "$deps/usr/lib/aarch64-linux-gnu/libsentencepiece.so" ]; then
-  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-    "${sudo_cmd[@]}" dpkg --add-architecture arm64
-    "${sudo_cmd[@]}" apt-get update -qq
-  fi
-  mkdir -p "$deps/debs"
-  (cd "$deps/debs" && apt-get download -q libsentencepiece0:arm64 libsentencepiece-dev:arm64 \
-                                          libflatbuffers2:arm64 libflatbuffers-dev:arm64)
-  for deb in "$deps"/debs/*.deb; do dpkg-deb -x "$deb" "$deps"; done
+  echo "test_aarch64: FAILED: missing:" >&2
+  printf '  %s\n' "${missing[@]}" >&2
+  echo "test_aarch64: run scripts/install-deps.sh (it installs all of them), then this again" >&2
+  exit 1
 fi
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \

@@ -19,11 +19,21 @@ cmake --build "$build" -j2
 ctest --test-dir "$build" --output-on-failure -j2
 
 # The same bytes as x86 (tests/test_shipped_models.cpp checks the native build against this file).
-node=(node)
+# Under a bound: a hang in Node.js would otherwise run until CI's own limit.
+# The run takes 0.6 s here (start-up included); MT_WASM_TIMEOUT seconds to
+# change the bound.
+wasm_timeout=${MT_WASM_TIMEOUT:-120}
+node=(timeout -k 10 "$wasm_timeout" node)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+rc=0
 "${node[@]}" "$build/tools/mt_translate.js" --model models/en-de-tiny.int8.mtm --beam 1 \
-  --max-length-ratio 2 --max-length-offset 10 < tests/data/shipped_sentences.en > "$out"
+  --max-length-ratio 2 --max-length-offset 10 < tests/data/shipped_sentences.en > "$out" || rc=$?
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+  echo "test_wasm: node mt_translate.js TIMED OUT: still running after $wasm_timeout s, killed"
+  exit 1
+fi
+[ $rc -eq 0 ] || { echo "test_wasm: node mt_translate.js FAILED (exit $rc)"; exit 1; }
 if ! cmp -s "$out" tests/data/shipped_sentences.de-tiny-int8-greedy; then
   echo "test_wasm: mt_translate.js differs from the native translation:"
   diff "$out" tests/data/shipped_sentences.de-tiny-int8-greedy | head -20

@@ -5,7 +5,7 @@
 #   scripts/tsan.sh            (MT_JOBS=1 scripts/tsan.sh on a busy machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build-tsan
+build="build-tsan"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_SANITIZE=thread \
   -DMT_BUILD_TRAINER=OFF -DMT_BUILD_TOOLS=OFF -DMT_BUILD_BENCHMARKS=OFF -DMT_CUDA=OFF > /dev/null
 cmake --build "$build" -j"${MT_JOBS:-2}" --target test_concurrency test_decoder
@@ -16,7 +16,18 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TS
 # with more bits (vm.mmap_rnd_bits = 32) and aborts before the first test.
 norandom=()
 if setarch "$(uname -m)" -R true 2> /dev/null; then norandom=(setarch "$(uname -m)" -R); fi
+# A deadlock would otherwise hang CI until its own limit: each test gets a
+# bound far above its normal time (not measured: estimated at a few minutes,
+# TSan's 5-15x slowdown on ~1,900 translations of small models; the first
+# test to pass it fails the run), MT_TSAN_TIMEOUT seconds to change it.
+tsan_timeout=${MT_TSAN_TIMEOUT:-900}
 for t in test_concurrency test_decoder; do
   echo "== $t (ThreadSanitizer)"
-  "${norandom[@]}" "$build/tests/$t"
+  rc=0
+  timeout -k 30 "$tsan_timeout" "${norandom[@]}" "$build/tests/$t" || rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    echo "tsan: $t TIMED OUT: still running after $tsan_timeout s (a deadlock?), killed" >&2
+    exit 1
+  fi
+  [ $rc -eq 0 ] || { echo "tsan: $t FAILED (exit $rc)" >&2; exit 1; }
 done

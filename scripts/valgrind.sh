@@ -21,12 +21,20 @@ trap 'rm -rf "$scratch"' EXIT
 printf '5 6 7 8\n\n9 10\n' > "$scratch/ids.txt"
 head -c 100000 models/en-de-tiny.mtm > "$scratch/cut.mtm"
 
+# shellcheck disable=SC2054  # the commas are inside valgrind's options
 memcheck=(valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible
           --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes)
+# Each run takes 1-20 s under memcheck (30 s for all six on 2 cores here); a
+# hang fails at this bound instead of eating CI's time.
+run_timeout=${MT_VALGRIND_TIMEOUT:-300}
 run() {  # run NAME EXPECTED_EXIT ARGS...: one memcheck'd mt_translate
   local name=$1 expected=$2; shift 2
   local rc=0
-  MT_ISA=avx2 "${memcheck[@]}" "$translate" --max-length 12 "$@" > "$scratch/out.txt" 2> "$scratch/err.txt" || rc=$?
+  MT_ISA=avx2 timeout -k 10 "$run_timeout" "${memcheck[@]}" "$translate" --max-length 12 "$@" \
+    > "$scratch/out.txt" 2> "$scratch/err.txt" || rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    echo "valgrind: $name: TIMED OUT: still running after $run_timeout s, killed"; cat "$scratch/err.txt"; exit 1
+  fi
   if [ $rc -ne "$expected" ]; then
     echo "valgrind: $name: FAILED (exit $rc, expected $expected)"; cat "$scratch/err.txt"; exit 1
   fi
