@@ -1,4 +1,5 @@
-// A whole file mapped read-only, unmapped on destruction.
+// A whole file mapped read-only (or, with `copy`, read into anonymous
+// memory), unmapped on destruction.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,7 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  static Expected<MappedFile> open(const std::string& path);
+  static Expected<MappedFile> open(const std::string& path, bool copy = false);
   std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t*>(data_), size_}; }
 
  private:

@@ -522,7 +522,7 @@ Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
 Expected<std::shared_ptr<const Model>> Model::load(const std::string& path, const LoadOptions& options) {
-  auto file = detail::MappedFile::open(path);
+  auto file = detail::MappedFile::open(path, options.read_into_memory);
   if (!file) return file.status();
   auto impl = std::make_unique<Impl>();
   impl->file.emplace(std::move(file.value()));

@@ -120,6 +120,11 @@ struct LoadOptions {
   // program that tokenizes elsewhere; the vocabulary's checks are then
   // skipped, which is most of a small model's load.
   bool load_vocabulary = true;
+  // Model::load: read the file into memory instead of mapping it. A mapped
+  // file must not change in place while the Model lives (see Model::load);
+  // a copy is immune to that, at the cost of reading the whole file now and
+  // of private memory instead of shared page cache.
+  bool read_into_memory = false;
 };
 
 namespace detail {
@@ -136,6 +141,14 @@ class CudaWeightCache;
 class MT_API Model {
  public:
   // Maps the file read-only and verifies it. Errors name the field or tensor at fault.
+  // The mapping reads the file as it is on disk for the Model's lifetime, and
+  // only the header and tables are verified at load: replace a model file by
+  // writing a new one and renaming it over the old (as ModelWriter::write and
+  // the tools do; the loaded Model keeps the old file's bytes), never by
+  // rewriting it in place (cp, truncation): reads of a file changed in place
+  // see unverified bytes, and of a shortened one kill the process with SIGBUS.
+  // LoadOptions::read_into_memory copies the file instead, for files that may
+  // change in place.
   static Expected<std::shared_ptr<const Model>> load(const std::string& path,
                                                      const LoadOptions& options = {});
   // Same checks on bytes the caller owns and keeps alive (and 64-byte aligned)

@@ -80,6 +80,11 @@ typedef struct mt_translate_options {
 MT_API const char* mt_last_error(void);
 
 /* Loads a model file: mapped read-only, verified, weights used in place.
+ * Replace a loaded model's file by renaming a new file over it, never by
+ * rewriting it in place (cp, truncation): a file changed in place feeds the
+ * model unverified bytes, and a shortened one kills the process with SIGBUS.
+ * For a file that may change in place, read it into memory yourself and use
+ * mt_model_load_buffer.
  * *model receives a new model the caller frees with mt_model_free (NULL on
  * failure). Errors: MT_ERROR_IO (cannot open or map), MT_ERROR_CORRUPT_MODEL,
  * MT_ERROR_UNSUPPORTED_VERSION, MT_ERROR_INVALID_MODEL (mt_last_error names
