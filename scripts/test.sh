@@ -13,9 +13,11 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 
 echo "== release build and tests"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+# No benchmarks: CI never runs them (scripts/bench.sh builds and runs them).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMT_BUILD_BENCHMARKS=OFF
 cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2
+./scripts/ctest_skipped.sh build
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # (CUDA code compiles in the release build above; no GPU runs it here.)
@@ -24,6 +26,7 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_SANITIZE=address
 cmake --build build-asan -j2
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2
+./scripts/ctest_skipped.sh build-asan
 
 echo "== ThreadSanitizer: one model shared by sessions on threads"
 ./scripts/tsan.sh

@@ -187,10 +187,7 @@ TEST_CASE("each step decodes only the live beams of unfinished sentences", "[dec
 }
 
 TEST_CASE("results do not depend on the number of threads or how they split the work", "[decoder]") {
-  if (!kHasThreads) {
-    WARN("skipped: this build has no threads (see the num_threads test)");
-    return;
-  }
+  if (!kHasThreads) MT_SKIP("this build has no threads (see the num_threads test)");
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 41);
   const ThreadSplit split = GENERATE(ThreadSplit::layers, ThreadSplit::sentences);
@@ -217,10 +214,7 @@ TEST_CASE("results do not depend on the number of threads or how they split the 
 }
 
 TEST_CASE("automatic thread split: sentences and for large models a wide lane for small batches", "[decoder]") {
-  if (!kHasThreads) {
-    WARN("skipped: this build has no threads (see the num_threads test)");
-    return;
-  }
+  if (!kHasThreads) MT_SKIP("this build has no threads (see the num_threads test)");
   ModelConfig small = tiny_config();
   ModelConfig large = tiny_config();
   large.d_ff = 16384;  // the FFNs of 4 layers: 4 x 2 x 16384 x 64 fp32 weights, 34 MB

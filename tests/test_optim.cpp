@@ -1,5 +1,8 @@
 // Adam and the learning-rate schedules against hand-computed values.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -7,6 +10,32 @@
 
 using namespace mt;
 using namespace mt::train;
+
+namespace {
+
+// The first moment m and second moment v of a graph's only parameter, read
+// from the optimizer's saved state (step, tensor count, then per tensor n, m[n], v[n]).
+struct Moments {
+  std::vector<double> m, v;
+};
+
+Moments moments_of(const Adam<double>& adam) {
+  std::vector<char> state;
+  adam.save(&state);
+  uint64_t count = 0, n = 0;
+  REQUIRE(state.size() >= sizeof(int64_t) + 2 * sizeof(uint64_t));
+  std::memcpy(&count, state.data() + sizeof(int64_t), sizeof(count));
+  REQUIRE(count == 1);
+  std::memcpy(&n, state.data() + sizeof(int64_t) + sizeof(count), sizeof(n));
+  const size_t at = sizeof(int64_t) + 2 * sizeof(uint64_t);
+  REQUIRE(state.size() == at + 2 * n * sizeof(double));
+  Moments out{std::vector<double>(n), std::vector<double>(n)};
+  std::memcpy(out.m.data(), state.data() + at, n * sizeof(double));
+  std::memcpy(out.v.data(), state.data() + at + n * sizeof(double), n * sizeof(double));
+  return out;
+}
+
+}  // namespace
 
 TEST_CASE("schedules follow their formulas", "[optim]") {
   AdamOptions o;
@@ -46,20 +75,6 @@ TEST_CASE("Adam steps as the paper's update rule", "[optim]") {
   CHECK(w->value[1] == Approx(-2.0 + 0.1 - 0.1 * 0.01 * -2.0).epsilon(1e-9));
   CHECK(b->value[0] == Approx(0.5 - 0.1).epsilon(1e-9));
 
-  // Clipping scales every gradient by clip / norm.
-  autograd::Graph<double> g2;
-  auto* p = g2.parameter("p", autograd::Shape{2});
-  p->value = {0.0, 0.0};
-  p->grad = {3.0, 4.0};
-  AdamOptions c;
-  c.clip_norm = 1.0;
-  c.warmup = 1;
-  c.lr = 1.0;
-  Adam<double> clipped(g2, c);
-  CHECK(clipped.step() == Approx(5.0));
-  // The first Adam step moves each weight by lr whatever the gradient's scale.
-  CHECK(p->value[0] == Approx(-1.0).epsilon(1e-6));
-
   // State round trip.
   std::vector<char> state;
   adam.save(&state);
@@ -69,4 +84,67 @@ TEST_CASE("Adam steps as the paper's update rule", "[optim]") {
   CHECK(used == state.size());
   CHECK(restored.steps() == 1);
   CHECK_FALSE(restored.load(state.data(), state.size() - 3, &used).ok());
+}
+
+// Adam's first step moves each weight by lr whatever the gradient's scale, so
+// checking the weights after one step cannot tell a clipped gradient from an
+// unclipped one. The moments can, and so can a second step.
+TEST_CASE("gradient clipping scales the gradient Adam's moments see by clip / norm", "[optim]") {
+  autograd::Graph<double> g;
+  auto* p = g.parameter("p", autograd::Shape{2});
+  p->value = {0.0, 0.0};
+  AdamOptions c;
+  c.clip_norm = 1.0;
+  c.warmup = 1;
+  c.lr = 1.0;
+  c.schedule = Schedule::inverse_sqrt;  // lr 1 at step 1, sqrt(1/2) at step 2
+
+  SECTION("a norm above clip_norm: the moments see the gradient scaled to norm clip_norm") {
+    Adam<double> adam(g, c);
+    p->grad = {3.0, 4.0};
+    CHECK(adam.step() == Approx(5.0));  // the norm before clipping
+    const Moments first = moments_of(adam);
+    // Clipped to (0.6, 0.8): m = (1 - beta1) g, v = (1 - beta2) g^2. Unclipped m would be (0.3, 0.4).
+    CHECK(first.m[0] == Approx(0.1 * 0.6).epsilon(1e-12));
+    CHECK(first.m[1] == Approx(0.1 * 0.8).epsilon(1e-12));
+    CHECK(first.v[0] == Approx(0.02 * 0.36).epsilon(1e-12));
+    CHECK(first.v[1] == Approx(0.02 * 0.64).epsilon(1e-12));
+    CHECK(p->value[0] == Approx(-1.0).epsilon(1e-6));
+
+    // Step 2 with the clipped gradient itself (norm 1: not clipped again).
+    // With clipping both steps saw the same gradient, so m_hat = g and
+    // v_hat = g^2: each weight moves by the step's lr again. Without it the
+    // first step's (3, 4) is in the moments and the move is 0.81 lr.
+    p->grad = {0.6, 0.8};
+    CHECK(adam.step() == Approx(1.0));
+    const double lr2 = std::sqrt(0.5);
+    CHECK(p->value[0] == Approx(-1.0 - lr2).epsilon(1e-6));
+    CHECK(p->value[1] == Approx(-1.0 - lr2).epsilon(1e-6));
+  }
+
+  SECTION("grad_scale applies first: (6, 8) at scale 0.5 has norm 5 and is clipped to norm 1") {
+    Adam<double> adam(g, c);
+    p->grad = {6.0, 8.0};
+    CHECK(adam.step(0.5) == Approx(5.0));
+    const Moments first = moments_of(adam);
+    CHECK(first.m[0] == Approx(0.1 * 0.6).epsilon(1e-12));
+    CHECK(first.m[1] == Approx(0.1 * 0.8).epsilon(1e-12));
+  }
+
+  SECTION("a norm at or below clip_norm is left as it is") {
+    Adam<double> adam(g, c);
+    p->grad = {0.3, 0.4};
+    CHECK(adam.step() == Approx(0.5));
+    const Moments first = moments_of(adam);
+    CHECK(first.m[0] == Approx(0.1 * 0.3).epsilon(1e-12));
+    CHECK(first.v[1] == Approx(0.02 * 0.16).epsilon(1e-12));
+  }
+
+  SECTION("clip_norm 0 clips nothing") {
+    c.clip_norm = 0.0;
+    Adam<double> adam(g, c);
+    p->grad = {3.0, 4.0};
+    CHECK(adam.step() == Approx(5.0));
+    CHECK(moments_of(adam).m[1] == Approx(0.1 * 4.0).epsilon(1e-12));
+  }
 }

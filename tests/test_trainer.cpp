@@ -94,10 +94,7 @@ TEST_CASE("a resumed run is bit-identical to a straight one", "[trainer]") {
 // of failing later (mt_train prints the same line for --device cuda).
 TEST_CASE("Device::cuda without CUDA is refused with the reason", "[trainer]") {
   const std::string why = cuda_training_unavailable_reason();
-  if (why.empty()) {
-    WARN("skipped: CUDA training is available here (tests/cuda/test_cuda_trainer covers it)");
-    return;
-  }
+  if (why.empty()) MT_SKIP("CUDA training is available here (tests/cuda/test_cuda_trainer covers it)");
   CHECK(why.find("CUDA") != std::string::npos);
   TrainerOptions o = small_options();
   o.device = Device::cuda;

@@ -16,6 +16,7 @@
 #include <sanitizer/asan_interface.h>  // ASAN_(UN)POISON_MEMORY_REGION: no-ops without ASan
 
 #include "mt/mt.hpp"
+#include "test_skip.hpp"  // MT_SKIP(reason)
 
 namespace mt::test {
 

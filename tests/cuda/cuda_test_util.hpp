@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "mt/cuda_kernels.h"
+#include "test_skip.hpp"
 
 namespace mt::test {
 
@@ -33,13 +34,13 @@ inline const std::string& cuda_unavailable_reason() {
 // of skipping: tests/cuda/run_on_gpu.sh does.
 inline bool cuda_device_required() { return std::getenv("MT_REQUIRE_CUDA_DEVICE") != nullptr; }
 
-// Catch2 v2 has no SKIP: a test case without a device says why and passes.
+// A test case without a device says why and is reported Skipped (MT_SKIP);
+// with MT_REQUIRE_CUDA_DEVICE set it fails instead.
 #define MT_REQUIRE_CUDA_DEVICE()                                                     \
   do {                                                                               \
     if (!mt::test::cuda_unavailable_reason().empty()) {                              \
       if (mt::test::cuda_device_required()) FAIL(mt::test::cuda_unavailable_reason()); \
-      WARN("skipped: " << mt::test::cuda_unavailable_reason());                     \
-      return;                                                                        \
+      MT_SKIP(mt::test::cuda_unavailable_reason());                                  \
     }                                                                                \
   } while (false)
 

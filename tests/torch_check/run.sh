@@ -16,7 +16,7 @@ for candidate in /usr/bin/python3 python3; do
   fi
 done
 if [ -z "$python" ]; then
-  echo "SKIP torch_check: skipped: torch not importable (tried /usr/bin/python3, python3)"
+  echo "MT_TEST_SKIPPED: torch not importable (tried /usr/bin/python3, python3)"
   exit 0
 fi
 
