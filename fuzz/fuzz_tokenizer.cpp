@@ -1,6 +1,7 @@
 // The tokenizer on arbitrary bytes: encode any text (invalid UTF-8, NULs,
 // controls) and decode any ids, with the vocabularies of both shipped
-// models (unigram with nmt_nfkc; one with byte fallback). Ids must be in the
+// models (unigram with nmt_nfkc; one with byte fallback) and a crafted BPE
+// whose every merge is an unused piece. Ids must be in the
 // vocabulary and decoding must stay within the bound the tokenizer states.
 #include <cstdlib>
 #include <string>
@@ -12,7 +13,27 @@ namespace {
 
 struct Vocabularies {
   std::shared_ptr<const mt::Model> models[2];
+  // BPE over "a" and "b" whose every merge ("ab", "abab", ...) is an unused
+  // piece: the crafted case that made unused-piece lookups quadratic.
+  std::unique_ptr<const mt::detail::Tokenizer> all_unused_bpe;
 };
+
+std::unique_ptr<const mt::detail::Tokenizer> make_all_unused_bpe() {
+  mt::VocabularyData v;
+  v.type = mt::VocabularyType::bpe;
+  v.add_dummy_prefix = false;
+  v.remove_extra_whitespaces = false;
+  v.pieces.push_back({"<unk>", 0.0f, mt::PieceType::unknown});
+  v.pieces.push_back({"a", -1.0f, mt::PieceType::normal});
+  v.pieces.push_back({"b", -1.0f, mt::PieceType::normal});
+  std::string piece = "ab";
+  for (int level = 0; level < 10; ++level, piece += piece) {
+    v.pieces.push_back({piece, -2.0f - float(level), mt::PieceType::unused});
+  }
+  auto t = mt::detail::Tokenizer::create(std::move(v));
+  if (!t) std::abort();
+  return std::move(t.value());
+}
 
 const Vocabularies& vocabularies() {
   static const Vocabularies v = [] {
@@ -23,6 +44,7 @@ const Vocabularies& vocabularies() {
       if (!m || (*m)->tokenizer() == nullptr) std::abort();
       out.models[i] = *m;
     }
+    out.all_unused_bpe = make_all_unused_bpe();
     return out;
   }();
   return v;
@@ -32,7 +54,10 @@ const Vocabularies& vocabularies() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const mt::detail::Tokenizer& tok = *vocabularies().models[data[0] & 1]->tokenizer();
+  // data[0] picks the vocabulary: the two shipped ones, or (values 2 and 3
+  // of 4) the crafted BPE.
+  const Vocabularies& v = vocabularies();
+  const mt::detail::Tokenizer& tok = (data[0] & 2) ? *v.all_unused_bpe : *v.models[data[0] & 1]->tokenizer();
   const int vocab = tok.size();
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
 

@@ -67,6 +67,10 @@ int main(int argc, char** argv) {
   write(text / "english", std::string("\x00", 1) + "A man in a blue shirt is riding a bicycle.");
   write(text / "chinese", std::string("\x01", 1) + "我喜欢茶, 谢谢。Ｆｕｌｌ-width ﬁ ligature");
   write(text / "invalid_utf8", std::string("\x01", 1) + "a\xff\xfe b\xc3 \xe2\x82 \xf0\x9f\x98");
+  // The crafted all-unused BPE (first byte 2): "abab..." was quadratic to split back.
+  std::string abab("\x02", 1);
+  for (int i = 0; i < 2000; ++i) abab += "ab";
+  write(text / "bpe_all_unused", abab);
   const char controls[] = "\x00x\0y\t\r\n \u200f\u202e end";  // NULs, controls, bidi marks
   write(text / "controls", std::string(controls, sizeof(controls) - 1));
 
