@@ -309,7 +309,9 @@ int run(int argc, char** argv) {
   if (std::fflush(stdout) != 0) return fail("error writing output");
   size_t refused_lines = 0;
   for (const std::string& why_refused : refused) {
-    if (!why_refused.empty()) refused_lines += (fail(why_refused), 1);
+    if (why_refused.empty()) continue;
+    fail(why_refused);
+    ++refused_lines;
   }
   if (refused_lines > 0) return fail(std::to_string(refused_lines) + " line(s) not translated (empty lines in their place)");
   return 0;

@@ -42,6 +42,21 @@ limited 400000 "$bin/mt_translate" -m "$model" --threads 256 --batch-size 1 --ma
 check "--threads 256 under 400 MB: exit 1" test $? -eq 1
 check "--threads 256 under 400 MB: says so" says "mt_translate: cannot start the session's 256 threads"
 
+# The same under a process limit (ulimit -u), which binds only a user
+# without CAP_SYS_RESOURCE: root runs it as nobody when nobody can read the build.
+as_limited_user=()
+if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
+  as_limited_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+if "${as_limited_user[@]}" "$bin/mt_translate" --help > /dev/null 2>&1 && "${as_limited_user[@]}" test -r "$model"; then
+  "${as_limited_user[@]}" bash -c 'ulimit -u 4; exec "$@"' _ "$bin/mt_translate" -m "$model" --threads 64 \
+    -i "$dir/one.txt" > "$dir/out.txt" 2> "$dir/err.txt"
+  check "--threads 64 under ulimit -u 4: exit 1" test $? -eq 1
+  check "--threads 64 under ulimit -u 4: says so" says "mt_translate: cannot start the session's 64 threads"
+else
+  echo "note: ulimit -u case not run (no unprivileged user can run $bin/mt_translate)"
+fi
+
 # Every tool out of memory: exit 1 with one line, no signal.
 printf 'a b c\n' > "$dir/small.txt"
 expect_clean_failure() {  # NAME TOOL ARGS...
