@@ -1,35 +1,54 @@
 #!/usr/bin/env python3
-"""libmt and CTranslate2 side by side, on the same weights, inputs and options.
+"""libmt and CTranslate2 side by side, on the same weights, inputs, batches and options.
 
-    compare.py [--build build] [--out DIR] [--workloads multi30k,base] [--repeat 2]
+    compare.py [--build build-bench] [--out DIR] [--workloads multi30k,base] [--threads 1,2]
+               [--repeat 5] [--processes 3] [--ct2-backends default,mkl] [--ct2-isas auto]
 
 For each workload it exports the libmt fp32 model (mt_export_arrays), builds the
 CTranslate2 models from those arrays (convert.py: float32, and int8 quantized by
 CTranslate2 itself), and first checks that both engines compute the same model:
-fp32 greedy translations must be identical on at least 99% of sentences.
-Then it times every cell (fp32/int8 x greedy/beam 4 x batch 1/32 x 1/2 threads),
-each in a fresh process (libmt_run, ct2_run.py), CTranslate2 in both of its ISA
-settings (its default, AVX2 on AMD, and CT2_FORCE_CPU_ISA=AVX512) keeping its
-faster one (and in 2-thread cells its faster thread count: it often runs
-slower on 2 threads than on 1 here), and prints tables of target tokens/s, ms
-per sentence, model load time and peak RSS, with the issue's targets. The
-report is also written to OUT/report.md, every run's figures to OUT/cells.json.
+fp32 greedy translations must be identical on at least 99% of sentences; fp32
+beam 4 agreement and each int8's agreement with its own fp32 are reported.
+
+Then it times every cell: dtype (fp32; libmt int8 with static calibrated
+activation scales, and with dynamic per-row scales as CTranslate2's int8,
+both against CTranslate2's int8) x greedy / beam 4 x batch 1 / 32 x threads.
+Both engines get the same explicit batches (the input sorted longest first,
+as CTranslate2 sorts, cut into B consecutive lines). Each cell runs
+--processes fresh processes per engine configuration, the engines
+interleaved, each translating the whole input once untimed and then --repeat
+timed passes; the figure is the median pass (ms per sentence first, target
+tokens/s beside it) with the spread of all passes. CTranslate2 is run in every
+configuration it documents for speed and credited with its best: its GEMM
+backend (its default, oneDNN on AMD, and CT2_USE_MKL=1, MKL with packed
+weights), its ISA (its default, and CT2_FORCE_CPU_ISA=AVX512 where the CPU
+has AVX-512), and with T threads both intra-op (inter_threads 1) and
+data-parallel (inter_threads T, intra_threads 1). CT2_VERBOSE's backend lines
+are kept in cells.json. Load is load + the first translation, for both; libmt's
+load with its tokenizer is timed in fresh processes.
+
+A run refuses to start when the load average is above --max-load (another job
+would skew it), and the report prints the CPU (lscpu) and the load before
+every cell. The report is written to OUT/report.md, every process's figures
+to OUT/cells.json.
 
 Workloads:
-  multi30k  the shipped en-de-tiny model (fp32 and its mt_quantize int8 copy) on
-            Multi30k test_2016_flickr English (1,000 sentences)
+  multi30k  the shipped en-de-tiny model (fp32, the shipped int8 and a
+            dynamic-scales int8 copy) on Multi30k test_2016_flickr English
+            (1,000 sentences)
   base      the random "base" config (60.6M parameters), 16 source -> exactly
-            16 target tokens; its int8 copy is made by mt_quantize from random ids
+            16 target tokens; its int8 copies are made by mt_quantize from random ids
   small     the same with the "small" config
 With --device cuda both engines run on the GPU (libmt's CUDA sessions, fp32
 GEMMs on cuBLAS, --tf32 for TF32; CTranslate2's CUDA build): batch 1, 32 and
-128, greedy and beam 4, no thread or ISA variants and no CPU targets. libmt
-runs an int8 model there with its weights dequantized to fp32 at upload
-(--cuda-int8: int8 GEMMs, as CTranslate2 runs them). A third dtype, float16,
-runs the fp32 weights in half precision on both (libmt --fp16, CTranslate2's
-compute_type float16).
+128, greedy and beam 4, no thread, ISA or backend variants and no CPU targets.
+libmt runs an int8 model there with its weights dequantized to fp32 at upload
+(--cuda-int8: int8 GEMMs, as CTranslate2 runs them). A further dtype,
+float16, runs the fp32 weights in half precision on both (libmt --fp16,
+CTranslate2's compute_type float16).
 
-Needs: pip install ctranslate2==4.8.5 (and numpy); the data in ../shared/data.
+Needs: pip install ctranslate2==4.8.5 (and numpy); the data in ../shared/data;
+a build with benchmarks (scripts/bench.sh builds build-bench).
 """
 import argparse
 import json
@@ -54,11 +73,12 @@ def run(cmd, env=None, capture=True):
 
 
 class Workload:
-    def __init__(self, name, fp32_model, int8_model, inputs, min_length, max_length, reference=None):
-        self.name, self.fp32_model, self.int8_model = name, fp32_model, int8_model
-        self.inputs = inputs  # {batch: ids file}
+    def __init__(self, name, models, inputs, min_length, max_length, reference=None):
+        self.name = name
+        self.models = models  # libmt model file per dtype: float32, int8 (static), int8-dynamic
+        self.inputs = inputs  # {batch: ids file, in batch order}
         self.min_length, self.max_length, self.reference = min_length, max_length, reference
-        self.ct2 = {}  # dtype -> CTranslate2 model directory
+        self.ct2 = {}  # CTranslate2 dtype -> model directory
 
 
 def random_ids(path, sentences, length, vocab, seed):
@@ -68,6 +88,20 @@ def random_ids(path, sentences, length, vocab, seed):
             f.write(" ".join(str(rng.randrange(4, vocab)) for _ in range(length)) + "\n")
 
 
+def batch_order(lines):
+    """The order both engines translate in: longest first (stable), as
+    CTranslate2's rebatch_input sorts, so that cutting B consecutive lines
+    gives the batches CTranslate2 itself would form."""
+    return sorted(range(len(lines)), key=lambda i: -len(lines[i].split()))
+
+
+def reorder_file(path, order, out_path):
+    with open(path, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    with open(out_path, "wb") as f:
+        f.write(b"".join(lines[i] for i in order))
+
+
 def prepare(args, tools):
     workloads = []
     for name in args.workloads.split(","):
@@ -75,45 +109,53 @@ def prepare(args, tools):
         os.makedirs(directory, exist_ok=True)
         if name == "multi30k":
             fp32 = os.path.join(ROOT, "models", "en-de-tiny.mtm")
-            int8 = os.path.join(ROOT, "models", "en-de-tiny.int8.mtm")
+            models = {"float32": fp32, "int8": os.path.join(ROOT, "models", "en-de-tiny.int8.mtm"),
+                      "int8-dynamic": os.path.join(directory, "en-de-tiny.int8-dynamic.mtm")}
             source = os.path.join(DATA, "test_2016_flickr.en")
             if not os.path.exists(source):
                 sys.exit("compare.py: %s is missing (the multi30k workload needs ../shared/data)" % source)
-            ids = os.path.join(directory, "test_2016_flickr.en.ids")
             with open(source, "rb") as f:
                 encoded = subprocess.run([tools["text_ids"], "encode", fp32], input=f.read(),
                                          stdout=subprocess.PIPE, check=True).stdout
+            lines = encoded.decode().splitlines()
             if args.max_sentences:
-                encoded = b"".join(encoded.splitlines(keepends=True)[:args.max_sentences])
-            with open(ids, "wb") as f:
-                f.write(encoded)
-            reference = os.path.join(DATA, "test_2016_flickr.de")
-            if args.max_sentences:
-                reference_part = os.path.join(directory, "reference.de")
-                with open(reference, "rb") as f, open(reference_part, "wb") as out:
-                    out.write(b"".join(f.read().splitlines(keepends=True)[:args.max_sentences]))
-                reference = reference_part
-            w = Workload(name, fp32, int8, {1: ids, 32: ids, 128: ids}, 0, 256, reference)
+                lines = lines[:args.max_sentences]
+            order = batch_order(lines)
+            ids = os.path.join(directory, "test_2016_flickr.en.ids")
+            with open(ids, "w") as f:
+                f.write("".join(lines[i] + "\n" for i in order))
+            reference = os.path.join(directory, "reference.de")  # in the same order
+            reorder_file(os.path.join(DATA, "test_2016_flickr.de"), order, reference)
+            w = Workload(name, models, {1: ids, 32: ids, 128: ids}, 0, 256, reference)
+            # mt_quantize asks for calibration text even for dynamic scales
+            # (it checks the copy on it): 1,000 training sentences, as the shipped int8's.
+            calibration = os.path.join(directory, "calibration.en")
+            with open(os.path.join(DATA, "train.en"), "rb") as f, open(calibration, "wb") as out:
+                out.write(b"".join(f.read().splitlines(keepends=True)[:1000]))
         elif name in ("base", "small"):
             fp32 = os.path.join(directory, name + ".mtm")
-            int8 = os.path.join(directory, name + ".int8.mtm")
+            models = {"float32": fp32, "int8": os.path.join(directory, name + ".int8.mtm"),
+                      "int8-dynamic": os.path.join(directory, name + ".int8-dynamic.mtm")}
             vocab = 32000 if name == "base" else 8000
             if not os.path.exists(fp32):
                 run([tools["model"], "random", "--config", name, "-o", fp32])
             calibration = os.path.join(directory, "calibration.ids")
             random_ids(calibration, 64, 15, vocab, seed=1)
-            if not os.path.exists(int8):
-                run([tools["quantize"], fp32, "--calibration", calibration, "-o", int8])
+            if not os.path.exists(models["int8"]):
+                run([tools["quantize"], fp32, "--calibration", calibration, "-o", models["int8"]])
             # 15 ids + the EOS both engines append = 16 source tokens.
             inputs = {b: os.path.join(directory, "b%d.ids" % b) for b in (1, 32, 128)}
             random_ids(inputs[1], args.fixed_sentences_b1, 15, vocab, seed=2)
             random_ids(inputs[32], 32 * args.fixed_batches_b32, 15, vocab, seed=3)
             random_ids(inputs[128], 128 * args.fixed_batches_b32, 15, vocab, seed=4)
-            w = Workload(name, fp32, int8, inputs, 16, 16)
+            w = Workload(name, models, inputs, 16, 16)
         else:
             sys.exit("compare.py: unknown workload %s" % name)
+        if not os.path.exists(w.models["int8-dynamic"]):
+            run([tools["quantize"], w.models["float32"], "--calibration", calibration, "--activations", "dynamic",
+                 "-o", w.models["int8-dynamic"]])
         arrays = os.path.join(directory, "arrays")
-        run([tools["export"], fp32, arrays])
+        run([tools["export"], w.models["float32"], arrays])
         for dtype in ("float32", "int8"):
             w.ct2[dtype] = os.path.join(directory, "ct2-" + dtype)
             run([sys.executable, os.path.join(HERE, "convert.py"), arrays, w.ct2[dtype],
@@ -123,16 +165,20 @@ def prepare(args, tools):
 
 
 DEVICE = {"name": "cpu", "tf32": False, "int8_gemm": False}  # set once by main (--device, --tf32, --cuda-int8)
+LOAD_LINES = ("backend", "packed", "isa", "compute type")  # CT2_VERBOSE lines kept in cells.json
 
 
 def model_paths(w, dtype):
-    """libmt's model file and CTranslate2's model directory for a dtype:
-    float16 computes on the float32 weights, each engine converting them."""
+    """libmt's model file and CTranslate2's model directory and compute type
+    for a dtype: float16 computes on the float32 weights, each engine
+    converting them; both libmt int8 kinds face CTranslate2's int8."""
     stored = "float32" if dtype == "float16" else dtype
-    return (w.fp32_model if stored == "float32" else w.int8_model), w.ct2[stored]
+    ct2_dtype = "int8" if stored.startswith("int8") else stored
+    return w.models[stored], w.ct2[ct2_dtype], ("float16" if dtype == "float16" else ct2_dtype)
 
 
-def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, isa=None, output=None):
+def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, variant=None, output=None):
+    """One fresh process; variant (CTranslate2): {"isa", "backend", "inter"}."""
     common = ["--input", w.inputs[batch], "--batch", str(batch), "--beam", str(beam), "--threads", str(threads),
               "--min-length", str(w.min_length), "--max-length", str(w.max_length), "--repeat", str(repeat),
               "--device", DEVICE["name"]]
@@ -145,22 +191,52 @@ def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, isa=None, ou
     if output:
         common += ["--output", output]
     env = dict(os.environ)
+    model, ct2_model, compute_type = model_paths(w, dtype)
+    variant = variant or {}
     if engine == "libmt":
-        cmd = [tools["run"], "--model", model_paths(w, dtype)[0]] + common
+        cmd = [tools["run"], "--model", model, "--sessions", str(variant.get("inter", 1))] + common
     else:
-        cmd = [sys.executable, os.path.join(HERE, "ct2_run.py"), "--model", model_paths(w, dtype)[1],
-               "--compute-type", dtype] + common
-        env.pop("CT2_FORCE_CPU_ISA", None)
-        if isa:
-            env["CT2_FORCE_CPU_ISA"] = isa
+        cmd = [sys.executable, os.path.join(HERE, "ct2_run.py"), "--model", ct2_model,
+               "--compute-type", compute_type, "--inter-threads", str(variant.get("inter", 1))] + common
+        for name in ("CT2_FORCE_CPU_ISA", "CT2_USE_MKL"):
+            env.pop(name, None)
+        if variant.get("isa"):
+            env["CT2_FORCE_CPU_ISA"] = variant["isa"]
+        if variant.get("backend") == "mkl":
+            env["CT2_USE_MKL"] = "1"
+        env["CT2_VERBOSE"] = "1"
     # Both engines see the same OpenMP/BLAS environment; CTranslate2 sets its
-    # own threads from intra_threads.
-    line = run(cmd, env=env).strip().splitlines()[-1]
-    cell = json.loads(line)
-    if cell["seconds"] > 0:  # --repeat 0 runs only the untimed warm-up pass
-        cell["tokens_per_s"] = cell["target_tokens"] / cell["seconds"]
-        cell["ms_per_sentence"] = 1e3 * cell["seconds"] / cell["sentences"]
+    # own threads from intra_threads and inter_threads.
+    result = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        sys.exit("compare.py: %s failed:\n%s" % (" ".join(cmd), result.stderr))
+    cell = json.loads(result.stdout.strip().splitlines()[-1])
+    if engine == "ct2":
+        cell["verbose"] = sorted({line.rsplit("] ", 1)[-1].strip(" -") for line in result.stderr.splitlines()
+                                  if any(k in line.lower() for k in LOAD_LINES)})
     return cell
+
+
+def summary(processes):
+    """Median and spread over every timed pass of every process: ms per
+    sentence and target tokens/s."""
+    passes = [s for c in processes for s in c["pass_seconds"]]
+    sentences, tokens = processes[0]["sentences"], processes[0]["target_tokens"]
+    ms = sorted(1e3 * s / sentences for s in passes)
+    median = statistics.median(ms)
+    return {"ms": median, "ms_min": ms[0], "ms_max": ms[-1], "tokens_per_s": tokens / (median * sentences / 1e3),
+            "passes": len(ms)}
+
+
+def table_row(cell):
+    ours, own_best = cell["libmt"]["summary"], cell["libmt"]["variant"]
+    best, best_variant = cell["ct2_best"]["summary"], cell["ct2_best"]["variant"]
+    return "| %s | %s | %d | %d | %.3f (%.3f–%.3f)%s | %.3f (%.3f–%.3f) [%s, %s, inter %d] | %.2fx | %.0f | %.0f | %.2f |" % (
+        cell["dtype"], "greedy" if cell["beam"] == 1 else "beam %d" % cell["beam"], cell["batch"], cell["threads"],
+        ours["ms"], ours["ms_min"], ours["ms_max"], " [%d sessions]" % own_best["inter"] if own_best["inter"] > 1 else "",
+        best["ms"], best["ms_min"], best["ms_max"], best_variant.get("backend", "default"),
+        best_variant.get("isa") or "default ISA", best_variant["inter"], best["ms"] / ours["ms"],
+        ours["tokens_per_s"], best["tokens_per_s"], cell["load_average_before"])
 
 
 def agreement(a_path, b_path):
@@ -180,27 +256,61 @@ def bleu(tools, model, ids_path, reference):
     return "BLEU " + out.strip()
 
 
+def cpu_description():
+    fields = {}
+    try:
+        out = subprocess.run(["lscpu"], stdout=subprocess.PIPE, text=True, env=dict(os.environ, LC_ALL="C")).stdout
+        for line in out.splitlines():
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    flags = fields.get("Flags", "").split()
+    isa = ", ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni") if f in flags)
+    return "%s (family %s, model %s), %s CPUs; %s" % (fields.get("Model name", "unknown CPU"), fields.get("CPU family", "?"),
+                                                     fields.get("Model", "?"), fields.get("CPU(s)", "?"), isa or "no AVX2")
+
+
+def load_average():
+    return float(open("/proc/loadavg").read().split()[0])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
     parser.add_argument("--out", default="/tmp/libmt-vs-ct2")
     parser.add_argument("--workloads", default="multi30k,base")
-    parser.add_argument("--repeat", type=int, default=2, help="timed passes per cell (the fastest counts)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed passes per process")
+    parser.add_argument("--processes", type=int, default=3, help="fresh processes per engine configuration and cell")
     parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--dtypes", default="float32,int8,int8-dynamic")
     parser.add_argument("--fixed-sentences-b1", type=int, default=8)
     parser.add_argument("--fixed-batches-b32", type=int, default=2)
-    parser.add_argument("--ct2-isas", default="default,AVX512")
+    parser.add_argument("--ct2-isas", default="auto",
+                        help="CTranslate2 ISAs to try: auto (its default, and AVX512 where the CPU has it) or a list")
+    parser.add_argument("--ct2-backends", default="default,mkl", help="default (oneDNN on AMD) and/or mkl")
     parser.add_argument("--max-sentences", type=int, default=0,
                         help="multi30k: the first N test sentences only (default: all 1,000)")
+    parser.add_argument("--max-load", type=float, default=0.5,
+                        help="refuse to start above this load average (another job would skew the timings)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the cells OUT/cells.json already holds (measured on this same CPU) and run the rest: "
+                             "a full run can span several sittings")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--tf32", action="store_true", help="--device cuda: libmt's fp32 GEMMs in TF32")
     parser.add_argument("--cuda-int8", action="store_true", help="--device cuda: libmt's int8 models on int8 GEMMs")
     args = parser.parse_args()
+    if args.repeat < 1 or args.processes < 1:
+        parser.error("--repeat and --processes must be at least 1")
     DEVICE.update(name=args.device, tf32=args.tf32, int8_gemm=args.cuda_int8)
     gpu = args.device == "cuda"
-    dtypes = ("int8", "float32", "float16") if gpu else ("int8", "float32")
-    if gpu:  # one process drives the GPU: no thread or ISA variants
-        args.threads, args.ct2_isas = "1", "default"
+    dtypes = args.dtypes.split(",") + (["float16"] if gpu else [])
+    has_avx512 = "avx512f" in open("/proc/cpuinfo").read()
+    isas = ([None, "AVX512"] if has_avx512 else [None]) if args.ct2_isas == "auto" else \
+        [None if i == "default" else i for i in args.ct2_isas.split(",")]
+    backends = args.ct2_backends.split(",")
+    if gpu:  # one process drives the GPU: no thread, ISA or backend variants
+        args.threads, isas, backends = "1", [None], ["default"]
 
     import ctranslate2
     tools = {
@@ -213,7 +323,11 @@ def main():
     }
     for tool, path in tools.items():
         if not os.path.exists(path):
-            sys.exit("compare.py: %s not found; build the project first (cmake --build %s)" % (path, args.build))
+            sys.exit("compare.py: %s not found; build with benchmarks first (scripts/bench.sh)" % path)
+    start_load = load_average()
+    if start_load > args.max_load:
+        sys.exit("compare.py: load average %.2f is above --max-load %.2f: something else is running "
+                 "(wait, or raise --max-load and say so in the report)" % (start_load, args.max_load))
     os.makedirs(args.out, exist_ok=True)
     lines = []
 
@@ -226,14 +340,35 @@ def main():
     say("# libmt (%s) vs CTranslate2 %s, side by side%s" % (commit or "this tree", ctranslate2.__version__,
                                                            " on the GPU" if gpu else ""))
     say()
-    say("Command: `%s`; %s; %s" % (" ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
-                                   time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                   open("/proc/loadavg").read().split()[0] + " load average at start"))
+    say("Command: `%s`; %s; load average %.2f at start (refused above %.2f)" % (
+        " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), start_load, args.max_load))
+    say()
+    say("CPU: %s." % cpu_description())  # every cell records it too (a resumed run must match)
+    say()
+    say("Each figure: the median of %d timed passes in each of %d fresh processes (%d passes), ms per sentence "
+        "with the fastest and slowest pass in brackets; the engines interleaved process by process. CTranslate2 is "
+        "credited with its fastest configuration of: backend %s; ISA %s; threads intra-op and, above 1 thread, "
+        "data-parallel (inter_threads). libmt likewise with its fastest of one session on all the threads and, "
+        "above 1 thread, one single-threaded session per thread (libmt_run --sessions)." % (
+            args.repeat, args.processes, args.repeat * args.processes, " / ".join(backends),
+            " / ".join(i or "default" for i in isas)))
     say()
     workloads = prepare(args, tools)
-    cells = []  # every timed run, written to OUT/cells.json
-    isas = [None if i == "default" else i for i in args.ct2_isas.split(",")]
-    threads_list = [int(t) for t in args.threads.split(",")]
+    cpu = cpu_description()
+    cells = []  # every cell, every process: OUT/cells.json, written after each cell
+    cells_path = os.path.join(args.out, "cells.json")
+    done = {}
+    if args.resume and os.path.exists(cells_path):
+        with open(cells_path) as f:
+            kept = json.load(f)
+        for c in kept:
+            if c.get("cpu") != cpu or c.get("device", "cpu") != args.device:
+                sys.exit("compare.py: %s holds cells measured on another machine (%s): start a fresh --out"
+                         % (cells_path, c.get("cpu")))
+            done[c["workload"], c["dtype"], c["beam"], c["batch"], c["threads"]] = c
+        say("Resumed: %d cells kept from %s." % (len(done), cells_path))
+        say()
 
     for w in workloads:
         say("## %s" % w.name)
@@ -242,99 +377,140 @@ def main():
         checks = {}
         for engine in ("libmt", "ct2"):
             for dtype in dtypes:
-                path = os.path.join(args.out, w.name, "%s-%s-greedy.ids" % (engine, dtype))
-                run_cell(tools, w, engine, dtype, 32, 1, 1, 0, output=path)
-                checks[engine, dtype] = path
-        same, total = agreement(checks["libmt", "float32"], checks["ct2", "float32"])
+                if engine == "ct2" and dtype == "int8-dynamic":
+                    continue  # CTranslate2 has one int8
+                for beam in (1, 4):
+                    path = os.path.join(args.out, w.name, "%s-%s-beam%d.ids" % (engine, dtype, beam))
+                    run_cell(tools, w, engine, dtype, 32, beam, 1, 0, output=path)
+                    checks[engine, dtype, beam] = path
+        same, total = agreement(checks["libmt", "float32", 1], checks["ct2", "float32", 1])
         say("Same model check: fp32 greedy translations identical on %d of %d sentences (%.1f%%; required: 99%%)."
             % (same, total, 100.0 * same / total))
         if same < 0.99 * total:
             say("**The engines do not compute the same model: no timing is reported.**")
             break
-        same8, _ = agreement(checks["libmt", "int8"], checks["ct2", "int8"])
-        own_l, _ = agreement(checks["libmt", "int8"], checks["libmt", "float32"])
-        own_c, _ = agreement(checks["ct2", "int8"], checks["ct2", "float32"])
-        say("int8 (each engine's own quantization of those weights): libmt int8 = CTranslate2 int8 on %d; "
-            "int8 = fp32 on %d (libmt) and %d (CTranslate2)." % (same8, own_l, own_c))
+        same4, _ = agreement(checks["libmt", "float32", 4], checks["ct2", "float32", 4])
+        say("fp32 beam 4: identical on %d of %d. The one rule that differs: libmt finishes every hypothesis "
+            "ending in EOS that it meets before its K-th non-EOS candidate, CTranslate2 only EOS among its top K "
+            "candidates (so libmt can finish a sentence a step earlier)." % (same4, total))
+        for dtype in [d for d in dtypes if d.startswith("int8")]:
+            own_l, _ = agreement(checks["libmt", dtype, 1], checks["libmt", "float32", 1])
+            say("libmt int8 (%s activation scales) = its fp32 on %d of %d greedy translations." % (
+                "dynamic per-row" if dtype == "int8-dynamic" else "static calibrated", own_l, total))
+        if "int8" in dtypes:
+            own_c, _ = agreement(checks["ct2", "int8", 1], checks["ct2", "float32", 1])
+            say("CTranslate2 int8 (dynamic per-row activation scales) = its fp32 on %d of %d." % (own_c, total))
         if "float16" in dtypes:
-            same16, _ = agreement(checks["libmt", "float16"], checks["ct2", "float16"])
-            own_l16, _ = agreement(checks["libmt", "float16"], checks["libmt", "float32"])
-            own_c16, _ = agreement(checks["ct2", "float16"], checks["ct2", "float32"])
-            say("float16: libmt = CTranslate2 on %d; float16 = fp32 on %d (libmt) and %d (CTranslate2)."
-                % (same16, own_l16, own_c16))
+            same16, _ = agreement(checks["libmt", "float16", 1], checks["ct2", "float16", 1])
+            say("float16: libmt = CTranslate2 on %d of %d." % (same16, total))
         if w.reference:
             say()
             say("Greedy BLEU against the reference (mt_bleu, sacreBLEU's defaults):")
-            for (engine, dtype), path in sorted(checks.items()):
-                say("- %s %s: %s" % (engine, dtype, bleu(tools, w.fp32_model, path, w.reference)))
+            for (engine, dtype, beam), path in sorted(checks.items()):
+                if beam == 1:
+                    say("- %s %s: %s" % (engine, dtype, bleu(tools, w.models["float32"], path, w.reference)))
         say()
 
-        say("| dtype | search | batch | threads | libmt tok/s | CT2 tok/s (its best ISA, threads) | ratio | libmt ms/sent | CT2 ms/sent | target |")
+        say("| dtype | search | batch | threads | libmt ms/sent | CT2 ms/sent (its best configuration) | "
+            "ratio | libmt tok/s | CT2 tok/s | load avg |")
         say("|---|---|---|---|---|---|---|---|---|---|")
-        resources = {}
-        own_one_thread, theirs_one_thread = {}, {}
+        ct2_done = {}  # (CT2 dtype, beam, batch, threads) -> (summary, variant, processes): int8 rows share them
         for dtype in dtypes:
             for beam in (1, 4):
                 for batch in ((1, 32, 128) if gpu else (1, 32)):
-                    for threads in threads_list:
-                        mine = run_cell(tools, w, "libmt", dtype, batch, beam, threads, args.repeat)
-                        runs = [run_cell(tools, w, "ct2", dtype, batch, beam, threads, args.repeat, isa) for isa in isas]
-                        for cell in runs:
-                            cell["threads"] = threads
-                        if threads > 1 and (dtype, beam, batch) in theirs_one_thread:
-                            # CTranslate2 is often slower with 2 threads than with 1 on this
-                            # machine: it is held to its best thread count.
-                            runs.append(theirs_one_thread[dtype, beam, batch])
-                        theirs = max(runs, key=lambda c: c["tokens_per_s"])
-                        if threads == 1:
-                            theirs_one_thread[dtype, beam, batch] = theirs
+                    for threads in [int(t) for t in args.threads.split(",")]:
+                        ct2_key = (model_paths(w, dtype)[2], beam, batch, threads)
+                        kept = done.get((w.name, dtype, beam, batch, threads))
+                        if kept:
+                            cells.append(kept)
+                            if ct2_key not in ct2_done:
+                                ct2_done[ct2_key] = (kept["ct2_best"]["summary"], kept["ct2_best"]["variant"], None)
+                            say(table_row(kept))
+                            continue
+                        splits = [1] if threads == 1 else [1, threads]  # intra-op, and data-parallel
+                        variants = [{"backend": b, "isa": i, "inter": inter} for b in backends for i in isas
+                                    for inter in splits]
+                        own_variants = [{"inter": inter} for inter in splits]
+                        load_before = load_average()
+                        mine = {i: [] for i in range(len(own_variants))}
+                        theirs = {i: [] for i in range(len(variants))}
+                        for _ in range(args.processes):
+                            for v_index, variant in enumerate(own_variants):
+                                mine[v_index].append(run_cell(tools, w, "libmt", dtype, batch, beam, threads,
+                                                              args.repeat, variant))
+                            if ct2_key not in ct2_done:
+                                for v_index, variant in enumerate(variants):
+                                    theirs[v_index].append(run_cell(tools, w, "ct2", dtype, batch, beam, threads,
+                                                                    args.repeat, variant))
+                        if ct2_key not in ct2_done:
+                            scored = [(summary(theirs[i]), variants[i], theirs[i]) for i in range(len(variants))]
+                            ct2_done[ct2_key] = min(scored, key=lambda x: x[0]["ms"])
+                            all_variants = [{"variant": v, "summary": s, "processes": p} for s, v, p in scored]
+                        else:
+                            all_variants = None  # recorded with the first row that ran them
+                        best, best_variant, _ = ct2_done[ct2_key]
+                        own = [(summary(mine[i]), own_variants[i], mine[i]) for i in range(len(own_variants))]
+                        ours, own_best, _ = min(own, key=lambda x: x[0]["ms"])
                         cells.append({"workload": w.name, "dtype": dtype, "beam": beam, "batch": batch,
-                                      "threads": threads, "libmt": mine, "ct2": runs})
-                        ratio = mine["tokens_per_s"] / theirs["tokens_per_s"]
-                        need = 1.2
-                        if dtype == "int8" and beam == 1 and batch == 1 and threads == 1:
-                            need = 1.5
-                        target = "%s %.1fx" % ("met" if ratio >= need else "**missed**", need) if not gpu else "-"
-                        if threads == 1:
-                            own_one_thread[dtype, beam, batch] = mine["tokens_per_s"]
-                        elif batch == 32:
-                            scaling = mine["tokens_per_s"] / own_one_thread[dtype, beam, batch]
-                            target += "; 2 thr / 1 thr %.2fx (%s 1.7x)" % (
-                                scaling, "met" if scaling >= 1.7 else "**missed**")
-                        say("| %s | %s | %d | %d | %.0f | %.0f (%s) | %.2fx | %.2f | %.2f | %s |" % (
-                            dtype, "greedy" if beam == 1 else "beam %d" % beam, batch, threads,
-                            mine["tokens_per_s"], theirs["tokens_per_s"], "%s, %d thr" % (theirs["isa"], theirs["threads"]), ratio,
-                            mine["ms_per_sentence"], theirs["ms_per_sentence"], target))
-                        if batch == 32 and beam == 4 and threads == 1:
-                            resources[dtype] = (mine, theirs)
+                                      "threads": threads, "load_average_before": load_before, "cpu": cpu,
+                                      "device": args.device,
+                                      "libmt": {"summary": ours, "variant": own_best,
+                                                "processes": [p for _, v, ps in own if v == own_best for p in ps]},
+                                      "libmt_variants": [{"variant": v, "summary": x, "processes": ps}
+                                                         for x, v, ps in own],
+                                      "ct2_best": {"variant": best_variant, "summary": best},
+                                      "ct2_variants": all_variants})
+                        say(table_row(cells[-1]))
+                        with open(cells_path, "w") as f:
+                            json.dump(cells, f, indent=1)
         say()
-        say("Load: the median over this workload's cells (each a fresh process) of model load + session "
-            "creation; libmt as `libmt_run` runs (token ids, no vocabulary, as CTranslate2) and with the "
-            "vocabulary's tokenizer (measured after the translation, in the same process). Memory: batch 32, "
-            "beam 4, 1 thread; whole-process peak RSS and, in brackets, above the process's own before the "
-            "model load (CTranslate2's process is Python):")
+        backend_lines = {}
+        for c in cells:
+            for v in (c["ct2_variants"] or []) if c["workload"] == w.name else []:
+                for proc in v["processes"]:
+                    backend_lines.setdefault(v["variant"].get("backend", "default"), set()).update(
+                        l.rsplit("] ", 1)[-1].strip(" -") for l in proc.get("verbose", []) if "backend" in l.lower())
+        for backend, found in sorted(backend_lines.items()):
+            say("CTranslate2 `%s` backend, as CT2_VERBOSE reports it: %s." % (backend, "; ".join(sorted(found))))
         say()
-        say("| dtype | libmt load ms | with tokenizer | CT2 load ms | load ratio | libmt peak RSS MiB (above start) | "
-            "CT2 peak RSS MiB (above start) | file MB libmt / CT2 |")
-        say("|---|---|---|---|---|---|---|---|")
-        for dtype, (mine, theirs) in resources.items():
-            model, ct2_model = model_paths(w, dtype)
-            ct2_size = os.path.getsize(os.path.join(ct2_model, "model.bin"))
-            ours = [c["libmt"] for c in cells if c["workload"] == w.name and c["dtype"] == dtype]
-            load = statistics.median(r["load_ms"] for r in ours)
-            text_load = statistics.median(r["text_load_ms"] for r in ours)
-            ct2_load = statistics.median(r["load_ms"] for c in cells if c["workload"] == w.name and
-                                         c["dtype"] == dtype for r in c["ct2"])
-            say("| %s | %.2f | %.2f | %.2f | %.1fx faster | %.1f (%.1f) | %.1f (%.1f) | %.1f / %.1f |" % (
-                dtype, load, text_load, ct2_load, ct2_load / load,
-                mine["peak_rss_kb"] / 1024, (mine["peak_rss_kb"] - mine["rss_before_load_kb"]) / 1024,
-                theirs["peak_rss_kb"] / 1024, (theirs["peak_rss_kb"] - theirs["rss_before_load_kb"]) / 1024,
-                os.path.getsize(model) / 1e6, ct2_size / 1e6))
+        say("Load: load + the first translation (one sentence), the median over this workload's processes; libmt "
+            "loads token ids only (no vocabulary, as CTranslate2). libmt with its tokenizer: `libmt_run "
+            "--load-only --vocabulary` (load + session, no translation) in %d fresh processes. CTranslate2's "
+            "backend lines (CT2_VERBOSE) are in cells.json." % args.processes)
+        say()
+        say("| dtype | libmt load + first ms | CT2 load + first ms | ratio | libmt load with tokenizer ms | "
+            "peak RSS MiB libmt / CT2 (above start; batch 32, beam 4, 1 thread) | file MB libmt / CT2 |")
+        say("|---|---|---|---|---|---|---|")
+        for dtype in dtypes:
+            model, ct2_model, _ = model_paths(w, dtype)
+            rows = [c for c in cells if c["workload"] == w.name and c["dtype"] == dtype]
+            load = statistics.median(p["load_first_ms"] for c in rows for p in c["libmt"]["processes"])
+            ct2_dtype = model_paths(w, dtype)[2]
+            ct2_load = statistics.median(p["load_first_ms"] for c in cells if c["workload"] == w.name
+                                         and c["ct2_variants"] and model_paths(w, c["dtype"])[2] == ct2_dtype
+                                         for v in c["ct2_variants"] for p in v["processes"])
+            text_load = statistics.median(json.loads(run([tools["run"], "--model", model, "--load-only",
+                                                          "--vocabulary"]))["load_ms"]
+                                          for _ in range(args.processes))
+            memory = "-"
+            at = [c for c in rows if c["beam"] == 4 and c["batch"] == 32 and c["threads"] == 1]
+            ct2_at = [v for c in cells if c["workload"] == w.name and c["ct2_variants"] and c["beam"] == 4
+                      and c["batch"] == 32 and c["threads"] == 1 and model_paths(w, c["dtype"])[2] == ct2_dtype
+                      for v in c["ct2_variants"] if v["variant"] == c["ct2_best"]["variant"]]
+            if at and ct2_at:
+                mine_p, theirs_p = at[0]["libmt"]["processes"][0], ct2_at[0]["processes"][0]
+                memory = "%.0f (%.0f) / %.0f (%.0f)" % (
+                    mine_p["peak_rss_kb"] / 1024, (mine_p["peak_rss_kb"] - mine_p["rss_before_load_kb"]) / 1024,
+                    theirs_p["peak_rss_kb"] / 1024, (theirs_p["peak_rss_kb"] - theirs_p["rss_before_load_kb"]) / 1024)
+            say("| %s | %.2f | %.2f | %.1fx | %.2f | %s | %.1f / %.1f |" % (
+                dtype, load, ct2_load, ct2_load / load, text_load, memory, os.path.getsize(model) / 1e6,
+                os.path.getsize(os.path.join(ct2_model, "model.bin")) / 1e6))
         say()
 
+    say("Load average at the end: %.2f." % load_average())
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    with open(os.path.join(args.out, "cells.json"), "w") as f:
+    with open(cells_path, "w") as f:
         json.dump(cells, f, indent=1)
     print("written to %s" % os.path.join(args.out, "report.md"))
 
