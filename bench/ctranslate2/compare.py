@@ -14,12 +14,14 @@ Then it times every cell: dtype (fp32; libmt int8 with static calibrated
 activation scales, and with dynamic per-row scales as CTranslate2's int8,
 both against CTranslate2's int8) x greedy / beam 4 x batch 1 / 32 x threads.
 Both engines get the same explicit batches (the input sorted longest first,
-as CTranslate2 sorts, cut into B consecutive lines). Each cell runs
---processes fresh processes per engine configuration, the engines
-interleaved, each translating the whole input once untimed and then --repeat
-timed passes; the figure is the median pass (ms per sentence first, target
-tokens/s beside it) with the spread of all passes. CTranslate2 is run in every
-configuration it documents for speed and credited with its best: its GEMM
+as CTranslate2 sorts, cut into B consecutive lines). Each engine's
+configurations are screened (each once, one timed pass); its fastest then
+runs --processes fresh processes, the engines interleaved, each translating
+the whole input once untimed and then --repeat timed passes; the figure is
+the median pass (ms per sentence first, target tokens/s beside it) with the
+spread of all passes (--no-screen: every configuration runs all of that).
+CTranslate2 is run in every configuration it documents for speed and
+credited with its best: its GEMM
 backend (its default, oneDNN on AMD, and CT2_USE_MKL=1, MKL with packed
 weights), its ISA (its default, and CT2_FORCE_CPU_ISA=AVX512 where the CPU
 has AVX-512), and with T threads both intra-op (inter_threads 1) and
@@ -293,6 +295,9 @@ def main():
                         help="multi30k: the first N test sentences only (default: all 1,000)")
     parser.add_argument("--max-load", type=float, default=0.5,
                         help="refuse to start above this load average (another job would skew the timings)")
+    parser.add_argument("--no-screen", dest="screen", action="store_false",
+                        help="run every configuration through the full protocol (default: each configuration "
+                             "once, 1 pass, and only each engine's fastest through the full protocol)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the cells OUT/cells.json already holds (measured on this same CPU) and run the rest: "
                              "a full run can span several sittings")
@@ -350,9 +355,12 @@ def main():
         "with the fastest and slowest pass in brackets; the engines interleaved process by process. CTranslate2 is "
         "credited with its fastest configuration of: backend %s; ISA %s; threads intra-op and, above 1 thread, "
         "data-parallel (inter_threads). libmt likewise with its fastest of one session on all the threads and, "
-        "above 1 thread, one single-threaded session per thread (libmt_run --sessions)." % (
+        "above 1 thread, one single-threaded session per thread (libmt_run --sessions). %s" % (
             args.repeat, args.processes, args.repeat * args.processes, " / ".join(backends),
-            " / ".join(i or "default" for i in isas)))
+            " / ".join(i or "default" for i in isas),
+            "Each engine's configurations are screened first (each once, 1 timed pass); only its fastest runs "
+            "the full protocol (the screening figures are in cells.json)." if args.screen else
+            "Every configuration runs the full protocol."))
     say()
     workloads = prepare(args, tools)
     cpu = cpu_description()
@@ -432,6 +440,19 @@ def main():
                                     for inter in splits]
                         own_variants = [{"inter": inter} for inter in splits]
                         load_before = load_average()
+                        screens = {}
+                        if args.screen:
+                            # Each configuration once (1 process, 1 timed pass); the fastest of
+                            # each engine goes on to the full protocol.
+                            def screen(engine, options):
+                                runs = [(summary([run_cell(tools, w, engine, dtype, batch, beam, threads, 1, v)]), v)
+                                        for v in options]
+                                return [min(runs, key=lambda x: x[0]["ms"])[1]], [
+                                    {"variant": v, "summary": x} for x, v in runs]
+                            if len(own_variants) > 1:
+                                own_variants, screens["libmt"] = screen("libmt", own_variants)
+                            if ct2_key not in ct2_done and len(variants) > 1:
+                                variants, screens["ct2"] = screen("ct2", variants)
                         mine = {i: [] for i in range(len(own_variants))}
                         theirs = {i: [] for i in range(len(variants))}
                         for _ in range(args.processes):
@@ -459,7 +480,7 @@ def main():
                                       "libmt_variants": [{"variant": v, "summary": x, "processes": ps}
                                                          for x, v, ps in own],
                                       "ct2_best": {"variant": best_variant, "summary": best},
-                                      "ct2_variants": all_variants})
+                                      "ct2_variants": all_variants, "screening": screens})
                         say(table_row(cells[-1]))
                         with open(cells_path, "w") as f:
                             json.dump(cells, f, indent=1)
