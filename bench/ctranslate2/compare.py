@@ -30,8 +30,10 @@ are kept in cells.json. Load is load + the first translation, for both; libmt's
 load with its tokenizer is timed in fresh processes.
 
 A run refuses to start when the load average is above --max-load (another job
-would skew it), and the report prints the CPU (lscpu) and the load before
-every cell. The report is written to OUT/report.md, every process's figures
+would skew it), and the report prints the CPU (lscpu) and, for every cell, the
+CPU seconds that processes other than the run's own used meanwhile (from
+/proc/stat and the children's rusage; the load average would mostly count the
+run itself). The report is written to OUT/report.md, every process's figures
 to OUT/cells.json.
 
 Workloads:
@@ -56,6 +58,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -233,12 +236,13 @@ def summary(processes):
 def table_row(cell):
     ours, own_best = cell["libmt"]["summary"], cell["libmt"]["variant"]
     best, best_variant = cell["ct2_best"]["summary"], cell["ct2_best"]["variant"]
-    return "| %s | %s | %d | %d | %.3f (%.3f–%.3f)%s | %.3f (%.3f–%.3f) [%s, %s, inter %d] | %.2fx | %.0f | %.0f | %.2f |" % (
+    return "| %s | %s | %d | %d | %.3f (%.3f–%.3f)%s | %.3f (%.3f–%.3f) [%s, %s, inter %d] | %.2fx | %.0f | %.0f | %s |" % (
         cell["dtype"], "greedy" if cell["beam"] == 1 else "beam %d" % cell["beam"], cell["batch"], cell["threads"],
         ours["ms"], ours["ms_min"], ours["ms_max"], " [%d sessions]" % own_best["inter"] if own_best["inter"] > 1 else "",
         best["ms"], best["ms_min"], best["ms_max"], best_variant.get("backend", "default"),
         best_variant.get("isa") or "default ISA", best_variant["inter"], best["ms"] / ours["ms"],
-        ours["tokens_per_s"], best["tokens_per_s"], cell["load_average_before"])
+        ours["tokens_per_s"], best["tokens_per_s"],
+        "%.1f s" % cell["other_cpu_seconds"] if "other_cpu_seconds" in cell else "load %.2f" % cell["load_average_before"])
 
 
 def agreement(a_path, b_path):
@@ -275,6 +279,17 @@ def cpu_description():
 
 def load_average():
     return float(open("/proc/loadavg").read().split()[0])
+
+
+def cpu_seconds():
+    """(busy CPU seconds of the whole machine, CPU seconds of this process and
+    its finished children): over a cell, the first's growth less the second's
+    is what other processes used."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    busy = sum(fields[:8]) - fields[3] - fields[4]  # all but idle and iowait
+    ours = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return busy / ticks, sum(r.ru_utime + r.ru_stime for r in ours)
 
 
 def main():
@@ -420,7 +435,7 @@ def main():
         say()
 
         say("| dtype | search | batch | threads | libmt ms/sent | CT2 ms/sent (its best configuration) | "
-            "ratio | libmt tok/s | CT2 tok/s | load avg |")
+            "ratio | libmt tok/s | CT2 tok/s | other processes' CPU |")
         say("|---|---|---|---|---|---|---|---|---|---|")
         ct2_done = {}  # (CT2 dtype, beam, batch, threads) -> (summary, variant, processes): int8 rows share them
         for dtype in dtypes:
@@ -440,6 +455,7 @@ def main():
                                     for inter in splits]
                         own_variants = [{"inter": inter} for inter in splits]
                         load_before = load_average()
+                        busy_before, ours_before = cpu_seconds()
                         screens = {}
                         if args.screen:
                             # Each configuration once (1 process, 1 timed pass); the fastest of
@@ -469,11 +485,14 @@ def main():
                             all_variants = [{"variant": v, "summary": s, "processes": p} for s, v, p in scored]
                         else:
                             all_variants = None  # recorded with the first row that ran them
+                        busy_after, ours_after = cpu_seconds()
+                        others = max(0.0, (busy_after - busy_before) - (ours_after - ours_before))
                         best, best_variant, _ = ct2_done[ct2_key]
                         own = [(summary(mine[i]), own_variants[i], mine[i]) for i in range(len(own_variants))]
                         ours, own_best, _ = min(own, key=lambda x: x[0]["ms"])
                         cells.append({"workload": w.name, "dtype": dtype, "beam": beam, "batch": batch,
-                                      "threads": threads, "load_average_before": load_before, "cpu": cpu,
+                                      "threads": threads, "load_average_before": load_before,
+                                      "other_cpu_seconds": others, "cpu": cpu,
                                       "device": args.device,
                                       "libmt": {"summary": ours, "variant": own_best,
                                                 "processes": [p for _, v, ps in own if v == own_best for p in ps]},
