@@ -9,12 +9,8 @@ writer=$1
 bin=$2
 dir=$3
 mkdir -p "$dir"
-failures=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
-lines() { awk 'END { print NR }' "$1"; }  # counts a last line without its newline too
+# shellcheck source=check_lib.sh
+. "$(dirname "$0")/check_lib.sh"
 # Any line separator but the newline ending each line: CR, VT, FF, U+0085, U+2028, U+2029.
 no_breaks() { ! LC_ALL=C grep -q -P '[\r\v\f]|\xC2\x85|\xE2\x80[\xA8\xA9]' "$1"; }
 

@@ -10,12 +10,8 @@ bin=$1
 dir=$2
 model=$3
 mkdir -p "$dir"
-failures=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
-lines() { awk 'END { print NR }' "$1"; }
+# shellcheck source=check_lib.sh
+. "$(dirname "$0")/check_lib.sh"
 limited() {  # limited KIB COMMAND...: runs it under ulimit -v KIB, stdout to out.txt, stderr to err.txt
   local kib=$1; shift
   (ulimit -v "$kib"; exec "$@") > "$dir/out.txt" 2> "$dir/err.txt"
