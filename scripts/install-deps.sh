@@ -29,6 +29,10 @@ packages=(
   valgrind                  # memcheck of mt_translate (scripts/valgrind.sh)
   emscripten                # the WebAssembly build, run by Node.js (scripts/test_wasm.sh)
   g++-aarch64-linux-gnu qemu-user-static  # the aarch64 cross-build, run under qemu (scripts/test_aarch64.sh)
+  # The Python package (python/, scripts/test_python.sh): venv and pip build it
+  # (scikit-build-core and pybind11 come from PyPI into pip's build
+  # environment); its tests run on Debian's pytest and numpy.
+  python3-dev python3-venv python3-pip python3-pytest python3-numpy pybind11-dev python3-pybind11
 )
 # bench_gemm_peers only (GEMM against OpenBLAS and oneDNN): nothing CI builds needs them.
 [ $bench = 0 ] || packages+=(libopenblas-dev libdnnl-dev)

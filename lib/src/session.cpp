@@ -539,7 +539,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
       size_t length = 0;
       MT_RETURN_IF_ERROR(tokenizer->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
       length = detail::replace_line_breaks(out, length);
-      texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob};
+      texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
     }
   }
   results->hypotheses_ = texts;

@@ -174,6 +174,14 @@ class MT_API Model {
   // The tokenizer's vocabulary, or null for a model that translates token ids only.
   const VocabularyData* vocabulary() const;
 
+  // The model's tokenizer for callers outside a session (bindings, tools):
+  // UTF-8 text -> source ids (no BOS or EOS), exactly as a session tokenizes,
+  // and target ids -> text, with its line breaks kept or, as translate_text
+  // gives them, each made one space. These allocate; sessions tokenize in
+  // their own memory. Error if the model has no vocabulary.
+  Status encode(std::string_view text, std::vector<int32_t>* ids) const;
+  Status decode(std::span<const int32_t> ids, std::string* text, bool line_breaks_as_spaces = false) const;
+
   // Resolved per-layer weight pointers and the tokenizer, used by sessions.
   const detail::ModelWeights& weights() const;
   const detail::Tokenizer* tokenizer() const;

@@ -136,6 +136,7 @@ struct TextHypothesis {
   std::string_view text;
   float score = 0.0f;
   float log_prob = 0.0f;
+  std::span<const int32_t> tokens;  // the target ids `text` was decoded from, without BOS and EOS
 };
 
 // Results of the last translate_text() call, valid until the next call.

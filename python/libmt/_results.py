@@ -1,0 +1,43 @@
+"""What translators return: plain Python objects."""
+
+from typing import List, NamedTuple, Optional
+
+
+class TranslationResult:
+    """One source sentence's translations, best first.
+
+    hypotheses: the texts (None when translating ids with a model that has no vocabulary)
+    ids: each hypothesis' target token ids, without BOS and EOS
+    scores: log P(y|x) / |y| ** length_penalty, |y| counting EOS
+    log_probs: log P(y + EOS | x)
+    truncated: whether the source was cut to fit (truncate=True)
+    """
+
+    __slots__ = ("hypotheses", "ids", "scores", "log_probs", "truncated")
+
+    def __init__(self, hypotheses: Optional[List[str]], ids: List[List[int]], scores: List[float],
+                 log_probs: List[float], truncated: bool = False) -> None:
+        self.hypotheses = hypotheses
+        self.ids = ids
+        self.scores = scores
+        self.log_probs = log_probs
+        self.truncated = truncated
+
+    def __repr__(self) -> str:
+        return "TranslationResult(hypotheses=%r, ids=%r, scores=%r, log_probs=%r, truncated=%r)" % (
+            self.hypotheses, self.ids, self.scores, self.log_probs, self.truncated)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TranslationResult):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class FileStats(NamedTuple):
+    """What Translator.translate_file did."""
+
+    lines: int          # lines read and written (one output line per input line)
+    source_bytes: int   # bytes of the input lines, line breaks not counted
+    seconds: float      # wall-clock time of the whole call

@@ -1,0 +1,216 @@
+"""libmt.Translator: the native session (libmt._libmt._Translator) with the
+Python conveniences: typed options, iterables, files."""
+
+import io
+import os
+import sys
+import time
+from typing import IO, Iterable, Iterator, List, Optional, Sequence, Union
+
+from . import _libmt
+from ._progress import Progress
+from ._results import FileStats, TranslationResult
+
+Text = Union[str, bytes]
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Translator(_libmt._Translator):
+    """Translates with one model; not for use by two threads at once (calls
+    are serialised), but any number of translators, one per thread, run in
+    parallel on one shared Model: the GIL is released while translating.
+
+    model: a libmt.Model (shared) or a model file's path (loaded for this translator).
+    device: "cpu" or "cuda" (needs libmt built with CUDA, see the README);
+      device_index: which GPU.
+    num_threads: threads of this translator (its own pool; 1: the calling thread only).
+    thread_split: with num_threads > 1, "sentences" (each thread its own
+      sentences), "layers" (every layer divided: a single sentence uses all
+      threads) or "automatic" (sentences; layers for small batches of models of 24 MB or more).
+    max_batch_size: most sentences translated together; longer lists are split.
+    max_source_length: longest source in tokens, EOS not counted
+      (default: 256, or what the model's positions allow).
+    max_target_length: most tokens generated, EOS included (default: 256, or the model's limit).
+    max_beam_size: the largest beam_size translate() will be given.
+    max_text_bytes: longest source text in UTF-8 bytes (default 4096); a
+      longer one is an error unless translate(truncate=True).
+
+    All working memory is allocated here, once: memory_size says how much.
+    """
+
+    def __init__(self, model: Union["_libmt.Model", PathLike], *, device: str = "cpu", device_index: int = 0,
+                 num_threads: int = 1, thread_split: str = "automatic", max_batch_size: int = 16,
+                 max_source_length: Optional[int] = None, max_target_length: Optional[int] = None,
+                 max_beam_size: int = 4, max_text_bytes: int = 4096) -> None:
+        super().__init__(model, device=device, device_index=device_index, num_threads=num_threads,
+                         thread_split=thread_split, max_batch_size=max_batch_size,
+                         max_source_length=max_source_length, max_target_length=max_target_length,
+                         max_beam_size=max_beam_size, max_text_bytes=max_text_bytes)
+
+    def translate(self, sources: Sequence[Text], *, beam_size: int = 1, num_hypotheses: int = 1,
+                  length_penalty: float = 1.0, max_decoding_length: int = 0, max_length_ratio: float = 0.0,
+                  max_length_offset: int = 0, min_decoding_length: int = 0, return_scores: bool = False,
+                  truncate: bool = False) -> Union[List[str], List[TranslationResult]]:
+        """Translates a list of sentences (str, or UTF-8 bytes; invalid UTF-8
+        bytes read as U+FFFD). Returns the best translation of each, as a
+        list of str; with return_scores=True or num_hypotheses > 1, a
+        TranslationResult per sentence instead.
+
+        beam_size: 1 is greedy search; at most max_beam_size.
+        num_hypotheses: translations kept per sentence (n-best), at most beam_size.
+        length_penalty: score = log P(y|x) / |y| ** length_penalty, in [0, 10].
+        max_decoding_length: most tokens generated, EOS included; 0: max_target_length.
+        max_length_ratio, max_length_offset: when the ratio is > 0, also at most
+          ratio * source tokens + offset.
+        min_decoding_length: EOS is not allowed before this many tokens.
+        truncate: cut a source longer than max_source_length tokens or
+          max_text_bytes bytes to fit (the result says it was) instead of raising ValueError.
+
+        Each translation is one line: line breaks in the output are spaces.
+        """
+        _check_list(sources, "translate")
+        detail = bool(return_scores) or num_hypotheses > 1
+        raw = self._translate_text(sources, detail, beam_size, num_hypotheses, length_penalty, max_decoding_length,
+                                   max_length_ratio, max_length_offset, min_decoding_length, truncate)
+        return [TranslationResult(*r) for r in raw] if detail else raw
+
+    def translate_batch(self, source_ids: Sequence[Sequence[int]], *, beam_size: int = 1, num_hypotheses: int = 1,
+                        length_penalty: float = 1.0, max_decoding_length: int = 0, max_length_ratio: float = 0.0,
+                        max_length_offset: int = 0, min_decoding_length: int = 0,
+                        truncate: bool = False) -> List[TranslationResult]:
+        """Translates sentences given as source token ids (no BOS or EOS:
+        libmt appends EOS). Options as translate(). Each result's hypotheses
+        are the decoded texts (None when the model has no vocabulary)."""
+        _check_list(source_ids, "translate_batch")
+        raw = self._translate_ids(source_ids, beam_size, num_hypotheses, length_penalty, max_decoding_length,
+                                  max_length_ratio, max_length_offset, min_decoding_length, truncate)
+        return [TranslationResult(*r) for r in raw]
+
+    def translate_iterable(self, sources: Iterable[Text], *, batch_size: Optional[int] = None,
+                           read_batches: int = 16, **options) -> Iterator[Union[str, TranslationResult]]:
+        """Translates sentences from any iterable (a file's lines, a generator)
+        lazily, yielding one result per source, in the order given.
+
+        batch_size: sentences translated together (at most max_batch_size, the default).
+        read_batches: how many batches are read ahead and sorted by length, so
+          that each batch holds sentences of similar length.
+        options: as translate().
+        """
+        batch = self.max_batch_size if batch_size is None else int(batch_size)
+        if not 1 <= batch <= self.max_batch_size:
+            raise ValueError("batch_size = %d: must be in [1, %d] (the translator's max_batch_size)"
+                             % (batch, self.max_batch_size))
+        if read_batches < 1:
+            raise ValueError("read_batches = %d: must be at least 1" % read_batches)
+        chunk: List[Text] = []
+        for source in sources:
+            chunk.append(source)
+            if len(chunk) == batch * read_batches:
+                yield from self._translate_sorted(chunk, batch, options)
+                chunk = []
+        if chunk:
+            yield from self._translate_sorted(chunk, batch, options)
+
+    def _translate_sorted(self, chunk: List[Text], batch: int, options) -> List[Union[str, TranslationResult]]:
+        order = sorted(range(len(chunk)), key=lambda i: len(chunk[i]))
+        out: List[Union[str, TranslationResult]] = [""] * len(chunk)
+        for begin in range(0, len(order), batch):
+            indexes = order[begin:begin + batch]
+            for i, result in zip(indexes, self.translate([chunk[i] for i in indexes], **options)):
+                out[i] = result
+        return out
+
+    def translate_file(self, source: Union[PathLike, IO], target: Union[PathLike, IO], *,
+                       batch_size: Optional[int] = None, progress: Optional[bool] = None,
+                       **options) -> FileStats:
+        """Translates a text file line by line: one output line per input line,
+        in order, written as each group of batches is done (an interrupted run
+        leaves the lines translated so far). A line ends at LF; a CR before
+        it is dropped (as mt_translate reads). Paths or open files (text or binary).
+
+        progress: show progress on stderr; None (the default) shows it when
+          stderr is a terminal (with tqdm when installed).
+        options: as translate(), except return_scores and num_hypotheses.
+        Ctrl-C stops between batches with KeyboardInterrupt.
+        """
+        for name in ("return_scores", "num_hypotheses"):
+            if name in options:
+                raise TypeError("translate_file() does not take %s: one line of text per line" % name)
+        start = time.monotonic()
+        lines = _read_lines(source)
+        if progress is None:
+            progress = sys.stderr is not None and sys.stderr.isatty()
+        bar = Progress(len(lines)) if progress else None
+        source_bytes = sum(len(line) for line in lines)
+        with _open_target(target) as out:
+            try:
+                batch = self.max_batch_size if batch_size is None else int(batch_size)
+                done = 0
+                for translation in self.translate_iterable(lines, batch_size=batch, **options):
+                    out.write(translation.encode("utf-8", "surrogateescape") + b"\n")
+                    done += 1
+                    if bar is not None and done % batch == 0:
+                        bar.update(batch)
+                if bar is not None and done % batch:
+                    bar.update(done % batch)
+            finally:
+                if bar is not None:
+                    bar.close()
+        return FileStats(len(lines), source_bytes, time.monotonic() - start)
+
+    def __repr__(self) -> str:
+        return "<libmt.Translator %s, device=%r, num_threads=%d, max_batch_size=%d, %.1f MB of working memory>" % (
+            repr(self.model), self.device, self.num_threads, self.max_batch_size, self.memory_size / 1e6)
+
+
+def _check_list(sources, method: str) -> None:
+    if isinstance(sources, (str, bytes, bytearray)):
+        raise TypeError("%s() takes a list of sentences, not one %s: %s([text])[0]"
+                        % (method, type(sources).__name__, method))
+
+
+def _split_lines(data: bytes) -> List[bytes]:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the newline ending the last line starts no line
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def _read_lines(source) -> List[bytes]:
+    if hasattr(source, "read"):
+        data = source.read()
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        return _split_lines(data)
+    with open(os.fspath(source), "rb") as f:
+        return _split_lines(f.read())
+
+
+class _open_target:
+    """A binary writer over a path (created or truncated) or an open file."""
+
+    def __init__(self, target) -> None:
+        self._target = target
+        self._file = None
+
+    def __enter__(self):
+        if not hasattr(self._target, "write"):
+            self._file = open(os.fspath(self._target), "wb")
+            return self._file
+        if isinstance(self._target, io.TextIOBase):
+            return _TextWriter(self._target)
+        return self._target
+
+    def __exit__(self, *exc) -> None:
+        if self._file is not None:
+            self._file.close()
+        elif hasattr(self._target, "flush"):
+            self._target.flush()
+
+
+class _TextWriter:
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data.decode("utf-8", "surrogateescape"))

@@ -1,0 +1,42 @@
+#include "text.hpp"
+
+namespace py = pybind11;
+
+namespace mt::python {
+
+std::string utf8_of(py::handle text, const char* what) {
+  if (PyUnicode_Check(text.ptr())) {
+    Py_ssize_t size = 0;
+    if (const char* utf8 = PyUnicode_AsUTF8AndSize(text.ptr(), &size)) return std::string(utf8, size_t(size));
+    PyErr_Clear();
+    for (const char* errors : {"surrogateescape", "surrogatepass"}) {
+      PyObject* bytes = PyUnicode_AsEncodedString(text.ptr(), "utf-8", errors);
+      if (bytes != nullptr) {
+        std::string out(PyBytes_AS_STRING(bytes), size_t(PyBytes_GET_SIZE(bytes)));
+        Py_DECREF(bytes);
+        return out;
+      }
+      PyErr_Clear();
+    }
+    throw py::value_error(std::string(what) + ": a str that cannot be encoded as UTF-8");
+  }
+  if (PyBytes_Check(text.ptr())) {
+    return std::string(PyBytes_AS_STRING(text.ptr()), size_t(PyBytes_GET_SIZE(text.ptr())));
+  }
+  if (PyByteArray_Check(text.ptr()) || PyMemoryView_Check(text.ptr())) {
+    py::buffer_info info = py::reinterpret_borrow<py::buffer>(text).request();
+    if (info.itemsize != 1 || info.ndim != 1 || info.strides[0] != 1)
+      throw py::type_error(std::string(what) + ": a buffer of bytes is expected");
+    return std::string(static_cast<const char*>(info.ptr), size_t(info.size));
+  }
+  throw py::type_error(std::string(what) + ": expected str or bytes, got " +
+                       std::string(py::str(py::type::handle_of(text).attr("__name__"))));
+}
+
+py::str str_of(std::string_view utf8) {
+  PyObject* s = PyUnicode_DecodeUTF8(utf8.data(), Py_ssize_t(utf8.size()), "replace");
+  if (s == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
+
+}  // namespace mt::python

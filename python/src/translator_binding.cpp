@@ -1,0 +1,251 @@
+// libmt._Translator: a session and the lock that serialises its use (the
+// Python class libmt.Translator adds the iterable and file helpers). The GIL
+// is released while translating, so translators on other threads run at the
+// same time; results are copied out of the session before the lock is let go.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <mutex>
+#include <optional>
+#include <type_traits>
+
+#include "bindings.hpp"
+#include "errors.hpp"
+#include "text.hpp"
+
+namespace py = pybind11;
+
+namespace mt::python {
+namespace {
+
+struct PyTranslator {
+  std::shared_ptr<const Model> model;
+  std::optional<Session> session;
+  std::mutex mutex;  // a session is single-threaded
+};
+
+// One sentence's n-best, copied out of the session.
+struct SentenceResult {
+  std::vector<std::string> texts;
+  std::vector<std::vector<int32_t>> ids;
+  std::vector<float> scores;
+  std::vector<float> log_probs;
+  bool truncated = false;
+};
+
+ThreadSplit thread_split_of(const std::string& name) {
+  if (name == "automatic") return ThreadSplit::automatic;
+  if (name == "layers") return ThreadSplit::layers;
+  if (name == "sentences") return ThreadSplit::sentences;
+  throw py::value_error("thread_split = '" + name + "': must be 'automatic', 'layers' or 'sentences'");
+}
+
+Device device_of(const std::string& name) {
+  if (name == "cpu") return Device::cpu;
+  if (name == "cuda") return Device::cuda;
+  throw py::value_error("device = '" + name + "': must be 'cpu' or 'cuda'");
+}
+
+std::shared_ptr<const Model> model_argument(py::handle source) {
+  if (py::isinstance<PyModel>(source)) return source.cast<const PyModel&>().model;
+  py::object path = py::module_::import("os").attr("fspath")(source);  // TypeError for anything else
+  if (!py::isinstance<py::str>(path)) path = py::module_::import("os").attr("fsdecode")(path);
+  Expected<std::shared_ptr<const Model>> model = [&] {
+    py::gil_scoped_release release;
+    return Model::load(path.cast<std::string>());
+  }();
+  check(model.status());
+  return std::move(model.value());
+}
+
+// A length option given in tokens without EOS (as mt_translate's), or None
+// for the default capped to what the model's positions allow.
+int length_option(py::object value, const char* name, int fallback, int model_limit) {
+  if (value.is_none()) return std::min(fallback, model_limit);
+  const long long v = value.cast<long long>();
+  if (v < 1 || v > model_limit) {
+    throw py::value_error(std::string(name) + " = " + std::to_string(v) + ": must be in [1, " +
+                          std::to_string(model_limit) + "] (the model's max_positions allow no more)");
+  }
+  return int(v);
+}
+
+void create_session(PyTranslator& t, const SessionOptions& options) {
+  Expected<Session> session = [&] {
+    py::gil_scoped_release release;
+    return Session::create(t.model, options);
+  }();
+  check(session.status());
+  t.session.emplace(std::move(session.value()));
+}
+
+template <class Hyp>
+void copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model, bool decode, SentenceResult* out) {
+  out->truncated = truncated;
+  for (const Hyp& h : nbest) {
+    out->ids.emplace_back(h.tokens.begin(), h.tokens.end());
+    out->scores.push_back(h.score);
+    out->log_probs.push_back(h.log_prob);
+    if constexpr (std::is_same_v<Hyp, TextHypothesis>) {
+      out->texts.emplace_back(h.text);
+    } else if (decode) {
+      std::string text;
+      check(model.decode(h.tokens, &text, /*line_breaks_as_spaces=*/true));
+      out->texts.push_back(std::move(text));
+    }
+  }
+}
+
+// Translates `count` sources in batches of the session's max_batch_size;
+// `run(begin, end, results)` translates one batch with the GIL released and
+// the session locked. Ctrl-C is seen between batches.
+template <class Run>
+std::vector<SentenceResult> in_batches(PyTranslator& t, size_t count, Run run) {
+  std::vector<SentenceResult> results(count);
+  const size_t batch = size_t(t.session->options().max_batch_size);
+  for (size_t begin = 0; begin < count; begin += batch) {
+    const size_t end = std::min(count, begin + batch);
+    Status status;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(t.mutex);
+      status = run(begin, end, results.data() + begin);
+    }
+    if (!status.ok()) {
+      throw_status(status, count > batch ? "sources[" + std::to_string(begin) + ":" + std::to_string(end) + "]"
+                                         : std::string());
+    }
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+  return results;
+}
+
+py::object python_results(const std::vector<SentenceResult>& results, bool detail, bool has_text) {
+  py::list out(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    const SentenceResult& r = results[i];
+    if (!detail) {
+      out[i] = str_of(r.texts.empty() ? std::string_view() : std::string_view(r.texts[0]));
+      continue;
+    }
+    py::object texts = py::none();
+    if (has_text) {
+      py::list list;
+      for (const std::string& s : r.texts) list.append(str_of(s));
+      texts = list;
+    }
+    out[i] = py::make_tuple(texts, py::cast(r.ids), py::cast(r.scores), py::cast(r.log_probs), r.truncated);
+  }
+  return out;
+}
+
+TranslateOptions translate_options(int beam_size, int num_hypotheses, float length_penalty, int max_decoding_length,
+                                   float max_length_ratio, int max_length_offset, int min_decoding_length,
+                                   bool truncate) {
+  TranslateOptions o;
+  o.beam_size = beam_size;
+  o.num_hypotheses = num_hypotheses;
+  o.length_penalty = length_penalty;
+  o.max_decoding_length = max_decoding_length;
+  o.max_length_ratio = max_length_ratio;
+  o.max_length_offset = max_length_offset;
+  o.min_decoding_length = min_decoding_length;
+  o.truncate_long_sources = truncate;
+  return o;
+}
+
+}  // namespace
+
+void bind_translator(py::module_& m) {
+  py::class_<PyTranslator>(m, "_Translator")
+      .def(py::init([](py::handle model, const std::string& device, int device_index, int num_threads,
+                       const std::string& thread_split, int max_batch_size, py::object max_source_length,
+                       py::object max_target_length, int max_beam_size, int max_text_bytes) {
+             auto t = std::make_unique<PyTranslator>();
+             SessionOptions o;
+             o.device = device_of(device);
+             o.cuda_device = device_index;
+             o.num_threads = num_threads;
+             o.thread_split = thread_split_of(thread_split);
+             o.max_batch_size = max_batch_size;
+             o.max_beam_size = max_beam_size;
+             o.max_text_bytes = max_text_bytes;
+             t->model = model_argument(model);
+             const int positions = t->model->config().max_positions;
+             o.max_source_length = length_option(max_source_length, "max_source_length", 256, positions - 1) + 1;
+             o.max_target_length = length_option(max_target_length, "max_target_length", 256, positions);
+             create_session(*t, o);
+             return t;
+           }),
+           py::arg("model"), py::kw_only(), py::arg("device") = "cpu", py::arg("device_index") = 0,
+           py::arg("num_threads") = 1, py::arg("thread_split") = "automatic", py::arg("max_batch_size") = 16,
+           py::arg("max_source_length") = py::none(), py::arg("max_target_length") = py::none(),
+           py::arg("max_beam_size") = 4, py::arg("max_text_bytes") = 4096)
+      .def("_translate_text",
+           [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
+              float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
+              int min_decoding_length, bool truncate) {
+             const TranslateOptions options = translate_options(beam_size, num_hypotheses, length_penalty,
+                 max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate);
+             check(options.validate(t.session->options()));
+             if (t.model->tokenizer() == nullptr) {
+               throw py::value_error("this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
+             }
+             const size_t count = size_t(py::len(sources));
+             std::vector<std::string> texts;
+             texts.reserve(count);
+             for (size_t i = 0; i < count; ++i) {
+               texts.push_back(utf8_of(sources[i], ("sources[" + std::to_string(i) + "]").c_str()));
+             }
+             std::vector<std::string_view> views(texts.begin(), texts.end());
+             const Model& model = *t.model;
+             std::vector<SentenceResult> results = in_batches(t, texts.size(), [&](size_t begin, size_t end, SentenceResult* out) {
+               TextTranslations translations;
+               MT_RETURN_IF_ERROR(t.session->translate_text({views.data() + begin, end - begin}, options, &translations));
+               for (size_t i = 0; i < translations.size(); ++i) {
+                 copy_nbest(translations[i], translations.truncated(i), model, true, &out[i]);
+               }
+               return Status{};
+             });
+             return python_results(results, detail, true);
+           })
+      .def("_translate_ids",
+           [](PyTranslator& t, const std::vector<std::vector<int32_t>>& sources, int beam_size, int num_hypotheses,
+              float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
+              int min_decoding_length, bool truncate) {
+             const TranslateOptions options = translate_options(beam_size, num_hypotheses, length_penalty,
+                 max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate);
+             check(options.validate(t.session->options()));
+             std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
+             const Model& model = *t.model;
+             const bool has_text = model.tokenizer() != nullptr;
+             std::vector<SentenceResult> results = in_batches(t, spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
+               Translations translations;
+               MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin}, options, &translations));
+               for (size_t i = 0; i < translations.size(); ++i) {
+                 copy_nbest(translations[i], translations.truncated(i), model, has_text, &out[i]);
+               }
+               return Status{};
+             });
+             return python_results(results, true, has_text);
+           })
+      .def_property_readonly("model", [](const PyTranslator& t) { return PyModel{t.model}; },
+                             "The libmt.Model this translator runs.")
+      .def_property_readonly("device", [](const PyTranslator& t) {
+            return t.session->options().device == Device::cuda ? "cuda" : "cpu";
+          })
+      .def_property_readonly("num_threads", [](const PyTranslator& t) { return t.session->options().num_threads; })
+      .def_property_readonly("max_batch_size", [](const PyTranslator& t) { return t.session->options().max_batch_size; })
+      .def_property_readonly("max_beam_size", [](const PyTranslator& t) { return t.session->options().max_beam_size; })
+      .def_property_readonly("max_source_length", [](const PyTranslator& t) { return t.session->options().max_source_length - 1; },
+                             "Longest source in tokens, EOS not counted.")
+      .def_property_readonly("max_target_length", [](const PyTranslator& t) { return t.session->options().max_target_length; },
+                             "Most tokens generated, EOS included.")
+      .def_property_readonly("max_text_bytes", [](const PyTranslator& t) { return t.session->options().max_text_bytes; })
+      .def_property_readonly("memory_size", [](const PyTranslator& t) { return t.session->memory_size(); },
+                             "Bytes of working memory the session allocated at creation.")
+      .def_property_readonly("kernel_isa", [](const PyTranslator& t) { return std::string(t.session->kernel_isa()); },
+                             "The instruction set of the kernels this translator runs (e.g. 'avx2').");
+}
+
+}  // namespace mt::python

@@ -1,0 +1,263 @@
+// libmt.ModelWriter and libmt.tensor_specs: what converters need to write a
+// model file from arrays they computed (numpy or any buffer).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "errors.hpp"
+
+namespace py = pybind11;
+
+namespace mt::python {
+namespace {
+
+const char* role_name(TensorRole r) {
+  switch (r) {
+    case TensorRole::embedding: return "embedding";
+    case TensorRole::weight: return "weight";
+    case TensorRole::bias: return "bias";
+    case TensorRole::norm_gamma: return "norm_gamma";
+    case TensorRole::norm_beta: return "norm_beta";
+  }
+  return "weight";
+}
+
+Layout layout_of(const std::string& name) {
+  if (name == "row_major") return Layout::row_major;
+  if (name == "packed_n16") return Layout::packed_n16;
+  throw py::value_error("layout = '" + name + "': must be 'row_major' or 'packed_n16' (int8 tensors: add_tensor_i8)");
+}
+
+// A C-contiguous buffer of `format` items (struct codes; '<' and '=' accepted
+// on little-endian machines) and its shape.
+struct Array {
+  py::buffer_info info;
+  std::vector<uint32_t> shape;
+};
+
+Array array_of(py::handle values, char format, const char* kind, const std::string& name) {
+  if (!PyObject_CheckBuffer(values.ptr())) {
+    throw py::type_error("tensor '" + name + "': expected a buffer of " + kind +
+                         " (a numpy array, array.array, memoryview), got " +
+                         std::string(py::str(py::type::handle_of(values).attr("__name__"))));
+  }
+  Array a{py::reinterpret_borrow<py::buffer>(values).request(), {}};
+  std::string f = a.info.format;
+  if (!f.empty() && (f[0] == '<' || f[0] == '=' || f[0] == '@')) f = f.substr(1);
+  if (f.size() != 1 || f[0] != format) {
+    throw py::type_error("tensor '" + name + "': values must be " + kind + ", got buffer format '" +
+                         a.info.format + "' (numpy: .astype(numpy." + kind + "))");
+  }
+  ssize_t stride = a.info.itemsize;
+  for (ssize_t d = a.info.ndim - 1; d >= 0; --d) {
+    if (a.info.shape[size_t(d)] > 1 && a.info.strides[size_t(d)] != stride) {
+      throw py::value_error("tensor '" + name + "': values must be C-contiguous (numpy: numpy.ascontiguousarray)");
+    }
+    stride *= a.info.shape[size_t(d)];
+  }
+  for (ssize_t d : a.info.shape) {
+    if (d < 0 || d > ssize_t(UINT32_MAX)) throw py::value_error("tensor '" + name + "': a dimension is out of range");
+    a.shape.push_back(uint32_t(d));
+  }
+  return a;
+}
+
+std::vector<uint32_t> shape_of(py::object shape, const Array& a) {
+  if (shape.is_none()) return a.shape;
+  return shape.cast<std::vector<uint32_t>>();
+}
+
+// The writer and the tensors its config needs, so that a converter's
+// mistake is named when it is made, not when the file is loaded.
+struct PyWriter {
+  ModelConfig config;
+  ModelWriter writer;
+  std::vector<TensorSpec> specs;
+  std::vector<bool> added;  // per spec
+  size_t vocabulary_pieces = 0;  // 0: none set
+
+  explicit PyWriter(const ModelConfig& c)
+      : config(c), writer(c), specs(model_tensor_specs(c)), added(specs.size()) {}
+
+  void set_vocabulary(const VocabularyData& vocabulary) {
+    const size_t pieces = vocabulary.pieces.size();
+    if (pieces != size_t(config.source_vocab_size) || pieces != size_t(config.target_vocab_size)) {
+      throw py::value_error("the vocabulary has " + std::to_string(pieces) + " pieces; the config's vocabularies have " +
+                            std::to_string(config.source_vocab_size) + " (source) and " +
+                            std::to_string(config.target_vocab_size) + " (target)");
+    }
+    writer.set_vocabulary(vocabulary);
+    vocabulary_pieces = pieces;
+  }
+
+  std::string shape_text(const std::vector<uint32_t>& shape) const {
+    std::string out = "(";
+    for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + (shape.size() == 1 ? ",)" : ")");
+  }
+
+  // The spec of `name`, checked against the shape given.
+  size_t expect(const std::string& name, const std::vector<uint32_t>& shape) const {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].name != name) continue;
+      if (added[i]) throw py::value_error("tensor '" + name + "' added twice");
+      if (specs[i].shape != shape) {
+        throw py::value_error("tensor '" + name + "' has shape " + shape_text(shape) + "; this config needs " +
+                              shape_text(specs[i].shape));
+      }
+      return i;
+    }
+    throw py::value_error("tensor '" + name + "' is not part of a model of this config (libmt.tensor_specs lists them)");
+  }
+
+  void check_complete() const {
+    std::string missing;
+    size_t count = 0;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (added[i]) continue;
+      if (count++ < 5) missing += (missing.empty() ? "" : ", ") + specs[i].name;
+    }
+    if (count > 0) {
+      throw py::value_error(std::to_string(count) + " tensors missing: " + missing + (count > 5 ? ", ..." : ""));
+    }
+  }
+};
+
+std::string str_or_empty(const py::dict& d, const char* key) {
+  return d.contains(key) ? py::str(d[key]).cast<std::string>() : std::string();
+}
+
+}  // namespace
+
+void bind_writer(py::module_& m) {
+  m.def("tensor_specs", [](const ModelConfig& config) {
+        check(config.validate());
+        py::list out;
+        for (const TensorSpec& spec : model_tensor_specs(config)) {
+          py::dict d;
+          d["name"] = spec.name;
+          d["shape"] = py::tuple(py::cast(spec.shape));
+          d["layout"] = spec.layout == Layout::packed_n16 ? "packed_n16" : "row_major";
+          d["role"] = role_name(spec.role);
+          out.append(d);
+        }
+        return out;
+      }, py::arg("config"),
+      "The tensors a model of `config` must hold: name, shape, layout (give it to add_tensor) and role.");
+
+  py::class_<PyWriter>(m, "ModelWriter", R"(Builds a libmt model file.
+
+w = ModelWriter(config)
+w.set_vocabulary(sentencepiece_model_bytes)   # or a model's Vocabulary
+w.set_metadata({"source_language": "en", "target_language": "de"})
+for spec in tensor_specs(config):
+    w.add_tensor(spec["name"], array, layout=spec["layout"])
+w.write("model.mtm")
+
+Arrays are any C-contiguous buffer (numpy arrays included) of float32, or
+int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
+      .def(py::init([](const ModelConfig& config) {
+             check(config.validate());
+             return std::make_unique<PyWriter>(config);
+           }), py::arg("config"))
+      .def("set_metadata", [](PyWriter& w, const py::dict& fields) {
+            ModelMetadata md;
+            static const char* known[] = {"source_language", "target_language", "training_corpus", "tool",
+                                          "tool_version", "created"};
+            md.source_language = str_or_empty(fields, "source_language");
+            md.target_language = str_or_empty(fields, "target_language");
+            md.training_corpus = str_or_empty(fields, "training_corpus");
+            md.tool = str_or_empty(fields, "tool");
+            md.tool_version = str_or_empty(fields, "tool_version");
+            md.created = str_or_empty(fields, "created");
+            for (auto item : fields) {
+              const std::string key = py::str(item.first);
+              if (!py::isinstance<py::str>(item.second))
+                throw py::type_error("metadata '" + key + "': values must be str");
+              bool is_known = false;
+              for (const char* k : known) is_known |= key == k;
+              if (!is_known) md.extra.push_back({key, item.second.cast<std::string>()});
+            }
+            w.writer.set_metadata(md);
+          }, py::arg("metadata"),
+          "A dict of str: source_language, target_language, training_corpus, tool, tool_version, "
+          "created; other keys are kept as extra metadata.")
+      .def("set_vocabulary", [](PyWriter& w, py::object vocabulary) {
+            if (py::isinstance<PyVocabulary>(vocabulary)) {
+              w.set_vocabulary(*vocabulary.cast<const PyVocabulary&>().model->vocabulary());
+              return;
+            }
+            if (!PyBytes_Check(vocabulary.ptr())) {
+              throw py::type_error("set_vocabulary: expected the bytes of a SentencePiece .model file or a libmt.Vocabulary");
+            }
+            const std::string bytes = vocabulary.cast<std::string>();
+            Expected<VocabularyData> data = VocabularyData::from_sentencepiece(
+                {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+            check(data.status(), "SentencePiece model");
+            w.set_vocabulary(data.value());
+          }, py::arg("vocabulary"),
+          "The tokenizer: the bytes of a SentencePiece .model file, or another model's Vocabulary. "
+          "Its size must equal the config's vocabulary sizes (checked when writing).")
+      .def("set_quantization", [](PyWriter& w, const std::string& activations, const std::string& method,
+                                  const std::vector<std::tuple<std::string, float, int32_t>>& inputs) {
+            ModelQuantization q;
+            if (activations == "dynamic") q.activations = ActivationScales::dynamic_per_row;
+            else if (activations == "calibrated") q.activations = ActivationScales::calibrated;
+            else throw py::value_error("activations = '" + activations + "': must be 'dynamic' or 'calibrated'");
+            q.method = method;
+            for (const auto& [layer, scale, zero_point] : inputs) q.inputs.push_back({layer, scale, zero_point});
+            w.writer.set_quantization(q);
+          }, py::arg("activations") = "dynamic", py::arg("method") = "",
+          py::arg("inputs") = std::vector<std::tuple<std::string, float, int32_t>>{},
+          "Int8 models: how the int8 layers quantize their inputs; 'calibrated' takes one "
+          "(layer, scale, zero_point) per int8 linear layer.")
+      .def("add_tensor", [](PyWriter& w, const std::string& name, py::handle values, py::object shape,
+                            py::object layout) {
+            Array a = array_of(values, 'f', "float32", name);
+            const std::vector<uint32_t> dims = shape_of(shape, a);
+            const size_t spec = w.expect(name, dims);
+            const Layout wanted = w.specs[spec].layout;
+            if (!layout.is_none() && layout_of(layout.cast<std::string>()) != wanted) {
+              throw py::value_error("tensor '" + name + "': layout = '" + layout.cast<std::string>() + "'; this tensor is " +
+                                    (wanted == Layout::packed_n16 ? "'packed_n16'" : "'row_major'"));
+            }
+            std::span<const float> data{static_cast<const float*>(a.info.ptr), size_t(a.info.size)};
+            check(w.writer.add_tensor(name, dims, wanted, data));
+            w.added[spec] = true;
+          }, py::arg("name"), py::arg("values"), py::kw_only(), py::arg("shape") = py::none(),
+          py::arg("layout") = py::none(),
+          "A float32 tensor of tensor_specs(config), values row-major ([out, in] for weights); shape "
+          "defaults to the buffer's; layout defaults to the spec's (2-D weights are packed for the kernels).")
+      .def("add_tensor_i8", [](PyWriter& w, const std::string& name, py::handle values, py::handle scales,
+                               py::object shape) {
+            Array a = array_of(values, 'b', "int8", name);
+            Array s = array_of(scales, 'f', "float32", name + " scales");
+            const std::vector<uint32_t> dims = shape_of(shape, a);
+            const size_t spec = w.expect(name, dims);
+            if (w.specs[spec].layout != Layout::packed_n16) {
+              throw py::value_error("tensor '" + name + "' cannot be int8: only 2-D weights and embeddings can");
+            }
+            check(w.writer.add_tensor_i8(name, dims, {static_cast<const int8_t*>(a.info.ptr), size_t(a.info.size)},
+                                         {static_cast<const float*>(s.info.ptr), size_t(s.info.size)}));
+            w.added[spec] = true;
+          }, py::arg("name"), py::arg("values"), py::arg("scales"), py::kw_only(), py::arg("shape") = py::none(),
+          "An int8 tensor [N, K] (row-major) with one float32 scale per row: value = q * scale.")
+      .def("serialize", [](const PyWriter& w) {
+            w.check_complete();
+            Expected<std::vector<uint8_t>> bytes = w.writer.serialize();
+            check(bytes.status());
+            return py::bytes(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+          }, "The whole model file as bytes (libmt.Model(bytes) loads it).")
+      .def("write", [](const PyWriter& w, py::object path) {
+            w.check_complete();
+            const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+            Status status;
+            {
+              py::gil_scoped_release release;
+              status = w.writer.write(p);
+            }
+            check(status);
+          }, py::arg("path"), "Writes the file atomically (a temporary file renamed over `path`).");
+}
+
+}  // namespace mt::python
