@@ -32,7 +32,7 @@ packages=(
   # The Python package (python/, scripts/test_python.sh): venv and pip build it
   # (scikit-build-core and pybind11 come from PyPI into pip's build
   # environment); its tests run on Debian's pytest and numpy.
-  python3-dev python3-venv python3-pip python3-pytest python3-numpy pybind11-dev python3-pybind11
+  python3-dev python3-venv python3-pip python3-build python3-pytest python3-numpy pybind11-dev python3-pybind11
 )
 # bench_gemm_peers only (GEMM against OpenBLAS and oneDNN): nothing CI builds needs them.
 [ $bench = 0 ] || packages+=(libopenblas-dev libdnnl-dev)

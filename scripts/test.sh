@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds libmt and runs the whole test suite twice:
 # optimised, then under AddressSanitizer + UndefinedBehaviorSanitizer; then
-# the concurrency tests under ThreadSanitizer, mt_translate under valgrind
-# memcheck, each libFuzzer target for a minute, and the WebAssembly build
-# under Node.js (scripts/test_wasm.sh), and the aarch64 kernels and shipped
+# the Python package built as a wheel and tested installed
+# (scripts/test_python.sh), the concurrency tests under ThreadSanitizer,
+# mt_translate under valgrind memcheck, each libFuzzer target for a minute,
+# the WebAssembly build under Node.js (scripts/test_wasm.sh), and the aarch64 kernels and shipped
 # model under qemu (scripts/test_aarch64.sh --smoke; the whole suite with
 # MT_TEST_AARCH64=1).
 # Tests that need ../shared/data skip without it. Builds use -j2.
@@ -18,6 +19,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMT_BUILD_BENCHMARKS=OFF
 cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2
 ./scripts/ctest_skipped.sh build
+
+echo "== Python package: wheel and sdist, installed in a fresh venv, python/tests"
+./scripts/test_python.sh build
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # (CUDA code compiles in the release build above; no GPU runs it here.)

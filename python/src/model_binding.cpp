@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bindings.hpp"
@@ -72,10 +73,20 @@ bool is_int8(const Model& model) { return model.quantization().int8; }
 // Writes the model's bytes to `path` through a temporary file renamed over
 // it, as ModelWriter does: a failure never leaves a partial file.
 void save_model(const Model& model, const std::string& path) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::string tmp = path + ".tmp.XXXXXX";  // unique, so that concurrent saves never share one
+  const int fd = ::mkstemp(tmp.data());
+  std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "wb");
+  if (f == nullptr) {
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    if (fd >= 0) std::remove(tmp.c_str());
+    throw_status(Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(e)));
+  }
+  // mkstemp makes it 0600; give it the mode a new file gets (0666 less the umask).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  (void)::fchmod(fd, 0666 & ~mask);
   std::span<const uint8_t> bytes = model.bytes();
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw_status(Status::error(Errc::io_error, "cannot write '%s': %s", tmp.c_str(), std::strerror(errno)));
   const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const int write_errno = errno;
   const bool closed = std::fclose(f) == 0;
@@ -113,9 +124,7 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
              if (PyBytes_Check(source.ptr()) || PyByteArray_Check(source.ptr()) || PyMemoryView_Check(source.ptr())) {
                return PyModel{model_from_bytes(py::reinterpret_borrow<py::buffer>(source), options)};
              }
-             py::object path = py::module_::import("os").attr("fspath")(source);
-             if (!py::isinstance<py::str>(path)) path = py::module_::import("os").attr("fsdecode")(path);
-             return PyModel{model_from_path(path.cast<std::string>(), options)};
+             return PyModel{model_from_path(path_of(source), options)};
            }),
            py::arg("source"), py::kw_only(), py::arg("check_weights_finite") = false,
            py::arg("read_into_memory") = false, py::arg("load_vocabulary") = true)
@@ -156,7 +165,7 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
             return out;
           }, "Each tensor's name, shape, dtype and storage layout, in file order.")
       .def("save", [](const PyModel& p, py::object path) {
-            save_model(*p.model, py::str(py::module_::import("os").attr("fspath")(path)).cast<std::string>());
+            save_model(*p.model, path_of(path));
           }, py::arg("path"), "Writes the model file to `path` (a temporary file renamed over it).")
       .def("__repr__", [](const PyModel& p) {
         const ModelConfig& c = p.model->config();

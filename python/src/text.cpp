@@ -33,6 +33,11 @@ std::string utf8_of(py::handle text, const char* what) {
                        std::string(py::str(py::type::handle_of(text).attr("__name__"))));
 }
 
+std::string path_of(py::handle path) {
+  py::module_ os = py::module_::import("os");
+  return os.attr("fsencode")(os.attr("fspath")(path)).cast<std::string>();
+}
+
 py::str str_of(std::string_view utf8) {
   PyObject* s = PyUnicode_DecodeUTF8(utf8.data(), Py_ssize_t(utf8.size()), "replace");
   if (s == nullptr) throw py::error_already_set();

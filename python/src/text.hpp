@@ -16,6 +16,10 @@ namespace mt::python {
 // argument in the TypeError for anything else.
 std::string utf8_of(pybind11::handle text, const char* what);
 
+// The file-system bytes of a path (str, bytes or os.PathLike), as
+// os.fsencode(os.fspath(path)) gives them; TypeError for anything else.
+std::string path_of(pybind11::handle path);
+
 // A str of UTF-8 bytes libmt produced (always valid; "replace" guards anyway).
 pybind11::str str_of(std::string_view utf8);
 

@@ -48,11 +48,10 @@ Device device_of(const std::string& name) {
 
 std::shared_ptr<const Model> model_argument(py::handle source) {
   if (py::isinstance<PyModel>(source)) return source.cast<const PyModel&>().model;
-  py::object path = py::module_::import("os").attr("fspath")(source);  // TypeError for anything else
-  if (!py::isinstance<py::str>(path)) path = py::module_::import("os").attr("fsdecode")(path);
+  const std::string path = path_of(source);  // TypeError for anything but a path
   Expected<std::shared_ptr<const Model>> model = [&] {
     py::gil_scoped_release release;
-    return Model::load(path.cast<std::string>());
+    return Model::load(path);
   }();
   check(model.status());
   return std::move(model.value());
@@ -75,6 +74,11 @@ void create_session(PyTranslator& t, const SessionOptions& options) {
     py::gil_scoped_release release;
     return Session::create(t.model, options);
   }();
+  if (!session.ok() && session.status().code() == Errc::unsupported && options.device == Device::cuda) {
+    // The C++ message says how to rebuild with CMake; say how for pip too.
+    throw py::value_error(std::string("device = 'cuda': ") + session.status().message() +
+                          "; the Python package builds CUDA with LIBMT_CUDA=ON pip install .");
+  }
   check(session.status());
   t.session.emplace(std::move(session.value()));
 }

@@ -5,6 +5,7 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "text.hpp"
 
 namespace py = pybind11;
 
@@ -250,7 +251,7 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
           }, "The whole model file as bytes (libmt.Model(bytes) loads it).")
       .def("write", [](const PyWriter& w, py::object path) {
             w.check_complete();
-            const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+            const std::string p = path_of(path);
             Status status;
             {
               py::gil_scoped_release release;

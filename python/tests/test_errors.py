@@ -96,5 +96,12 @@ def test_save_round_trip_and_failure(tmp_path, de_model):
     de_model.save(target)
     assert target.read_bytes() == SHIPPED["de-tiny-fp32"].read_bytes()
     assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name]
+    # str, bytes and os.PathLike paths alike; the mode a new file gets.
+    de_model.save(bytes(tmp_path / "bytes-path.mtm"))
+    de_model.save(str(tmp_path / "str-path.mtm"))
+    assert libmt.Model(tmp_path / "bytes-path.mtm").config == de_model.config  # bytes given to Model are a model
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (tmp_path / "str-path.mtm").stat().st_mode & 0o777 == 0o666 & ~mask
     with pytest.raises(OSError):
         de_model.save(tmp_path / "no-such-dir" / "x.mtm")

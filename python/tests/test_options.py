@@ -113,8 +113,9 @@ def test_translate_file_refuses_nbest(de_translator, tmp_path):
 def test_cuda_without_cuda_is_a_clear_error():
     try:
         translator = libmt.Translator(SHIPPED["de-tiny-fp32"], device="cuda")
-    except RuntimeError as e:
-        assert "CUDA" in str(e)  # built without CUDA, or no GPU: the message says which
+    except ValueError as e:
+        # Built without CUDA, or no GPU: the message says which.
+        assert "device = 'cuda'" in str(e) and "CUDA" in str(e)
     else:
         assert translator.device == "cuda"
         assert translator.translate(["A dog."]) == libmt.Translator(SHIPPED["de-tiny-fp32"]).translate(["A dog."])
