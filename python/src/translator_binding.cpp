@@ -75,9 +75,12 @@ void create_session(PyTranslator& t, const SessionOptions& options) {
     return Session::create(t.model, options);
   }();
   if (!session.ok() && session.status().code() == Errc::unsupported && options.device == Device::cuda) {
-    // The C++ message says how to rebuild with CMake; say how for pip too.
-    throw py::value_error(std::string("device = 'cuda': ") + session.status().message() +
-                          "; the Python package builds CUDA with LIBMT_CUDA=ON pip install .");
+    // No GPU, or no CUDA in this build: the latter's message says how to
+    // rebuild with CMake; say how for pip too.
+    const std::string why = session.status().message();
+    const bool unbuilt = why.find("built without CUDA") != std::string::npos;
+    throw py::value_error("device = 'cuda': " + why +
+                          (unbuilt ? "; the Python package builds it with LIBMT_CUDA=ON pip install ." : ""));
   }
   check(session.status());
   t.session.emplace(std::move(session.value()));
