@@ -86,8 +86,9 @@ void create_session(PyTranslator& t, const SessionOptions& options) {
   t.session.emplace(std::move(session.value()));
 }
 
+// Runs without the GIL: reports failure as a Status, never a Python exception.
 template <class Hyp>
-void copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model, bool decode, SentenceResult* out) {
+Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model, bool decode, SentenceResult* out) {
   out->truncated = truncated;
   for (const Hyp& h : nbest) {
     out->ids.emplace_back(h.tokens.begin(), h.tokens.end());
@@ -97,15 +98,17 @@ void copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model, 
       out->texts.emplace_back(h.text);
     } else if (decode) {
       std::string text;
-      check(model.decode(h.tokens, &text, /*line_breaks_as_spaces=*/true));
+      MT_RETURN_IF_ERROR(model.decode(h.tokens, &text, /*line_breaks_as_spaces=*/true));
       out->texts.push_back(std::move(text));
     }
   }
+  return {};
 }
 
 // Translates `count` sources in batches of the session's max_batch_size;
 // `run(begin, end, results)` translates one batch with the GIL released and
-// the session locked. Ctrl-C is seen between batches.
+// the session locked, so it must not touch Python objects or raise Python
+// exceptions. Ctrl-C is seen between batches.
 template <class Run>
 std::vector<SentenceResult> in_batches(PyTranslator& t, size_t count, Run run) {
   std::vector<SentenceResult> results(count);
@@ -210,7 +213,7 @@ void bind_translator(py::module_& m) {
                TextTranslations translations;
                MT_RETURN_IF_ERROR(t.session->translate_text({views.data() + begin, end - begin}, options, &translations));
                for (size_t i = 0; i < translations.size(); ++i) {
-                 copy_nbest(translations[i], translations.truncated(i), model, true, &out[i]);
+                 MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model, true, &out[i]));
                }
                return Status{};
              });
@@ -230,7 +233,7 @@ void bind_translator(py::module_& m) {
                Translations translations;
                MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin}, options, &translations));
                for (size_t i = 0; i < translations.size(); ++i) {
-                 copy_nbest(translations[i], translations.truncated(i), model, has_text, &out[i]);
+                 MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model, has_text, &out[i]));
                }
                return Status{};
              });
