@@ -78,20 +78,47 @@ def test_file_errors(de_translator, tmp_path):
     assert stats.lines == 2 and len(read_lines(tmp_path / "out.de")) == 2
 
 
+class InterruptingSink(io.BytesIO):
+    """A binary target that sends the main thread SIGINT (as Ctrl-C does)
+    once `after` lines have been written: the interrupt lands mid-file
+    whatever the machine's speed."""
+
+    def __init__(self, after):
+        super().__init__()
+        self.after = after
+        self.lines = 0
+
+    def write(self, data):
+        written = super().write(data)
+        self.lines += data.count(b"\n")
+        if self.lines == self.after:
+            _thread.interrupt_main()
+        return written
+
+
 def test_keyboard_interrupt_stops_translate_file(de_model, tmp_path, sentences):
     translator = libmt.Translator(de_model, max_batch_size=4)
     src = tmp_path / "in.en"
-    src.write_text("\n".join(sentences * 100) + "\n")  # 4,000 lines: many seconds
-    out = tmp_path / "out.de"
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            translator.translate_file(src, out, batch_size=4, beam_size=4)
-    finally:
-        timer.cancel()
-    done = read_lines(out)
-    assert 0 < len(done) < 4000
+    src.write_text("\n".join(sentences * 100) + "\n")  # 4,000 lines
+    sink = InterruptingSink(after=100)
+    with pytest.raises(KeyboardInterrupt):
+        translator.translate_file(src, sink, batch_size=4, beam_size=4)
+    done = sink.getvalue().decode().split("\n")[:-1]
+    assert 100 <= len(done) < 4000
     expected = translator.translate(sentences, beam_size=4)
     assert done == (expected * 100)[:len(done)]  # what was written is right and in order
     assert translator.translate(sentences[:2]) == translator.translate(sentences[:2])  # still usable
+
+
+def test_keyboard_interrupt_stops_a_long_translate(de_model, sentences):
+    # The signal arrives while libmt translates without the GIL; the
+    # translator checks for it between batches.
+    translator = libmt.Translator(de_model, max_batch_size=4)
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            translator.translate(sentences * 100, beam_size=4)  # many seconds
+    finally:
+        timer.cancel()
+    assert translator.translate(sentences[:2]) == translator.translate(sentences[:2])
