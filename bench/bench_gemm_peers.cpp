@@ -118,6 +118,31 @@ bool check_samples(int M, int N, F&& ok) {
   return true;
 }
 
+// How many of the 64 sampled cells are wrong.
+template <typename F>
+int count_wrong_samples(int M, int N, F&& ok) {
+  int wrong = 0;
+  check_samples(M, N, [&](int m, int n) {
+    wrong += !ok(m, n);
+    return true;
+  });
+  return wrong;
+}
+
+// oneDNN's int8 kernels without VNNI (AVX2) add u8*s8 products in pairs
+// with saturation to int16 (vpmaddubsw), so some sums differ from the exact
+// ones. A wrong result fails the benchmark, unless MT_PEERS_ALLOW_INEXACT=1:
+// then its timing is kept and the counter `wrong_of_64` says how many of
+// the sampled outputs were wrong.
+void int8_verdict(benchmark::State& state, int wrong) {
+  const char* allow = std::getenv("MT_PEERS_ALLOW_INEXACT");
+  if (allow != nullptr && std::string(allow) == "1") {
+    state.counters["wrong_of_64"] = wrong;
+  } else if (wrong > 0) {
+    state.SkipWithError("wrong result (MT_PEERS_ALLOW_INEXACT=1 times it anyway)");
+  }
+}
+
 // fp32: sum_k A[m, k] W[n, k] (+ bias[n]) in double against C, relative to sum |A||W|.
 bool check_f32(const float* A, const float* W, const float* bias, const float* C, int M, int N, int K) {
   return check_samples(M, N, [&](int m, int n) {
@@ -320,8 +345,8 @@ void gemm_int8_libmt_quant(benchmark::State& state, int M, int N, int K) {
   if (!l.check(p)) state.SkipWithError("wrong result");
 }
 
-bool check_s32(const I8Problem& p, const int32_t* C) {
-  return check_samples(p.M, p.N, [&](int m, int n) {
+int wrong_s32(const I8Problem& p, const int32_t* C) {
+  return count_wrong_samples(p.M, p.N, [&](int m, int n) {
     return C[size_t(m) * p.N + n] == dot_u8s8(&p.Aq[size_t(m) * p.Kp], &p.W[size_t(n) * p.K], p.K);
   });
 }
@@ -339,7 +364,7 @@ void gemm_int8_dnnl_gemm(benchmark::State& state, int M, int N, int K) {
     benchmark::ClobberMemory();
   }
   set_flops(state, "OPS", M, N, K);
-  if (!check_s32(p, C.get())) state.SkipWithError("wrong result");
+  int8_verdict(state, wrong_s32(p, C.get()));
 }
 
 void gemm_int8_dnnl_matmul(benchmark::State& state, int M, int N, int K) {
@@ -357,7 +382,7 @@ void gemm_int8_dnnl_matmul(benchmark::State& state, int M, int N, int K) {
       {DNNL_ARG_DST, dnnl::memory(dst_md, cpu_engine(), C.get())}};
   time_matmul(state, pd, args, stream);
   set_flops(state, "OPS", M, N, K);
-  if (!check_s32(p, C.get())) state.SkipWithError("wrong result");
+  int8_verdict(state, wrong_s32(p, C.get()));
 }
 
 // The matmul primitive doing the dequantization libmt's epilogue does, as far
@@ -391,13 +416,13 @@ void gemm_int8_dnnl_matmul_f32(benchmark::State& state, int M, int N, int K) {
       {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, dnnl::memory(zero_md, cpu_engine(), &zero)}};
   time_matmul(state, pd, args, stream);
   set_flops(state, "OPS", M, N, K);
-  const bool ok = check_samples(M, N, [&](int m, int n) {
+  const int wrong = count_wrong_samples(M, N, [&](int m, int n) {
     int64_t acc = 0;
     for (int k = 0; k < K; ++k) acc += (int64_t(p.Aq[size_t(m) * p.Kp + k]) - zero) * p.W[size_t(n) * K + k];
     const double ref = (double(acc) + bias[n]) * scales[n];  // oneDNN 2.x scales the bias too
     return std::fabs(C[size_t(m) * N + n] - ref) <= 1e-6 * (255.0 * 128 * K + std::fabs(bias[n])) * scales[n] + 1e-6;
   });
-  if (!ok) state.SkipWithError("wrong result");
+  int8_verdict(state, wrong);
 }
 
 using Fn = void (*)(benchmark::State&, int, int, int);
