@@ -55,6 +55,29 @@ TEST_CASE("a model file renamed over a loaded one leaves the loaded Model unchan
   CHECK(fingerprint(*reloaded) != before);  // the new file is another model
 }
 
+TEST_CASE("Model::save writes the file's bytes through a renamed temporary file", "[model_file]") {
+  const std::string path = test::scratch_path("saved-from.mtm"), copy = test::scratch_path("saved.mtm");
+  REQUIRE(write_random_model(test::tiny_config(), 4, path).ok());
+  auto model = Model::load(path);
+  REQUIRE(model.ok());
+  REQUIRE((*model)->save(copy).ok());
+  auto saved = Model::load(copy);
+  REQUIRE(saved.ok());
+  const auto a = (*model)->bytes(), b = (*saved)->bytes();
+  CHECK(std::vector<uint8_t>(a.begin(), a.end()) == std::vector<uint8_t>(b.begin(), b.end()));
+  // Saving over the file the model maps replaces it, never rewrites it in place.
+  REQUIRE((*model)->save(path).ok());
+  CHECK(fingerprint(*model) == fingerprint(*saved));
+  // A folder that does not exist: an error naming the path, and no temporary file anywhere.
+  const std::string bad = test::scratch_path("no-such-folder") + "/x.mtm";
+  const Status failed = (*model)->save(bad);
+  CHECK(failed.code() == Errc::io_error);
+  CHECK(std::string(failed.message()).find("no-such-folder") != std::string::npos);
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
+    CHECK(entry.path().filename().string().find("saved.mtm.tmp.") == std::string::npos);
+  }
+}
+
 TEST_CASE("a model read into memory is immune to its file changing in place", "[model_file]") {
   const std::string path = test::scratch_path("in-place.mtm"), other = test::scratch_path("in-place-other.mtm");
   REQUIRE(write_random_model(test::tiny_config(), 3, path).ok());

@@ -36,7 +36,7 @@ def timed(translators, shares, options):
     t0 = time.perf_counter()
     for t in threads:
         t.join()
-    return time.perf_counter() - t0, [line for out in outputs for line in out]
+    return time.perf_counter() - t0, outputs
 
 
 def main():
@@ -66,14 +66,11 @@ def main():
     timed(several, shares, options)
     one, many = [], []
     for _ in range(args.repeats):  # interleaved, so drift hits both alike
-        seconds, reference = timed(single, [sentences], options)
+        seconds, (reference,) = timed(single, [sentences], options)
         one.append(seconds)
-        seconds, lines = timed(several, shares, options)
+        seconds, outputs = timed(several, shares, options)
         many.append(seconds)
-    ordered = [None] * len(sentences)
-    for i in range(n):
-        ordered[i::n] = lines[sum(len(s) for s in shares[:i]):sum(len(s) for s in shares[:i + 1])]
-    assert ordered == reference, "threads changed the translations"
+        assert all(outputs[i] == reference[i::n] for i in range(n)), "threads changed the translations"
 
     t1, tn = statistics.median(one), statistics.median(many)
     print("libmt %s, %s, %d sentences, beam %d, batches of %d, %d CPUs" % (

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "atomic_file.hpp"
 #include "cuda/cuda_weights.hpp"
 #include "mapped_file.hpp"
 #include "model_generated.h"
@@ -553,6 +554,7 @@ size_t Model::file_size() const { return impl_->bytes.size(); }
 std::span<const TensorView> Model::tensors() const { return impl_->tensors; }
 const TensorView* Model::find_tensor(std::string_view name) const { return find_in(impl_->tensors, name); }
 std::span<const uint8_t> Model::bytes() const { return impl_->bytes; }
+Status Model::save(const std::string& path) const { return detail::write_file_atomically(path, impl_->bytes); }
 const detail::ModelWeights& Model::weights() const { return impl_->weights; }
 detail::CudaWeightCache& Model::cuda_weights() const { return impl_->cuda_weights; }
 const VocabularyData* Model::vocabulary() const {

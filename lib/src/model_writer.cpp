@@ -1,13 +1,10 @@
 #include "mt/model_writer.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
+#include "atomic_file.hpp"
 #include "model_generated.h"
 #include "tokenizer/normalizer.hpp"
 #include "tokenizer/vocabulary_view.hpp"
@@ -241,19 +238,7 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
 Status ModelWriter::write(const std::string& path) const {
   auto bytes = serialize();
   if (!bytes) return bytes.status();
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    return Status::error(Errc::io_error, "cannot create '%s': %s", tmp.c_str(), std::strerror(errno));
-  }
-  const bool written = std::fwrite(bytes->data(), 1, bytes->size(), f) == bytes->size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(err));
-  }
-  return {};
+  return detail::write_file_atomically(path, *bytes);
 }
 
 }  // namespace mt

@@ -5,9 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bindings.hpp"
 #include "errors.hpp"
@@ -69,33 +66,6 @@ const char* layout_name(Layout l) {
 }
 
 bool is_int8(const Model& model) { return model.quantization().int8; }
-
-// Writes the model's bytes to `path` through a temporary file renamed over
-// it, as ModelWriter does: a failure never leaves a partial file.
-void save_model(const Model& model, const std::string& path) {
-  std::string tmp = path + ".tmp.XXXXXX";  // unique, so that concurrent saves never share one
-  const int fd = ::mkstemp(tmp.data());
-  std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "wb");
-  if (f == nullptr) {
-    const int e = errno;
-    if (fd >= 0) ::close(fd);
-    if (fd >= 0) std::remove(tmp.c_str());
-    throw_status(Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(e)));
-  }
-  // mkstemp makes it 0600; give it the mode a new file gets (0666 less the umask).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  (void)::fchmod(fd, 0666 & ~mask);
-  std::span<const uint8_t> bytes = model.bytes();
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const int write_errno = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = !written ? write_errno : errno;
-    std::remove(tmp.c_str());
-    throw_status(Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(e)));
-  }
-}
 
 const Model& model_of(const PyVocabulary& v) { return *v.model; }
 
@@ -165,7 +135,13 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
             return out;
           }, "Each tensor's name, shape, dtype and storage layout, in file order.")
       .def("save", [](const PyModel& p, py::object path) {
-            save_model(*p.model, path_of(path));
+            const std::string target = path_of(path);
+            Status status;
+            {
+              py::gil_scoped_release release;
+              status = p.model->save(target);
+            }
+            check(status);
           }, py::arg("path"), "Writes the model file to `path` (a temporary file renamed over it).")
       .def("__repr__", [](const PyModel& p) {
         const ModelConfig& c = p.model->config();

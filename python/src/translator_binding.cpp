@@ -86,14 +86,19 @@ void create_session(PyTranslator& t, const SessionOptions& options) {
   t.session.emplace(std::move(session.value()));
 }
 
-// Runs without the GIL: reports failure as a Status, never a Python exception.
+// Copies sentence results out of the session; with `detail` off only the
+// best hypothesis' text (what translate() returns then). Runs without the
+// GIL: reports failure as a Status, never a Python exception.
 template <class Hyp>
-Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model, bool decode, SentenceResult* out) {
+Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model, bool decode, bool detail,
+                  SentenceResult* out) {
   out->truncated = truncated;
-  for (const Hyp& h : nbest) {
-    out->ids.emplace_back(h.tokens.begin(), h.tokens.end());
-    out->scores.push_back(h.score);
-    out->log_probs.push_back(h.log_prob);
+  for (const Hyp& h : detail ? nbest : nbest.first(std::min<size_t>(1, nbest.size()))) {
+    if (detail) {
+      out->ids.emplace_back(h.tokens.begin(), h.tokens.end());
+      out->scores.push_back(h.score);
+      out->log_probs.push_back(h.log_prob);
+    }
     if constexpr (std::is_same_v<Hyp, TextHypothesis>) {
       out->texts.emplace_back(h.text);
     } else if (decode) {
@@ -149,18 +154,19 @@ py::object python_results(const std::vector<SentenceResult>& results, bool detai
   return out;
 }
 
-TranslateOptions translate_options(int beam_size, int num_hypotheses, float length_penalty, int max_decoding_length,
-                                   float max_length_ratio, int max_length_offset, int min_decoding_length,
-                                   bool truncate) {
-  TranslateOptions o;
-  o.beam_size = beam_size;
-  o.num_hypotheses = num_hypotheses;
-  o.length_penalty = length_penalty;
-  o.max_decoding_length = max_decoding_length;
-  o.max_length_ratio = max_length_ratio;
-  o.max_length_offset = max_length_offset;
-  o.min_decoding_length = min_decoding_length;
-  o.truncate_long_sources = truncate;
+// The translate options of a call, checked against the translator's session.
+TranslateOptions checked_options(const PyTranslator& t, int beam_size, int num_hypotheses, float length_penalty,
+                                 int max_decoding_length, float max_length_ratio, int max_length_offset,
+                                 int min_decoding_length, bool truncate) {
+  const TranslateOptions o{.beam_size = beam_size,
+                           .num_hypotheses = num_hypotheses,
+                           .length_penalty = length_penalty,
+                           .max_decoding_length = max_decoding_length,
+                           .max_length_ratio = max_length_ratio,
+                           .max_length_offset = max_length_offset,
+                           .min_decoding_length = min_decoding_length,
+                           .truncate_long_sources = truncate};
+  check(o.validate(t.session->options()));
   return o;
 }
 
@@ -195,9 +201,8 @@ void bind_translator(py::module_& m) {
            [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
               int min_decoding_length, bool truncate) {
-             const TranslateOptions options = translate_options(beam_size, num_hypotheses, length_penalty,
+             const TranslateOptions options = checked_options(t, beam_size, num_hypotheses, length_penalty,
                  max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate);
-             check(options.validate(t.session->options()));
              if (t.model->tokenizer() == nullptr) {
                throw py::value_error("this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
              }
@@ -213,7 +218,7 @@ void bind_translator(py::module_& m) {
                TextTranslations translations;
                MT_RETURN_IF_ERROR(t.session->translate_text({views.data() + begin, end - begin}, options, &translations));
                for (size_t i = 0; i < translations.size(); ++i) {
-                 MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model, true, &out[i]));
+                 MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model, true, detail, &out[i]));
                }
                return Status{};
              });
@@ -223,9 +228,8 @@ void bind_translator(py::module_& m) {
            [](PyTranslator& t, const std::vector<std::vector<int32_t>>& sources, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
               int min_decoding_length, bool truncate) {
-             const TranslateOptions options = translate_options(beam_size, num_hypotheses, length_penalty,
+             const TranslateOptions options = checked_options(t, beam_size, num_hypotheses, length_penalty,
                  max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate);
-             check(options.validate(t.session->options()));
              std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
              const Model& model = *t.model;
              const bool has_text = model.tokenizer() != nullptr;
@@ -233,7 +237,7 @@ void bind_translator(py::module_& m) {
                Translations translations;
                MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin}, options, &translations));
                for (size_t i = 0; i < translations.size(); ++i) {
-                 MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model, has_text, &out[i]));
+                 MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model, has_text, true, &out[i]));
                }
                return Status{};
              });

@@ -60,11 +60,10 @@ def test_translator_outlives_its_python_model(sentences):
     expected = libmt.Translator(model).translate(sentences[:5])
     translator = libmt.Translator(model)
     vocabulary = model.vocabulary
-    ref = weakref.ref(model) if hasattr(model, "__weakref__") else None
+    ref = weakref.ref(model)
     del model
     gc.collect()
-    if ref is not None:
-        assert ref() is None
+    assert ref() is None  # the Python object is gone; the translator holds the C++ model
     assert translator.translate(sentences[:5]) == expected
     assert vocabulary.decode(vocabulary.encode("A dog.")) == "A dog."
     assert translator.model.languages == ("en", "de")

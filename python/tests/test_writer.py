@@ -1,6 +1,8 @@
 """ModelWriter: a model written from numpy arrays loads, translates, and
 reads back what was written; mistakes name the tensor."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -77,7 +79,10 @@ def test_int8_tensors_and_quantization(tmp_path):
     model = libmt.Model(writer.serialize())
     assert model.quantization["int8"] and model.quantization["activations"] == "dynamic"
     assert {t["name"]: t["dtype"] for t in model.tensors}[names[0]] == "int8"
-    assert len(libmt.Translator(model).translate_batch([[5, 6, 7]])[0].ids[0]) >= 0
+    result = libmt.Translator(model).translate_batch([[5, 6, 7]], max_decoding_length=8)[0]
+    assert len(result.ids) == 1 and len(result.ids[0]) <= 8
+    assert all(0 <= i < 8000 for i in result.ids[0])
+    assert math.isfinite(result.log_probs[0]) and result.log_probs[0] < 0  # a broken int8 layer gives NaN
     with pytest.raises(ValueError, match="activations = 'static'"):
         writer.set_quantization(activations="static")
 

@@ -170,6 +170,9 @@ class MT_API Model {
   const TensorView* find_tensor(std::string_view name) const;
   // The whole file's bytes (the mapping).
   std::span<const uint8_t> bytes() const;
+  // Writes those bytes to `path` as ModelWriter::write does: a temporary
+  // file renamed over it, so a failure never leaves a partial model.
+  Status save(const std::string& path) const;
 
   // The tokenizer's vocabulary, or null for a model that translates token ids only.
   const VocabularyData* vocabulary() const;
