@@ -108,7 +108,7 @@ bool device_options(Args& args, SessionOptions* options, std::string* error) {
   options->device = device == "cuda" ? Device::cuda : Device::cpu;
   options->cuda_device = args.get_int("--gpu", 0, 0, 255);
   options->allow_tf32 = args.has("--tf32");
-  options->cuda_int8_gemm = args.has("--cuda-int8");
+  options->cuda_int8_gemm = !args.has("--cuda-dequantize");
   options->cuda_fp16 = args.has("--fp16");
   return true;
 }

@@ -46,8 +46,8 @@ Workloads:
 With --device cuda both engines run on the GPU (libmt's CUDA sessions, fp32
 GEMMs on cuBLAS, --tf32 for TF32; CTranslate2's CUDA build): batch 1, 32 and
 128, greedy and beam 4, no thread, ISA or backend variants and no CPU targets.
-libmt runs an int8 model there with its weights dequantized to fp32 at upload
-(--cuda-int8: int8 GEMMs, as CTranslate2 runs them). A further dtype,
+libmt runs an int8 model there on int8 GEMMs, as CTranslate2 does
+(--cuda-dequantize: its weights dequantized to fp32 at upload). A further dtype,
 float16, runs the fp32 weights in half precision on both (libmt --fp16,
 CTranslate2's compute_type float16).
 
@@ -169,7 +169,7 @@ def prepare(args, tools):
     return workloads
 
 
-DEVICE = {"name": "cpu", "tf32": False, "int8_gemm": False}  # set once by main (--device, --tf32, --cuda-int8)
+DEVICE = {"name": "cpu", "tf32": False, "dequantize": False}  # set once by main (--device, --tf32, --cuda-dequantize)
 LOAD_LINES = ("backend", "packed", "isa", "compute type")  # CT2_VERBOSE lines kept in cells.json
 
 
@@ -189,8 +189,8 @@ def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, variant=None
               "--device", DEVICE["name"]]
     if engine == "libmt" and DEVICE["tf32"]:
         common.append("--tf32")
-    if engine == "libmt" and DEVICE["int8_gemm"]:
-        common.append("--cuda-int8")
+    if engine == "libmt" and DEVICE["dequantize"]:
+        common.append("--cuda-dequantize")
     if engine == "libmt" and dtype == "float16":
         common.append("--fp16")
     if output:
@@ -318,11 +318,12 @@ def main():
                              "a full run can span several sittings")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--tf32", action="store_true", help="--device cuda: libmt's fp32 GEMMs in TF32")
-    parser.add_argument("--cuda-int8", action="store_true", help="--device cuda: libmt's int8 models on int8 GEMMs")
+    parser.add_argument("--cuda-dequantize", action="store_true",
+                        help="--device cuda: libmt's int8 models dequantized to fp32 GEMMs (default: int8 GEMMs)")
     args = parser.parse_args()
     if args.repeat < 1 or args.processes < 1:
         parser.error("--repeat and --processes must be at least 1")
-    DEVICE.update(name=args.device, tf32=args.tf32, int8_gemm=args.cuda_int8)
+    DEVICE.update(name=args.device, tf32=args.tf32, dequantize=args.cuda_dequantize)
     gpu = args.device == "cuda"
     dtypes = args.dtypes.split(",") + (["float16"] if gpu else [])
     has_avx512 = "avx512f" in open("/proc/cpuinfo").read()

@@ -4,7 +4,7 @@
 //
 //   libmt_run --model M.mtm --input SRC.ids --output OUT.ids --batch B --beam K
 //             --threads T [--sessions N] [--min-length N] [--max-length N] [--repeat R]
-//             [--thread-split automatic|layers|sentences] [--device cpu|cuda [--gpu N] [--tf32] [--fp16] [--cuda-int8]]
+//             [--thread-split automatic|layers|sentences] [--device cpu|cuda [--gpu N] [--tf32] [--fp16] [--cuda-dequantize]]
 //   libmt_run --model M.mtm --load-only [--vocabulary]
 //
 // SRC.ids: one sentence of source token ids per line, without EOS. Batches
@@ -57,10 +57,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  mt::cli::Args args(argc, argv, {"--tf32", "--fp16", "--cuda-int8", "--load-only", "--vocabulary"});
+  mt::cli::Args args(argc, argv, {"--tf32", "--fp16", "--cuda-int8", "--cuda-dequantize", "--load-only", "--vocabulary"});
   args.reject_unknown({"--model", "--input", "--output", "--batch", "--beam", "--threads", "--sessions", "--min-length",
                        "--max-length", "--repeat", "--thread-split", "--device", "--gpu", "--tf32",
-                       "--fp16", "--cuda-int8", "--load-only", "--vocabulary"});
+                       "--fp16", "--cuda-int8", "--cuda-dequantize", "--load-only", "--vocabulary"});
   if (args.has("--load-only")) {
     const auto start = std::chrono::steady_clock::now();
     mt::LoadOptions load_options;

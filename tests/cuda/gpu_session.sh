@@ -1,0 +1,73 @@
+#!/bin/bash
+# One call on a lent GPU machine: the CUDA tests, compute-sanitizer over the
+# kernel and runtime tests, and the CUDA benchmarks, each section's log in
+# LOG_DIR. The binaries are built beforehand (where the project's packages
+# are; the GPU machine may lack them) and copied with their shared libraries:
+#   cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DMT_CUDA=ON \
+#         -DCMAKE_CUDA_ARCHITECTURES=90 -DMT_BUILD_SHARED=OFF
+#   cmake --build build-cuda -j2 --target test_cuda_kernels test_cuda_runtime \
+#         test_cuda_trainer bench_cuda_translate bench_cuda_train_step mt_translate
+#   tests/cuda/gpu_session.sh --stage build-cuda .gpu      # here: binaries + libraries into .gpu/
+#   tests/cuda/gpu_session.sh .gpu LOG_DIR [SECTIONS]      # there, from the repository root
+# SECTIONS (default "tests sanitize bench"): any of tests, sanitize, bench.
+# Exit status: run_on_gpu.sh's (the tests); the other sections only log.
+set -u
+if [ "${1:-}" = "--stage" ]; then
+  build=$2 stage=$3
+  mkdir -p "$stage/tests" "$stage/bench" "$stage/tools" "$stage/lib"
+  for t in test_cuda_kernels test_cuda_runtime test_cuda_trainer; do cp "$build/tests/$t" "$stage/tests/"; done
+  for b in bench_cuda_translate bench_cuda_train_step; do cp "$build/bench/$b" "$stage/bench/"; done
+  cp "$build/tools/mt_translate" "$stage/tools/"
+  # The Debian libraries the GPU machine's image may not have.
+  for bin in "$stage"/tests/* "$stage"/bench/* "$stage"/tools/*; do
+    ldd "$bin" | awk '/=> \//{print $3}' | grep -E 'sentencepiece|benchmark|protobuf|flatbuffers' || true
+  done | sort -u | xargs -r -I{} cp -L {} "$stage/lib/"
+  strip "$stage"/tests/* "$stage"/bench/* "$stage"/tools/* 2>/dev/null
+  du -sh "$stage"
+  exit 0
+fi
+stage=${1:?usage: gpu_session.sh STAGE LOG_DIR [SECTIONS]}
+logs=${2:?usage: gpu_session.sh STAGE LOG_DIR [SECTIONS]}
+sections=${3:-tests sanitize bench}
+mkdir -p "$logs"
+export LD_LIBRARY_PATH="$PWD/$stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export MT_SOURCE_DIR="$PWD"
+log() { echo "== $(date +%T) $*"; }
+
+log "machine"
+{ nvidia-smi; nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv
+  uname -r; nproc; ls /usr/local/cuda*/lib64/libcublas.so* 2>&1
+  find / -name 'libcublas.so.12*' -not -path '/proc/*' 2>/dev/null | head -3; } > "$logs/machine.log" 2>&1
+head -20 "$logs/machine.log"
+
+status=0
+if [[ " $sections " == *" tests "* ]]; then
+  log "tests (run_on_gpu.sh)"
+  tests/cuda/run_on_gpu.sh "$stage/tests/test_cuda_kernels" > "$logs/tests.log" 2>&1; s1=$?
+  tests/cuda/run_on_gpu.sh "$stage/tests/test_cuda_runtime" >> "$logs/tests.log" 2>&1; s2=$?
+  tests/cuda/run_on_gpu.sh "$stage/tests/test_cuda_trainer" >> "$logs/tests.log" 2>&1; s3=$?
+  grep -E "^(All tests passed|test cases:)|exit status|FAILED|REQUIRE|CHECK|with expansion" "$logs/tests.log" | head -60
+  for s in $s1 $s2 $s3; do [ "$s" -ne 0 ] && [ $status -eq 0 ] && status=$s; done
+fi
+if [[ " $sections " == *" sanitize "* ]]; then
+  # racecheck over the runtime test (thousands of launches) would outlast a call.
+  for run in "memcheck test_cuda_kernels" "memcheck test_cuda_runtime" "racecheck test_cuda_kernels"; do
+    set -- $run; tool=$1 t=$2
+    log "compute-sanitizer $tool $t"
+    {
+      timeout 200 compute-sanitizer --tool "$tool" --error-exitcode 9 "$stage/tests/$t" \
+        > "$logs/$tool-$t.log" 2>&1
+      echo "$tool $t: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/$tool-$t.log" | tail -1)"
+    }
+  done
+fi
+if [[ " $sections " == *" bench "* ]]; then
+  log "bench_cuda_translate"
+  "$stage/bench/bench_cuda_translate" --benchmark_min_time=0.3 > "$logs/bench_cuda_translate.log" 2>&1
+  grep -E "cuda_translate" "$logs/bench_cuda_translate.log" | awk '{print $1, $(NF-1), $NF}' | sed 's/target_tokens\/s=//' | head -80
+  log "bench_cuda_train_step"
+  MT_BENCH_MIN_TIME=2 "$stage/bench/bench_cuda_train_step" > "$logs/bench_cuda_train_step.log" 2>&1
+  tail -6 "$logs/bench_cuda_train_step.log"
+fi
+log "done, tests exit $status"
+exit $status
