@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "transformer_weights.hpp"
+
 namespace mt::detail {
 
 // A linear layer y = x W^T + b with W [n, k], fp32 or int8.
@@ -38,23 +40,10 @@ struct Norm {
   const float* beta = nullptr;
 };
 
-struct EncoderLayerWeights {
-  Linear qkv, out, ffn_0, ffn_1;
-  Norm attention_norm, ffn_norm;
-};
+using EncoderLayerWeights = EncoderLayerOf<Linear, Norm>;
+using DecoderLayerWeights = DecoderLayerOf<Linear, Norm>;
 
-struct DecoderLayerWeights {
-  Linear qkv, self_out, cross_q, cross_kv, cross_out, ffn_0, ffn_1;
-  Norm self_norm, cross_norm, ffn_norm;
-};
-
-struct ModelWeights {
-  Embedding source_embedding;  // [Vs, C]
-  Embedding target_embedding;  // [Vt, C]
-  Linear output;               // [Vt, C]: the target embedding when tied
-  std::vector<EncoderLayerWeights> encoder;
-  std::vector<DecoderLayerWeights> decoder;
-  Norm encoder_norm, decoder_norm;  // pre-norm only
+struct ModelWeights : TransformerWeightsOf<Linear, Norm, Embedding> {
   // Scope of every linear layer ("encoder/layer_0/ffn/linear_0", ...,
   // "output"), indexed by Linear::index.
   std::vector<std::string> linear_names;

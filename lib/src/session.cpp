@@ -105,7 +105,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.N = p.B * p.S;
   p.threads = o.num_threads;
   p.scratch_stride = std::max(p.S, p.T);
-  const size_t C = size_t(cfg.d_model), F = size_t(cfg.d_ff), V = size_t(cfg.target_vocab_size);
+  const size_t C = size_t(cfg.d_model);
   const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T),
                K = size_t(p.K), B = size_t(p.B);
 
@@ -116,21 +116,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.positions = a.reserve<float>(here * size_t(std::max(p.S, p.T)) * C);
   p.source_tokens = a.reserve<int32_t>(N);
   p.source_offsets = a.reserve<int>(B + 1);
-  p.enc_x = a.reserve<float>(here * N * C);
-  p.enc_y = a.reserve<float>(here * N * C);
-  p.enc_qkv = a.reserve<float>(here * N * 3 * C);
-  p.enc_attn = a.reserve<float>(here * N * C);
-  p.enc_hidden = a.reserve<float>(here * N * F);
-  p.cross_kv_stride = N * 2 * C;
-  p.cross_kv = a.reserve<float>(ArenaPlanner::product(here * L, p.cross_kv_stride));
-  p.dec_x = a.reserve<float>(here * R * C);
-  p.dec_y = a.reserve<float>(here * R * C);
-  p.dec_qkv = a.reserve<float>(here * R * 3 * C);
-  p.dec_q = a.reserve<float>(here * R * C);
-  p.dec_attn = a.reserve<float>(here * R * C);
-  p.dec_hidden = a.reserve<float>(here * R * F);
-  p.logits = a.reserve<float>(here * R * V);
-  p.self_cache_stride = R * T * 2 * C;
+  p.reserve(a, cfg, N, R, T, here != 0);
   p.self_cache = a.reserve<float>(ArenaPlanner::product(here * L, p.self_cache_stride));
   p.attention_scratch = a.reserve<float>(here * size_t(p.threads) * size_t(p.scratch_stride));
   p.step_tokens = a.reserve<int32_t>(R);
@@ -331,15 +317,9 @@ size_t Session::memory_size() const { return impl_->plan.total; }
 size_t Session::device_memory_size() const { return impl_->cuda ? impl_->cuda->device_bytes() : 0; }
 const char* Session::kernel_isa() const { return impl_->kernels->isa; }
 
-detail::EncoderBuffers Session::Impl::encoder_buffers() {
-  return {at<float>(plan.enc_x), at<float>(plan.enc_y), at<float>(plan.enc_qkv), at<float>(plan.enc_attn),
-          at<float>(plan.enc_hidden)};
-}
+detail::EncoderBuffers Session::Impl::encoder_buffers() { return plan.encoder_buffers(arena); }
 
-detail::DecoderBuffers Session::Impl::decoder_buffers() {
-  return {at<float>(plan.dec_x), at<float>(plan.dec_y),    at<float>(plan.dec_qkv),
-          at<float>(plan.dec_q), at<float>(plan.dec_attn), at<float>(plan.dec_hidden)};
-}
+detail::DecoderBuffers Session::Impl::decoder_buffers() { return plan.decoder_buffers(arena); }
 
 detail::DecoderState Session::Impl::decoder_state(int rows_per_source) {
   return {at<float>(plan.self_cache), plan.self_cache_stride, plan.T, at<float>(plan.cross_kv),

@@ -15,8 +15,9 @@
 
 namespace mt::detail {
 
-// Sizes every buffer from (config, options); offsets into one arena.
-struct SessionPlan {
+// Sizes every buffer from (config, options); offsets into one arena. The
+// forward pass's buffers are TransformerBufferPlan's.
+struct SessionPlan : TransformerBufferPlan {
   int B = 0;  // sentences
   int S = 0;  // source tokens per sentence, EOS included
   int T = 0;  // target positions per row
@@ -27,10 +28,7 @@ struct SessionPlan {
   int scratch_stride = 0;  // attention scratch floats per thread
 
   size_t positions = 0, source_tokens = 0, source_offsets = 0;
-  size_t enc_x = 0, enc_y = 0, enc_qkv = 0, enc_attn = 0, enc_hidden = 0;
-  size_t cross_kv = 0, cross_kv_stride = 0;
-  size_t dec_x = 0, dec_y = 0, dec_qkv = 0, dec_q = 0, dec_attn = 0, dec_hidden = 0, logits = 0;
-  size_t self_cache = 0, self_cache_stride = 0, attention_scratch = 0;
+  size_t self_cache = 0, attention_scratch = 0;
   size_t step_tokens = 0, beam_scores = 0, history = 0, history_scratch = 0, parents = 0;
   // The rows a step decodes (live beams of unfinished sentences): their
   // tokens, beams, cache slots and sentences, and each beam's row in the

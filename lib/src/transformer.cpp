@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "stage_profile.hpp"
+#include "transformer_layers.hpp"
 
 namespace mt::detail {
 
@@ -95,7 +96,7 @@ void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, 
   }
 }
 
-void Transformer::layer_norm(float* x, int M, const Norm& norm, float* y) {
+void Transformer::layer_norm(const float* x, int M, const Norm& norm, float* y) {
   MT_PROFILE_STAGE(layer_norm);
   const int C = config_.d_model;
   const float eps = config_.layer_norm_epsilon;
@@ -106,18 +107,6 @@ void Transformer::layer_norm(float* x, int M, const Norm& norm, float* y) {
       k_.layer_norm_f32(x + size_t(m) * C, norm.gamma, norm.beta, y + size_t(m) * C, C, eps);
     }
   });
-}
-
-// Pre-norm sublayers read LayerNorm(x); post-norm ones read x itself.
-const float* Transformer::sublayer_input(float* x, int M, const Norm& norm, float* y) {
-  if (!config_.pre_norm) return x;
-  layer_norm(x, M, norm, y);
-  return y;
-}
-
-// After x += sublayer(...): post-norm normalises the sum in place.
-void Transformer::sublayer_output(float* x, int M, const Norm& norm) {
-  if (!config_.pre_norm) layer_norm(x, M, norm, x);
 }
 
 // Token embedding x sqrt(C) plus the encoding of `position` (section 3.4).
@@ -136,45 +125,109 @@ void Transformer::embed(const Embedding& table, int32_t token, int position, flo
   }
 }
 
+// transformer_layers.hpp's operations on the CPU for one call: the encoder's
+// packing, or the decoder's state and rows (incremental: M rows at position
+// t, each over its cache [0, t]; full: sequences of T rows, each causal over
+// its own). Attention runs one (row or sentence, head) per task of the pool.
+struct Transformer::Ops {
+  Transformer& tr;
+  const int* offsets = nullptr;  // encoder: sentence b is rows [offsets[b], offsets[b + 1])
+  int B = 0;
+  const DecoderState* state = nullptr;
+  int t = 0, T = 1;
+  bool incremental = true;
+
+  int linear(const float* x, int M, const Linear& w, float* y, Activation act, const float* residual) {
+    tr.linear(x, M, w, y, act, residual);
+    return 0;
+  }
+  int layer_norm(const float* x, int M, const Norm& norm, float* y) {
+    tr.layer_norm(x, M, norm, y);
+    return 0;
+  }
+  int head_dim() const { return tr.config_.d_model / tr.config_.heads; }
+  float scale() const { return 1.0f / std::sqrt(float(head_dim())); }
+  float* scratch(int thread) const { return tr.scratch_ + size_t(thread) * tr.scratch_stride_; }
+
+  // Each sentence attends over its own tokens only: the padding mask is the
+  // packing itself.
+  int encoder_attention(const float* qkv, float* out) {
+    const int C = tr.config_.d_model, H = tr.config_.heads, dh = head_dim();
+    tr.pool_.parallel_for(B * H, [&](int task, int thread) {
+      const int s = task / H, h = task % H;
+      const int len = offsets[s + 1] - offsets[s];
+      const float* q = qkv + size_t(offsets[s]) * 3 * C + size_t(h) * dh;
+      tr.k_.attention_f32(q, 3 * size_t(C), q + C, q + 2 * C, 3 * size_t(C),
+                          out + size_t(offsets[s]) * C + size_t(h) * dh, size_t(C), len, len, dh, scale(), -1,
+                          scratch(thread));
+    });
+    return 0;
+  }
+
+  int self_attention(size_t layer, int M, const float* qkv, float* out) {
+    const int C = tr.config_.d_model, H = tr.config_.heads, dh = head_dim();
+    if (!incremental) {
+      tr.pool_.parallel_for(M / T * H, [&](int task, int thread) {
+        const int s = task / H, h = task % H;
+        const float* q = qkv + size_t(s) * T * 3 * C + size_t(h) * dh;
+        tr.k_.attention_f32(q, 3 * size_t(C), q + C, q + 2 * C, 3 * size_t(C),
+                            out + size_t(s) * T * C + size_t(h) * dh, size_t(C), T, T, dh, scale(), 0,
+                            scratch(thread));
+      });
+      return 0;
+    }
+    // This step's keys and values join each row's cache at position t.
+    const size_t cache_row = size_t(state->cache_capacity) * 2 * C;
+    float* cache = state->self_cache + layer * state->self_cache_stride;
+    auto row_cache = [&](int r) {
+      return cache + size_t(state->row_slot != nullptr ? state->row_slot[r] : r) * cache_row;
+    };
+    for (int r = 0; r < M; ++r) {
+      std::memcpy(row_cache(r) + size_t(t) * 2 * C, qkv + size_t(r) * 3 * C + C, 2 * size_t(C) * sizeof(float));
+    }
+    tr.pool_.parallel_for(M * H, [&](int task, int thread) {
+      const int r = task / H, h = task % H;
+      const float* k = row_cache(r) + size_t(h) * dh;
+      tr.k_.attention_f32(qkv + size_t(r) * 3 * C + size_t(h) * dh, 3 * size_t(C), k, k + C, 2 * size_t(C),
+                          out + size_t(r) * C + size_t(h) * dh, size_t(C), 1, t + 1, dh, scale(), -1,
+                          scratch(thread));
+    });
+    return 0;
+  }
+
+  int cross_attention(size_t layer, int M, const float* q, float* out) {
+    const int C = tr.config_.d_model, H = tr.config_.heads, dh = head_dim();
+    const int sequences = incremental ? M : M / T, queries = incremental ? 1 : T;
+    const float* kv = state->cross_kv + layer * state->cross_kv_stride;
+    tr.pool_.parallel_for(sequences * H, [&](int task, int thread) {
+      const int s = task / H, h = task % H;
+      const int source = state->row_source != nullptr ? state->row_source[s] : s / state->rows_per_source;
+      const int begin = state->source_offsets[source];
+      const int len = state->source_offsets[source + 1] - begin;
+      const float* k = kv + size_t(begin) * 2 * C + size_t(h) * dh;
+      tr.k_.attention_f32(q + size_t(s) * queries * C + size_t(h) * dh, size_t(C), k, k + C, 2 * size_t(C),
+                          out + size_t(s) * queries * C + size_t(h) * dh, size_t(C), queries, len, dh, scale(), -1,
+                          scratch(thread));
+    });
+    return 0;
+  }
+};
+
 void Transformer::encode(const int32_t* tokens, const int* offsets, int B, const EncoderBuffers& b) {
   MT_PROFILE_STAGE(encoder);
-  const int C = config_.d_model, H = config_.heads, dh = C / H;
-  const int N = offsets[B];
-  const float scale = 1.0f / std::sqrt(float(dh));
+  const int C = config_.d_model;
   for (int s = 0; s < B; ++s) {
     for (int i = offsets[s]; i < offsets[s + 1]; ++i) {
       embed(weights_.source_embedding, tokens[i], i - offsets[s], b.x + size_t(i) * C);
     }
   }
-  for (const EncoderLayerWeights& layer : weights_.encoder) {
-    const float* in = sublayer_input(b.x, N, layer.attention_norm, b.y);
-    linear(in, N, layer.qkv, b.qkv);
-    // Each sentence attends over its own tokens only: the padding mask is the
-    // packing itself.
-    pool_.parallel_for(B * H, [&](int task, int thread) {
-      const int s = task / H, h = task % H;
-      const int len = offsets[s + 1] - offsets[s];
-      const float* q = b.qkv + size_t(offsets[s]) * 3 * C + size_t(h) * dh;
-      k_.attention_f32(q, 3 * size_t(C), q + C, q + 2 * C, 3 * size_t(C),
-                       b.attn + size_t(offsets[s]) * C + size_t(h) * dh, size_t(C), len, len, dh, scale,
-                       -1, scratch_ + size_t(thread) * scratch_stride_);
-    });
-    linear(b.attn, N, layer.out, b.x, Activation::none, b.x);
-    sublayer_output(b.x, N, layer.attention_norm);
-
-    in = sublayer_input(b.x, N, layer.ffn_norm, b.y);
-    linear(in, N, layer.ffn_0, b.hidden, config_.activation);
-    linear(b.hidden, N, layer.ffn_1, b.x, Activation::none, b.x);
-    sublayer_output(b.x, N, layer.ffn_norm);
-  }
-  if (config_.pre_norm) layer_norm(b.x, N, weights_.encoder_norm, b.x);
+  Ops ops{*this, offsets, B};
+  encoder_layers(ops, config_, weights_, offsets[B], b);
 }
 
 void Transformer::project_memory(const float* memory, int N, float* cross_kv, size_t stride) {
-  MT_PROFILE_STAGE(cross_kv_projection);
-  for (size_t l = 0; l < weights_.decoder.size(); ++l) {
-    linear(memory, N, weights_.decoder[l].cross_kv, cross_kv + l * stride);
-  }
+  Ops ops{*this};
+  project_memory_layers(ops, weights_, memory, N, cross_kv, stride);
 }
 
 void Transformer::decode_step(const int32_t* tokens, int R, int t, const DecoderState& state,
@@ -185,7 +238,8 @@ void Transformer::decode_step(const int32_t* tokens, int R, int t, const Decoder
       embed(weights_.target_embedding, tokens[r], t, b.x + size_t(r) * config_.d_model);
     }
   }
-  decoder_layers(R, 1, t, state, b, logits, /*incremental=*/true);
+  Ops ops{*this, nullptr, 0, &state, t, 1, true};
+  decoder_layers(ops, config_, weights_, R, b, logits);
 }
 
 void Transformer::decode_full(const int32_t* tokens, int R, int T, const DecoderState& state,
@@ -193,102 +247,8 @@ void Transformer::decode_full(const int32_t* tokens, int R, int T, const Decoder
   for (int m = 0; m < R * T; ++m) {
     embed(weights_.target_embedding, tokens[m], m % T, b.x + size_t(m) * config_.d_model);
   }
-  decoder_layers(R * T, T, 0, state, b, logits, /*incremental=*/false);
-}
-
-// Rows of the decoder: incremental, M = R rows at position t, each attending
-// over its cache [0, t]; full, M = R * T rows, sequence r = m / T attending
-// causally over its own rows.
-void Transformer::decoder_layers(int M, int T, int t, const DecoderState& state,
-                                 const DecoderBuffers& b, float* logits, bool incremental) {
-  const int C = config_.d_model, H = config_.heads, dh = C / H;
-  const float scale = 1.0f / std::sqrt(float(dh));
-  const size_t cache_row = size_t(state.cache_capacity) * 2 * C;
-  const int sequences = incremental ? M : M / T;
-  const int queries = incremental ? 1 : T;
-
-  for (size_t l = 0; l < weights_.decoder.size(); ++l) {
-    const DecoderLayerWeights& layer = weights_.decoder[l];
-    // Causal self-attention.
-    const float* in = sublayer_input(b.x, M, layer.self_norm, b.y);
-    {
-      MT_PROFILE_STAGE(self_qkv);
-      linear(in, M, layer.qkv, b.qkv);
-    }
-    if (incremental) {
-      MT_PROFILE_STAGE(self_attention);
-      float* cache = state.self_cache + l * state.self_cache_stride;
-      auto row_cache = [&](int r) {
-        return cache + size_t(state.row_slot != nullptr ? state.row_slot[r] : r) * cache_row;
-      };
-      for (int r = 0; r < M; ++r) {
-        std::memcpy(row_cache(r) + size_t(t) * 2 * C, b.qkv + size_t(r) * 3 * C + C, 2 * size_t(C) * sizeof(float));
-      }
-      pool_.parallel_for(M * H, [&](int task, int thread) {
-        const int r = task / H, h = task % H;
-        const float* k = row_cache(r) + size_t(h) * dh;
-        k_.attention_f32(b.qkv + size_t(r) * 3 * C + size_t(h) * dh, 3 * size_t(C), k, k + C,
-                         2 * size_t(C), b.attn + size_t(r) * C + size_t(h) * dh, size_t(C), 1, t + 1,
-                         dh, scale, -1, scratch_ + size_t(thread) * scratch_stride_);
-      });
-    } else {
-      MT_PROFILE_STAGE(self_attention);
-      pool_.parallel_for(sequences * H, [&](int task, int thread) {
-        const int s = task / H, h = task % H;
-        const float* q = b.qkv + size_t(s) * T * 3 * C + size_t(h) * dh;
-        k_.attention_f32(q, 3 * size_t(C), q + C, q + 2 * C, 3 * size_t(C),
-                         b.attn + size_t(s) * T * C + size_t(h) * dh, size_t(C), T, T, dh, scale, 0,
-                         scratch_ + size_t(thread) * scratch_stride_);
-      });
-    }
-    {
-      MT_PROFILE_STAGE(self_out);
-      linear(b.attn, M, layer.self_out, b.x, Activation::none, b.x);
-    }
-    sublayer_output(b.x, M, layer.self_norm);
-
-    // Cross-attention over the memory of each row's source sentence.
-    in = sublayer_input(b.x, M, layer.cross_norm, b.y);
-    {
-      MT_PROFILE_STAGE(cross_q);
-      linear(in, M, layer.cross_q, b.q);
-    }
-    const float* kv = state.cross_kv + l * state.cross_kv_stride;
-    {
-      MT_PROFILE_STAGE(cross_attention);
-      pool_.parallel_for(sequences * H, [&](int task, int thread) {
-        const int s = task / H, h = task % H;
-        const int source = state.row_source != nullptr ? state.row_source[s] : s / state.rows_per_source;
-        const int begin = state.source_offsets[source];
-        const int len = state.source_offsets[source + 1] - begin;
-        const float* k = kv + size_t(begin) * 2 * C + size_t(h) * dh;
-        k_.attention_f32(b.q + size_t(s) * queries * C + size_t(h) * dh, size_t(C), k, k + C,
-                         2 * size_t(C), b.attn + size_t(s) * queries * C + size_t(h) * dh, size_t(C),
-                         queries, len, dh, scale, -1, scratch_ + size_t(thread) * scratch_stride_);
-      });
-    }
-    {
-      MT_PROFILE_STAGE(cross_out);
-      linear(b.attn, M, layer.cross_out, b.x, Activation::none, b.x);
-    }
-    sublayer_output(b.x, M, layer.cross_norm);
-
-    // Feed-forward.
-    in = sublayer_input(b.x, M, layer.ffn_norm, b.y);
-    {
-      MT_PROFILE_STAGE(ffn);
-      linear(in, M, layer.ffn_0, b.hidden, config_.activation);
-      linear(b.hidden, M, layer.ffn_1, b.x, Activation::none, b.x);
-    }
-    sublayer_output(b.x, M, layer.ffn_norm);
-  }
-  const float* out = b.x;
-  if (config_.pre_norm) {
-    layer_norm(b.x, M, weights_.decoder_norm, b.y);
-    out = b.y;
-  }
-  MT_PROFILE_STAGE(output_layer);
-  linear(out, M, weights_.output, logits);
+  Ops ops{*this, nullptr, 0, &state, 0, T, false};
+  decoder_layers(ops, config_, weights_, R * T, b, logits);
 }
 
 }  // namespace mt::detail

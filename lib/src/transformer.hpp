@@ -1,8 +1,11 @@
-// The Transformer forward pass on a session's buffers: the encoder over a
-// batch of packed sentences, the decoder one step at a time over a KV cache,
-// and the decoder over whole prefixes (the reference the incremental one is
-// tested against). Shapes: B sentences, N = packed source tokens, R decoder
-// rows, C = d_model, F = d_ff, V = target vocabulary, H heads, L layers.
+// The Transformer forward pass on the CPU, on a session's buffers: the
+// encoder over a batch of packed sentences, the decoder one step at a time
+// over a KV cache, and the decoder over whole prefixes (the reference the
+// incremental one is tested against). The layer sequence is
+// transformer_layers.hpp's, shared with the GPU (cuda/cuda_transformer.hpp);
+// this class is its CPU operations. Shapes: B sentences, N = packed source
+// tokens, R decoder rows, C = d_model, F = d_ff, V = target vocabulary, H
+// heads, L layers.
 #pragma once
 
 #include <cstdint>
@@ -12,26 +15,9 @@
 #include "mt/kernels.h"
 #include "mt/model.hpp"
 #include "thread_pool.hpp"
+#include "transformer_buffers.hpp"  // EncoderBuffers, DecoderBuffers: the caller's
 
 namespace mt::detail {
-
-// Working buffers, all owned by the caller (a session's arena).
-struct EncoderBuffers {
-  float* x;       // [N, C]: the input, then each layer's output, then the memory
-  float* y;       // [N, C]: pre-norm's normalised input
-  float* qkv;     // [N, 3C]
-  float* attn;    // [N, C]
-  float* hidden;  // [N, F]
-};
-
-struct DecoderBuffers {
-  float* x;       // [R, C]
-  float* y;       // [R, C]
-  float* qkv;     // [R, 3C]
-  float* q;       // [R, C]
-  float* attn;    // [R, C]
-  float* hidden;  // [R, F]
-};
 
 // Where the decoder's attention reads its keys and values.
 struct DecoderState {
@@ -96,16 +82,12 @@ class Transformer {
                    const DecoderBuffers& buffers, float* logits);
 
  private:
-  void linear(const float* x, int M, const Linear& w, float* y, Activation act = Activation::none,
-              const float* residual = nullptr);
+  struct Ops;  // the operations transformer_layers.hpp runs, for one call
+
+  void linear(const float* x, int M, const Linear& w, float* y, Activation act, const float* residual);
   void linear_int8(const float* x, int M, const Linear& w, float* y, Activation act, const float* residual);
-  void layer_norm(float* x, int M, const Norm& norm, float* y);
-  // x = sublayer input for the residual stream: returns the tensor a sublayer reads.
-  const float* sublayer_input(float* x, int M, const Norm& norm, float* y);
-  void sublayer_output(float* x, int M, const Norm& norm);
+  void layer_norm(const float* x, int M, const Norm& norm, float* y);
   void embed(const Embedding& table, int32_t token, int position, float* x);
-  void decoder_layers(int M, int T, int t, const DecoderState& state,
-                      const DecoderBuffers& b, float* logits, bool incremental);
 
   const ModelConfig& config_;
   const ModelWeights& weights_;

@@ -51,11 +51,12 @@ if [[ " $sections " == *" tests "* ]]; then
 fi
 if [[ " $sections " == *" sanitize "* ]]; then
   # racecheck over the runtime test (thousands of launches) would outlast a call.
-  for run in "memcheck test_cuda_kernels" "memcheck test_cuda_runtime" "racecheck test_cuda_kernels"; do
-    set -- $run; tool=$1 t=$2
+  # memcheck slows the runtime test about 50-fold: it gets the longest limit.
+  for run in "memcheck test_cuda_kernels 150" "memcheck test_cuda_runtime 270" "racecheck test_cuda_kernels 150"; do
+    set -- $run; tool=$1 t=$2 limit=$3
     log "compute-sanitizer $tool $t"
     {
-      timeout 200 compute-sanitizer --tool "$tool" --error-exitcode 9 "$stage/tests/$t" \
+      timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 "$stage/tests/$t" --durations yes \
         > "$logs/$tool-$t.log" 2>&1
       echo "$tool $t: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/$tool-$t.log" | tail -1)"
     }
@@ -65,6 +66,11 @@ if [[ " $sections " == *" bench "* ]]; then
   log "bench_cuda_translate"
   "$stage/bench/bench_cuda_translate" --benchmark_min_time=0.3 > "$logs/bench_cuda_translate.log" 2>&1
   grep -E "cuda_translate" "$logs/bench_cuda_translate.log" | awk '{print $1, $(NF-1), $NF}' | sed 's/target_tokens\/s=//' | head -80
+  log "beam 4: bookkeeping on the host and on the device (device_search 0/1), longer"
+  "$stage/bench/bench_cuda_translate" --benchmark_filter='beam:4/tf32:0/graphs:1/weights:0/' \
+    --benchmark_min_time=2 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    > "$logs/bench_device_search.log" 2>&1
+  grep -E "_median" "$logs/bench_device_search.log" | awk '{print $1, $NF}'
   log "bench_cuda_train_step"
   MT_BENCH_MIN_TIME=2 "$stage/bench/bench_cuda_train_step" > "$logs/bench_cuda_train_step.log" 2>&1
   tail -6 "$logs/bench_cuda_train_step.log"

@@ -27,24 +27,10 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWei
   p.src_positions = d.reserve<int32_t>(N);
   p.src_offsets = d.reserve<int32_t>(B);
   p.src_lengths = d.reserve<int32_t>(B);
-  p.enc_x = d.reserve<float>(N * C);
-  p.enc_y = d.reserve<float>(N * C);
-  p.enc_qkv = d.reserve<float>(N * 3 * C);
-  p.enc_attn = d.reserve<float>(N * C);
-  p.enc_hidden = d.reserve<float>(N * F);
-  p.cross_kv_stride = N * 2 * C;
-  p.cross_kv = d.reserve<float>(L * p.cross_kv_stride);
-  p.dec_x = d.reserve<float>(R * C);
-  p.dec_y = d.reserve<float>(R * C);
-  p.dec_qkv = d.reserve<float>(R * 3 * C);
-  p.dec_q = d.reserve<float>(R * C);
-  p.dec_attn = d.reserve<float>(R * C);
-  p.dec_hidden = d.reserve<float>(R * F);
-  p.logits = d.reserve<float>(R * V);
-  p.self_cache_stride = R * T * 2 * C;
-  p.self_cache[0] = d.reserve<float>(L * p.self_cache_stride);
+  p.reserve(d, cfg, N, R, T);
+  p.self_cache[0] = d.reserve<float>(ArenaPlanner::product(L, p.self_cache_stride));
   // Greedy search never gathers: one buffer is enough without beams.
-  p.self_cache[1] = p.K > 1 ? d.reserve<float>(L * p.self_cache_stride) : p.self_cache[0];
+  p.self_cache[1] = p.K > 1 ? d.reserve<float>(ArenaPlanner::product(L, p.self_cache_stride)) : p.self_cache[0];
   p.step_tokens = d.reserve<int32_t>(R);
   p.gather_index = d.reserve<int32_t>(R);
   p.top_values = d.reserve<float>(top);
@@ -247,10 +233,7 @@ Status CudaSession::upload_positions(int t, int min_length) {
   return e == cudaSuccess ? Status{} : cuda_error(Errc::internal, "copying positions to the GPU failed", e);
 }
 
-DecoderBuffers CudaSession::decoder_buffers() const {
-  return {dev<float>(plan_.dec_x), dev<float>(plan_.dec_y),    dev<float>(plan_.dec_qkv),
-          dev<float>(plan_.dec_q), dev<float>(plan_.dec_attn), dev<float>(plan_.dec_hidden)};
-}
+DecoderBuffers CudaSession::decoder_buffers() const { return plan_.decoder_buffers(block()); }
 
 
 Status CudaSession::encode(Session::Impl& s, int B) {
@@ -285,8 +268,7 @@ Status CudaSession::encode(Session::Impl& s, int B) {
 
   sources_ = {dev<int32_t>(plan_.src_tokens), dev<int32_t>(plan_.src_positions), dev<int32_t>(plan_.src_offsets),
               dev<int32_t>(plan_.src_lengths), B, N, max_length};
-  const EncoderBuffers buffers{dev<float>(plan_.enc_x), dev<float>(plan_.enc_y), dev<float>(plan_.enc_qkv),
-                               dev<float>(plan_.enc_attn), dev<float>(plan_.enc_hidden)};
+  const EncoderBuffers buffers = plan_.encoder_buffers(block());
   MT_CUDA_LAUNCH(transformer_->encode(sources_, buffers), "encoder");
   MT_CUDA_LAUNCH(transformer_->project_memory(buffers.x, N, dev<float>(plan_.cross_kv), plan_.cross_kv_stride),
                  "memory projection");

@@ -34,14 +34,11 @@ inline constexpr int kBeamStepsPerSync = 2;
 
 // Offsets into the session's device block (CudaPlan::device) and its pinned
 // host block (CudaPlan::pinned).
-struct CudaPlan {
+struct CudaPlan : TransformerBufferPlan {
   int B = 0, S = 0, T = 0, K = 0, R = 0, N = 0, P = 0;
   // Device.
   size_t positions = 0, src_tokens = 0, src_positions = 0, src_offsets = 0, src_lengths = 0;
-  size_t enc_x = 0, enc_y = 0, enc_qkv = 0, enc_attn = 0, enc_hidden = 0;
-  size_t cross_kv = 0, cross_kv_stride = 0;
-  size_t dec_x = 0, dec_y = 0, dec_qkv = 0, dec_q = 0, dec_attn = 0, dec_hidden = 0, logits = 0;
-  size_t self_cache[2] = {0, 0}, self_cache_stride = 0;  // double-buffered: beams gather from one into the other
+  size_t self_cache[2] = {0, 0};  // double-buffered: beams gather from one into the other
   size_t step_tokens = 0, gather_index = 0, top_values = 0, top_indices = 0;
   // int8 weights: the int8 layers' quantized rows [rows, max padded k],
   // their scales and zeros [rows], and the GEMMs' int32 sums (largest
@@ -96,7 +93,8 @@ class CudaSession {
  private:
   CudaSession() = default;
   template <class T>
-  T* dev(size_t offset) const { return reinterpret_cast<T*>(static_cast<std::byte*>(device_block_) + offset); }
+  T* dev(size_t offset) const { return reinterpret_cast<T*>(block() + offset); }
+  std::byte* block() const { return static_cast<std::byte*>(device_block_); }
   template <class T>
   T* pinned(size_t offset) const { return reinterpret_cast<T*>(static_cast<std::byte*>(pinned_block_) + offset); }
 

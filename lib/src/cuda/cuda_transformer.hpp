@@ -1,7 +1,8 @@
-// The Transformer forward pass on a GPU, as transformer.hpp on the CPU: the
-// encoder over a packed batch, the decoder one step at a time over a KV
-// cache. Every pointer is device memory of the session; every call enqueues
-// on the session's stream and returns at once (faults show at the next sync).
+// The Transformer forward pass on a GPU, as transformer.hpp on the CPU (the
+// same layer sequence, transformer_layers.hpp): the encoder over a packed
+// batch, the decoder one step at a time over a KV cache. Every pointer is
+// device memory of the session; every call enqueues on the session's stream
+// and returns at once (faults show at the next sync).
 // Shapes as transformer.hpp: N packed source tokens, R decoder rows, C, F, V.
 #pragma once
 
@@ -60,13 +61,11 @@ class CudaTransformer {
                          const DecoderBuffers& buffers, float* logits);
 
  private:
-  CudaStatus linear(const float* x, int M, const CudaLinear& w, float* y, Activation act = Activation::none,
-                    const float* residual = nullptr);
+  struct Ops;  // the operations transformer_layers.hpp runs, for one call
+
+  CudaStatus linear(const float* x, int M, const CudaLinear& w, float* y, Activation act, const float* residual);
   CudaStatus embed(const CudaEmbedding& table, const int32_t* tokens, int M, const int32_t* positions, float* y);
   CudaStatus layer_norm(const float* x, int M, const CudaNorm& norm, float* y);
-  // Pre-norm sublayers read LayerNorm(x) (written to y), post-norm ones x itself.
-  CudaStatus sublayer_input(const float* x, int M, const CudaNorm& norm, float* y, const float** in);
-  CudaStatus sublayer_output(float* x, int M, const CudaNorm& norm);
 
   const ModelConfig& config_;
   const CudaModelWeights& weights_;

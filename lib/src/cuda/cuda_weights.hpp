@@ -14,6 +14,7 @@
 #include "mt/cuda_kernels.h"
 #include "mt/model.hpp"
 #include "mt/status.hpp"
+#include "transformer_weights.hpp"
 
 namespace mt::detail {
 
@@ -51,25 +52,12 @@ struct CudaNorm {
   const float* beta = nullptr;
 };
 
-struct CudaEncoderLayer {
-  CudaLinear qkv, out, ffn_0, ffn_1;
-  CudaNorm attention_norm, ffn_norm;
-};
+using CudaEncoderLayer = EncoderLayerOf<CudaLinear, CudaNorm>;
+using CudaDecoderLayer = DecoderLayerOf<CudaLinear, CudaNorm>;
 
-struct CudaDecoderLayer {
-  CudaLinear qkv, self_out, cross_q, cross_kv, cross_out, ffn_0, ffn_1;
-  CudaNorm self_norm, cross_norm, ffn_norm;
-};
-
-struct CudaModelWeights {
+struct CudaModelWeights : TransformerWeightsOf<CudaLinear, CudaNorm, CudaEmbedding> {
   int device = -1;
   CudaWeightForm form = CudaWeightForm::f32;
-  CudaEmbedding source_embedding;  // [Vs, C]
-  CudaEmbedding target_embedding;  // [Vt, C]
-  CudaLinear output;               // [Vt, C]: the target embedding when tied
-  std::vector<CudaEncoderLayer> encoder;
-  std::vector<CudaDecoderLayer> decoder;
-  CudaNorm encoder_norm, decoder_norm;  // pre-norm only
   void* block = nullptr;                // one device allocation holding all of the above
   size_t bytes = 0;
 };
