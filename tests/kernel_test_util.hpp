@@ -28,7 +28,10 @@ inline std::vector<const KernelTable*> simd_tables() {
 }
 
 inline const char* act_name(Activation act) {
-  return act == Activation::none ? "none" : act == Activation::relu ? "relu" : "gelu";
+  return act == Activation::none   ? "none"
+         : act == Activation::relu ? "relu"
+         : act == Activation::gelu ? "gelu"
+                                   : "swish";
 }
 
 }  // namespace mt::test

@@ -59,6 +59,8 @@ ModelConfig config_variant(int variant) {
   } else if (variant == 2) {
     c.shared_embeddings = c.tied_output = false;
     c.source_vocab_size = 257;
+  } else if (variant == 3) {
+    c.activation = Activation::swish;  // OPUS-MT's
   }
   return c;
 }
@@ -66,7 +68,7 @@ ModelConfig config_variant(int variant) {
 }  // namespace
 
 TEST_CASE("incremental decoding matches recomputing the whole prefix", "[decoder]") {
-  const int variant = GENERATE(0, 1, 2);
+  const int variant = GENERATE(0, 1, 2, 3);
   const ModelConfig config = config_variant(variant);
   auto model = random_model(config, 11 + variant);
   Session session = make_session(model, 2, 1);

@@ -159,6 +159,34 @@ TEST_CASE("gemm_f32 hand-checked 2x3", "[kernels]") {
   }
 }
 
+// swish's e^x (platforms/ref/activations.cpp) against the C library's in
+// double: within 2 ulp over the clamped range; clamped outside it; NaN kept.
+TEST_CASE("exp_f32_ref and swish_f32_ref are accurate", "[kernels]") {
+  double worst_exp_ulps = 0.0, worst_swish = 0.0;
+  for (float x = kExpF32Min; x <= kExpF32Max; x = std::nextafter(x + 0.0137f, 1e9f)) {
+    const double want = std::exp(double(x));
+    const double ulp = std::ldexp(1.0, std::ilogb(want) - 23);
+    worst_exp_ulps = std::max(worst_exp_ulps, std::fabs(double(exp_f32_ref(x)) - want) / ulp);
+  }
+  for (float x = -100.0f; x <= 100.0f; x += 0.00731f) {
+    const double want = double(x) / (1.0 + std::exp(-double(x)));
+    // Relative, plus an absolute 1e-35: below -88, e^-x is clamped and swish
+    // is x / e^88 (under 1e-36) instead of a denormal.
+    const double err = std::fabs(double(swish_f32_ref(x)) - want) / (std::fabs(want) + 1e-35 / 4e-7);
+    worst_swish = std::max(worst_swish, err);
+  }
+  INFO("exp: worst " << worst_exp_ulps << " ulp; swish: worst relative error " << worst_swish);
+  CHECK(worst_exp_ulps <= 2.0);
+  CHECK(worst_swish <= 4e-7);
+  CHECK(exp_f32_ref(1000.0f) == exp_f32_ref(kExpF32Max));
+  CHECK(exp_f32_ref(-1000.0f) == exp_f32_ref(kExpF32Min));
+  CHECK(std::isnan(exp_f32_ref(NAN)));
+  CHECK(std::isnan(swish_f32_ref(NAN)));
+  CHECK(swish_f32_ref(0.0f) == 0.0f);
+  CHECK(swish_f32_ref(200.0f) == 200.0f);
+  CHECK(swish_f32_ref(-200.0f) == Approx(0.0f).margin(1e-30));
+}
+
 TEST_CASE("gemm_f32 matches ref", "[kernels]") {
   const KernelTable& ref = reference_kernels();
   for (const KernelTable* t : simd_tables()) {
@@ -167,7 +195,7 @@ TEST_CASE("gemm_f32 matches ref", "[kernels]") {
         for (int K : {1, 7, 33, 64, 257}) {
           const GemmCase g(M, N, K, uint32_t(M * 1000 + N * 10 + K));
           for (int flags = 0; flags < 4; ++flags)
-            for (Activation act : {Activation::none, Activation::relu, Activation::gelu}) {
+            for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::swish}) {
               const bool b = flags & 1, r = flags & 2;
               INFO(t->isa << " M=" << M << " N=" << N << " K=" << K << " bias=" << b
                           << " residual=" << r << " act=" << act_name(act));

@@ -278,7 +278,7 @@ TEST_CASE("gemm_u8s8 epilogue matches ref bit for bit", "[kernels][int8]") {
           g.fill(seed);
           g.fill_epilogue(seed + 7);
           for (int flags = 0; flags < 4; ++flags)
-            for (Activation act : {Activation::none, Activation::relu}) {
+            for (Activation act : {Activation::none, Activation::relu, Activation::swish}) {
               const bool b = flags & 1, r = flags & 2;
               INFO(t->isa << " M=" << M << " N=" << N << " K=" << K << " bias=" << b
                           << " residual=" << r << " act=" << act_name(act));

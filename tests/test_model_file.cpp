@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "test_util.hpp"
@@ -26,9 +28,9 @@ float value_of(size_t tensor, size_t i) { return float(tensor + 1) / 1024.0f + f
 // `edit` may change a spec (or return false to leave the tensor out).
 Status write_model(const ModelConfig& config, const std::string& path,
                    const std::function<bool(TensorSpec&, std::vector<float>&)>& edit = nullptr,
-                   uint32_t version = kModelFormatVersion) {
+                   std::optional<uint32_t> version = kModelFormatVersion) {
   ModelWriter writer(config);
-  writer.set_format_version(version);
+  if (version) writer.set_format_version(*version);
   ModelMetadata meta;
   meta.source_language = "en";
   meta.target_language = "de";
@@ -109,6 +111,27 @@ TEST_CASE("write -> load round trip keeps config, metadata and every value", "[m
     }
   }
   CHECK(model.find_tensor("no/such/tensor") == nullptr);
+}
+
+TEST_CASE("a swish model is written as format version 3, never as an older one", "[model_file]") {
+  ModelConfig config = tiny_config();
+  config.activation = Activation::swish;
+  const std::string path = scratch_path("swish.mtm");
+  REQUIRE(write_model(config, path, nullptr, std::nullopt).ok());  // the oldest version that holds it
+  auto loaded = Model::load(path);
+  INFO(loaded.status().message());
+  REQUIRE(loaded.ok());
+  CHECK(loaded.value()->format_version() == 3);
+  CHECK(loaded.value()->config().activation == Activation::swish);
+  // Without swish the same writer keeps version 2, which older readers take.
+  REQUIRE(write_model(tiny_config(), path, nullptr, std::nullopt).ok());
+  CHECK(Model::load(path).value()->format_version() == 2);
+  // A version 2 file cannot say swish: refused, and no file is left behind.
+  const std::string v2 = scratch_path("swish-v2.mtm");
+  const Status refused = write_model(config, v2, nullptr, 2);
+  CHECK(refused.code() == Errc::invalid_argument);
+  CHECK(std::string(refused.message()).find("swish") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(v2));
 }
 
 TEST_CASE("random models are reproducible from their seed", "[model_file]") {

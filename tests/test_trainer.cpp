@@ -67,6 +67,12 @@ TEST_CASE("training lowers the loss", "[trainer]") {
   CHECK(trainer.epoch() >= 1);
 }
 
+TEST_CASE("a swish model is refused, not trained as ReLU", "[trainer]") {
+  TrainerOptions o = small_options();
+  o.model.activation = Activation::swish;
+  CHECK_THROWS_WITH(Trainer(o, data().pairs), Catch::Contains("relu and gelu"));
+}
+
 TEST_CASE("a resumed run is bit-identical to a straight one", "[trainer]") {
   std::vector<SentencePair> part(data().pairs.begin(), data().pairs.begin() + 60);
   const TrainerOptions o = small_options();

@@ -1,6 +1,6 @@
 // mt_model: create random-weight models for tests and benchmarks, and describe model files.
 //
-//   mt_model random --config small -o small.mtm [--seed 1] [--pre-norm] [--gelu] [--untied]
+//   mt_model random --config small -o small.mtm [--seed 1] [--pre-norm] [--gelu | --swish] [--untied]
 //   mt_model info model.mtm
 //   mt_model upgrade old.mtm -o new.mtm
 //   mt_model check model.mtm
@@ -29,6 +29,7 @@ random options:
   --seed N          random seed (default 1)
   --pre-norm        LayerNorm before each sublayer instead of after
   --gelu            GELU feed-forward activation instead of ReLU
+  --swish           swish (SiLU) feed-forward activation instead of ReLU (format version 3)
   --untied          separate source, target and output embeddings
   --max-positions N longest sentence the model accepts (default 1024)
   --vocab FILE      embed this SentencePiece vocabulary (mt_vocab train); the
@@ -87,12 +88,12 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
   }
   if (mt::Status s = writer.write(output); !s.ok()) return fail(s.message());
   std::printf("%s (format version %u) -> %s (format version %u)\n", input.c_str(), m.format_version(),
-              output.c_str(), mt::kModelFormatVersion);
+              output.c_str(), writer.format_version());
   return 0;
 }
 
 int random_model(mt::cli::Args& args) {
-  args.reject_unknown({"--config", "-o", "--output", "--seed", "--pre-norm", "--gelu", "--untied",
+  args.reject_unknown({"--config", "-o", "--output", "--seed", "--pre-norm", "--gelu", "--swish", "--untied",
                        "--max-positions", "--vocab"});
   const std::string output = args.get("-o", args.get("--output", ""));
   const int seed = args.get_int("--seed", 1, 0, 2147483647);
@@ -103,7 +104,9 @@ int random_model(mt::cli::Args& args) {
   auto config = mt::ModelConfig::preset(args.get("--config", ""));
   if (!config) return fail(config.status().message());
   config->pre_norm = args.has("--pre-norm");
+  if (args.has("--gelu") && args.has("--swish")) return fail("--gelu and --swish: choose one activation");
   if (args.has("--gelu")) config->activation = mt::Activation::gelu;
+  if (args.has("--swish")) config->activation = mt::Activation::swish;
   if (args.has("--untied")) config->shared_embeddings = config->tied_output = false;
   config->max_positions = max_positions;
   mt::VocabularyData vocab;
@@ -132,7 +135,10 @@ int info(const std::string& path) {
   std::printf("vocabulary      source %d, target %d\n", c.source_vocab_size, c.target_vocab_size);
   std::printf("max positions   %d\n", c.max_positions);
   std::printf("norm            %s, activation %s, epsilon %g\n", c.pre_norm ? "pre" : "post",
-              c.activation == mt::Activation::gelu ? "gelu" : "relu", double(c.layer_norm_epsilon));
+              c.activation == mt::Activation::gelu    ? "gelu"
+              : c.activation == mt::Activation::swish ? "swish"
+                                                      : "relu",
+              double(c.layer_norm_epsilon));
   std::printf("embeddings      %s, output %s\n", c.shared_embeddings ? "shared" : "separate",
               c.tied_output ? "tied" : "separate");
   std::printf("special ids     pad %d, bos %d, eos %d, unk %d\n", c.pad_id, c.bos_id, c.eos_id, c.unk_id);
@@ -165,7 +171,7 @@ int check(const std::string& path) {
 }
 
 int run(int argc, char** argv) {
-  mt::cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--untied", "--help", "-h"});
+  mt::cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--swish", "--untied", "--help", "-h"});
   if (args.has("--help") || args.has("-h")) {
     std::fputs(kUsage, stdout);
     return 0;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 
 namespace mt::train {
 
@@ -15,8 +16,18 @@ SpecialIds special_ids(const ModelConfig& c) { return {c.pad_id, c.bos_id, c.eos
 
 }  // namespace
 
+namespace {
+// The autograd has ReLU and GELU; a swish model (a converted one) cannot be
+// trained yet, and must not silently train as ReLU.
+const ModelConfig& trainable(const ModelConfig& config) {
+  if (config.activation != Activation::relu && config.activation != Activation::gelu)
+    throw std::invalid_argument("the trainer supports the relu and gelu activations, not this model's");
+  return config;
+}
+}  // namespace
+
 Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
-    : o_(options), train_(std::move(train)), graph_(options.threads), model_(graph_, options.model),
+    : o_(options), train_(std::move(train)), graph_(options.threads), model_(graph_, trainable(options.model)),
       adam_(graph_, options.adam) {
   model_.initialize(o_.seed);
   graph_.set_seed(o_.seed);

@@ -57,6 +57,7 @@ Expected<ModelConfig> read_config(const fb::Config& c) {
   switch (c.activation()) {
     case fb::Activation::relu: m.activation = Activation::relu; break;
     case fb::Activation::gelu: m.activation = Activation::gelu; break;
+    case fb::Activation::swish: m.activation = Activation::swish; break;
     default:
       return Status::error(Errc::invalid_model, "config field 'activation' has unknown value %d",
                            int(c.activation()));

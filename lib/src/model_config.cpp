@@ -40,7 +40,7 @@ Status ModelConfig::validate() const {
   if (source_vocab_size < 4 || source_vocab_size > kMaxVocab) return bad("source_vocab_size", source_vocab_size, "must be in [4, 4194304]");
   if (target_vocab_size < 4 || target_vocab_size > kMaxVocab) return bad("target_vocab_size", target_vocab_size, "must be in [4, 4194304]");
   if (max_positions < 2 || max_positions > kMaxDim) return bad("max_positions", max_positions, "must be in [2, 65536]");
-  if (activation != Activation::relu && activation != Activation::gelu) return bad("activation", long(activation), "must be relu or gelu");
+  if (activation != Activation::relu && activation != Activation::gelu && activation != Activation::swish) return bad("activation", long(activation), "must be relu, gelu or swish");
   if (!(layer_norm_epsilon > 0.0f && layer_norm_epsilon < 1.0f)) return Status::error(Errc::invalid_model, "config field 'layer_norm_epsilon' = %g: must be in (0, 1)", double(layer_norm_epsilon));
   if (shared_embeddings && source_vocab_size != target_vocab_size) return bad("shared_embeddings", 1, "needs source_vocab_size == target_vocab_size");
   const struct { const char* name; int id; } ids[] = {{"pad_id", pad_id}, {"bos_id", bos_id}, {"eos_id", eos_id}, {"unk_id", unk_id}};

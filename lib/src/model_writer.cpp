@@ -25,7 +25,9 @@ flatbuffers::Offset<fb::Config> build_config(flatbuffers::FlatBufferBuilder& b, 
   cb.add_source_vocab_size(uint32_t(c.source_vocab_size));
   cb.add_target_vocab_size(uint32_t(c.target_vocab_size));
   cb.add_max_positions(uint32_t(c.max_positions));
-  cb.add_activation(c.activation == Activation::gelu ? fb::Activation::gelu : fb::Activation::relu);
+  cb.add_activation(c.activation == Activation::gelu    ? fb::Activation::gelu
+                    : c.activation == Activation::swish ? fb::Activation::swish
+                                                        : fb::Activation::relu);
   cb.add_norm_position(c.pre_norm ? fb::NormPosition::pre : fb::NormPosition::post);
   cb.add_layer_norm_epsilon(c.layer_norm_epsilon);
   cb.add_shared_embeddings(c.shared_embeddings);
@@ -167,6 +169,11 @@ Status ModelWriter::add_tensor_i8(const std::string& name, const std::vector<uin
   return {};
 }
 
+uint32_t ModelWriter::format_version() const {
+  if (format_version_) return *format_version_;
+  return config_.activation == Activation::swish ? 3 : 2;
+}
+
 Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   size_t total = 1 << 16;
   for (const PendingTensor& t : tensors_) total += t.bytes.size() + kTensorAlignment + 256;
@@ -201,10 +208,14 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
     any_int8 = any_int8 || i8;
   }
   auto tensor_vector = b.CreateVector(tensors);
-  const uint32_t version = format_version_;
+  const uint32_t version = format_version();
   if (any_int8 && version < 2) {
     return Status::error(Errc::invalid_argument, "int8 tensors need format version 2 or later");
   }
+  if (config_.activation == Activation::swish && version < 3) {
+    return Status::error(Errc::invalid_argument, "the swish activation needs format version 3 or later");
+  }
+
   auto metadata = build_metadata(b, metadata_);
   auto config = build_config(b, config_);
   flatbuffers::Offset<fb::Vocabulary> vocabulary;

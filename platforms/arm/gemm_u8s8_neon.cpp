@@ -45,6 +45,7 @@ void epilogue4(const GemmU8S8Args& g, int m, int n, int cols, int32x4_t acc) {
   if (g.bias) x = vaddq_f32(x, load4<Full>(g.bias + n, cols));
   if (g.act == Activation::relu) x = vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)), x, vdupq_n_f32(0.0f));
   if (g.act == Activation::gelu) x = simd::gelu_f32<Arch>(xsimd::batch<float, Arch>(x));
+  if (g.act == Activation::swish) x = simd::swish_f32<Arch>(xsimd::batch<float, Arch>(x));
   if (g.residual) x = vaddq_f32(x, load4<Full>(g.residual + size_t(m) * g.ldr + n, cols));
   float* c = g.C + size_t(m) * g.ldc + n;
   if constexpr (Full) {

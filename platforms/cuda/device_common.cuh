@@ -42,9 +42,31 @@ __device__ inline float block_reduce(float v, Op op, float identity, float* scra
 // GELU with the exact erf form, as gelu_f32_ref.
 __device__ inline float gelu(float x) { return 0.5f * x * (1.0f + erff(x / sqrtf(2.0f))); }
 
+// swish_f32_ref's operations one for one (platforms/ref/activations.cpp),
+// with the _rn intrinsics nvcc never contracts into fmas: the CPU's bits.
+__device__ inline float exp_f32(float x) {
+  x = x < kExpF32Min ? kExpF32Min : x;
+  x = x > kExpF32Max ? kExpF32Max : x;
+  const float shifted = __fadd_rn(__fmul_rn(x, kLog2E), kRoundShift);
+  const float n = __fsub_rn(shifted, kRoundShift);
+  float r = __fsub_rn(x, __fmul_rn(n, kLn2Hi));
+  r = __fsub_rn(r, __fmul_rn(n, kLn2Lo));
+  float p = kExpP0;
+  p = __fadd_rn(__fmul_rn(p, r), kExpP1);
+  p = __fadd_rn(__fmul_rn(p, r), kExpP2);
+  p = __fadd_rn(__fmul_rn(p, r), kExpP3);
+  p = __fadd_rn(__fmul_rn(p, r), kExpP4);
+  p = __fadd_rn(__fmul_rn(p, r), kExpP5);
+  const float y = __fadd_rn(__fadd_rn(__fmul_rn(p, __fmul_rn(r, r)), r), 1.0f);
+  const unsigned n_bits = unsigned(__float_as_int(shifted)) - unsigned(__float_as_int(kRoundShift));
+  return __fmul_rn(y, __int_as_float(int((n_bits + 127u) << 23)));
+}
+__device__ inline float swish(float x) { return __fdiv_rn(x, __fadd_rn(1.0f, exp_f32(-x))); }
+
 __device__ inline float activate(float x, Activation act) {
   if (act == Activation::relu) return x > 0.0f ? x : 0.0f;
   if (act == Activation::gelu) return gelu(x);
+  if (act == Activation::swish) return swish(x);
   return x;
 }
 

@@ -19,6 +19,7 @@ void gemm_f32_ref(const float* A, size_t lda, const float* Wp, const float* bias
       if (bias) acc += bias[n];
       if (act == Activation::relu) acc = acc > 0.0f ? acc : 0.0f;
       if (act == Activation::gelu) acc = gelu_f32_ref(acc);
+      if (act == Activation::swish) acc = swish_f32_ref(acc);
       // Read the residual before writing C: they may alias.
       if (residual) acc += residual[size_t(m) * ldr + n];
       C[size_t(m) * ldc + n] = acc;

@@ -24,6 +24,7 @@ void gemm_u8s8_ref(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_
       if (bias) x = x + bias[n];
       if (act == Activation::relu) x = x > 0.0f ? x : 0.0f;
       if (act == Activation::gelu) x = gelu_f32_ref(x);
+      if (act == Activation::swish) x = swish_f32_ref(x);
       // Read the residual before writing C: they may alias.
       if (residual) x = x + residual[size_t(m) * ldr + n];
       C[size_t(m) * ldc + n] = x;

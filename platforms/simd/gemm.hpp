@@ -65,6 +65,36 @@ inline xsimd::batch<float, Arch> gelu_f32(xsimd::batch<float, Arch> x) {
   return half * x * (one + xsimd::erf(x * inv_sqrt2));
 }
 
+// swish_f32_ref's operations one for one (platforms/ref/activations.cpp), so
+// in a translation unit compiled with -ffp-contract=off (the int8 kernels')
+// the bits are the reference's.
+template <class Arch>
+inline xsimd::batch<float, Arch> exp_f32(xsimd::batch<float, Arch> x) {
+  using V = xsimd::batch<float, Arch>;
+  using I = xsimd::batch<int32_t, Arch>;
+  x = xsimd::select(x < V(kExpF32Min), V(kExpF32Min), x);  // NaN stays NaN, as ref
+  x = xsimd::select(x > V(kExpF32Max), V(kExpF32Max), x);
+  const V shifted = x * V(kLog2E) + V(kRoundShift);
+  const V n = shifted - V(kRoundShift);
+  V r = x - n * V(kLn2Hi);
+  r = r - n * V(kLn2Lo);
+  V p(kExpP0);
+  p = p * r + V(kExpP1);
+  p = p * r + V(kExpP2);
+  p = p * r + V(kExpP3);
+  p = p * r + V(kExpP4);
+  p = p * r + V(kExpP5);
+  const V y = p * (r * r) + r + V(1.0f);
+  const I n_bits = xsimd::bitwise_cast<I>(shifted) - xsimd::bitwise_cast<I>(V(kRoundShift));
+  return y * xsimd::bitwise_cast<V>((n_bits + I(127)) << 23);
+}
+
+template <class Arch>
+inline xsimd::batch<float, Arch> swish_f32(xsimd::batch<float, Arch> x) {
+  using V = xsimd::batch<float, Arch>;
+  return x / (V(1.0f) + exp_f32<Arch>(-x));
+}
+
 // Bias, activation, residual on one vector of outputs. bias and residual
 // point at this vector's columns (or are null).
 template <class Arch>
@@ -74,6 +104,7 @@ inline xsimd::batch<float, Arch> gemm_epilogue(xsimd::batch<float, Arch> x, cons
   if (bias) x += V::load_unaligned(bias);
   if (act == Activation::relu) x = xsimd::select(x > V(0.0f), x, V(0.0f));  // as ref, NaN -> 0
   if (act == Activation::gelu) x = gelu_f32<Arch>(x);
+  if (act == Activation::swish) x = swish_f32<Arch>(x);
   if (residual) x += V::load_unaligned(residual);
   return x;
 }

@@ -34,6 +34,9 @@ inline v128_t load4(const void* p, int cols) {
 __attribute__((noinline)) v128_t gelu4(v128_t x) {
   return v128_t(__m128(simd::gelu_f32<Arch>(xsimd::batch<float, Arch>(__m128(x)))));
 }
+__attribute__((noinline)) v128_t swish4(v128_t x) {
+  return v128_t(__m128(simd::swish_f32<Arch>(xsimd::batch<float, Arch>(__m128(x)))));
+}
 
 // mt/kernels.h's epilogue in its order on the 4 columns [n, n + cols).
 template <bool Full>
@@ -49,6 +52,7 @@ void epilogue4(const GemmU8S8Args& g, int m, int n, int cols, v128_t acc) {
     x = wasm_v128_bitselect(x, zero, wasm_f32x4_gt(x, zero));  // x > 0 ? x : 0 (NaN -> 0)
   }
   if (g.act == Activation::gelu) x = gelu4(x);
+  if (g.act == Activation::swish) x = swish4(x);
   if (g.residual) x = wasm_f32x4_add(x, load4<Full>(g.residual + size_t(m) * g.ldr + n, cols));
   float* c = g.C + size_t(m) * g.ldc + n;
   if constexpr (Full) {

@@ -45,6 +45,7 @@ void store_columns(const GemmU8S8Args& g, int m, int n, __m256i acc, __m256i mas
   if (g.bias) x = _mm256_add_ps(x, load_f(g.bias + n));
   if (g.act == Activation::relu) x = _mm256_max_ps(x, _mm256_setzero_ps());  // NaN -> 0, as ref
   if (g.act == Activation::gelu) x = simd::gelu_f32<Arch>(xsimd::batch<float, Arch>(x));
+  if (g.act == Activation::swish) x = simd::swish_f32<Arch>(xsimd::batch<float, Arch>(x));
   if (g.residual) x = _mm256_add_ps(x, load_f(g.residual + size_t(m) * g.ldr + n));
   float* c = g.C + size_t(m) * g.ldc + n;
   if (Full)

@@ -23,6 +23,10 @@ __m512 gelu_f32_avx512(__m512 x) {
   return simd::gelu_f32<xsimd::avx512bw>(xsimd::batch<float, xsimd::avx512bw>(x));
 }
 
+__m512 swish_f32_avx512(__m512 x) {
+  return simd::swish_f32<xsimd::avx512bw>(xsimd::batch<float, xsimd::avx512bw>(x));
+}
+
 namespace {
 
 struct DotAvx512bw {

@@ -26,6 +26,7 @@ namespace mt::x86 {
 // The fp32 kernels' GELU, out of line in gemm_u8s8_avx512.cpp (AVX-512BW code
 // only, so the VNNI translation unit shares no xsimd instantiation with it).
 __m512 gelu_f32_avx512(__m512 x);
+__m512 swish_f32_avx512(__m512 x);
 
 namespace {
 
@@ -56,6 +57,7 @@ inline void store_panel_row(const GemmU8S8Args& g, int m, int n0, __m512i acc) {
   if (g.bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask, g.bias + n0));
   if (g.act == Activation::relu) x = _mm512_max_ps(x, _mm512_setzero_ps());  // NaN -> 0, as ref
   if (g.act == Activation::gelu) x = gelu_f32_avx512(x);
+  if (g.act == Activation::swish) x = swish_f32_avx512(x);
   if (g.residual) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask, g.residual + size_t(m) * g.ldr + n0));
   _mm512_mask_storeu_ps(g.C + size_t(m) * g.ldc + n0, mask, x);
 }

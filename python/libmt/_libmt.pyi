@@ -19,7 +19,7 @@ class ModelConfig:
     source_vocab_size: int
     target_vocab_size: int
     max_positions: int
-    activation: str  # "relu" | "gelu"
+    activation: str  # "relu" | "gelu" | "swish"
     pre_norm: bool
     layer_norm_epsilon: float
     shared_embeddings: bool

@@ -13,11 +13,18 @@ namespace mt::python {
 Activation activation_of(const std::string& name, const char* what) {
   if (name == "relu") return Activation::relu;
   if (name == "gelu") return Activation::gelu;
-  throw py::value_error(std::string(what) + " = '" + name + "': must be 'relu' or 'gelu'");
+  if (name == "swish") return Activation::swish;
+  throw py::value_error(std::string(what) + " = '" + name + "': must be 'relu', 'gelu' or 'swish'");
 }
 
 const char* activation_name(Activation activation) {
-  return activation == Activation::gelu ? "gelu" : activation == Activation::relu ? "relu" : "none";
+  switch (activation) {
+    case Activation::relu: return "relu";
+    case Activation::gelu: return "gelu";
+    case Activation::swish: return "swish";
+    case Activation::none: break;
+  }
+  return "none";
 }
 
 namespace {
@@ -74,7 +81,7 @@ void bind_config(py::module_& m) {
       .def_readwrite("max_positions", &ModelConfig::max_positions, "Longest sequence the position encodings cover, in tokens.")
       .def_property("activation", [](const ModelConfig& c) { return activation_name(c.activation); },
                     [](ModelConfig& c, const std::string& name) { c.activation = activation_of(name, "activation"); },
-                    "The feed-forward activation: 'relu' or 'gelu'.")
+                    "The feed-forward activation: 'relu', 'gelu' or 'swish'.")
       .def_readwrite("pre_norm", &ModelConfig::pre_norm, "LayerNorm before each sub-layer (and a final one per stack); post-norm when False.")
       .def_readwrite("layer_norm_epsilon", &ModelConfig::layer_norm_epsilon)
       .def_readwrite("shared_embeddings", &ModelConfig::shared_embeddings, "Source and target share target_embedding.")

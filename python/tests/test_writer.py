@@ -71,6 +71,18 @@ def test_written_model_loads_and_translates(tmp_path, de_model):
     assert libmt.Model(path.read_bytes()).config == config
 
 
+def test_swish_model_is_format_version_3(tmp_path, de_model):
+    config = small_config(activation="swish")
+    path = tmp_path / "swish.mtm"
+    filled_writer(config, de_model.vocabulary).write(path)
+    model = libmt.Model(path)
+    assert model.config.activation == "swish" and model.format_version == 3
+    assert len(libmt.Translator(model).translate(["A dog."], max_decoding_length=8)) == 1
+    # Without a version 3 feature the writer keeps version 2.
+    filled_writer(small_config(), de_model.vocabulary).write(path)
+    assert libmt.Model(path).format_version == 2
+
+
 def test_int8_tensors_and_quantization(tmp_path):
     config = small_config()
     names = [s["name"] for s in libmt.tensor_specs(config) if s["name"].endswith("ffn/linear_0/weight")]

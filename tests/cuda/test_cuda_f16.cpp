@@ -173,6 +173,7 @@ struct HalfLayer {
         double c = sum + (with_bias ? double(bias[n]) : 0.0);
         if (act == Activation::relu) c = c > 0.0 ? c : 0.0;
         if (act == Activation::gelu) c = 0.5 * c * (1.0 + std::erf(c / std::sqrt(2.0)));
+        if (act == Activation::swish) c = c / (1.0 + std::exp(-c));
         const size_t i = size_t(m) * ldc + n;
         if (with_res) c += double(residual[i]);
         C[i] = float(c);
@@ -218,7 +219,7 @@ TEST_CASE("cuda: linear_f16 is the exact product of the operands rounded to half
     DeviceVector<uint16_t> d_W(g.W), d_a16(size_t(g.M) * g.K);
     const std::vector<float> init = random_vector(size_t(g.M) * g.ldc, 99);
     std::vector<double> scale;
-    for (Activation act : {Activation::none, Activation::relu, Activation::gelu}) {
+    for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::swish}) {
       for (int with_bias = 0; with_bias < 2; ++with_bias) {
         for (int with_res = 0; with_res < 2; ++with_res) {
           INFO("M " << g.M << ", N " << g.N << ", K " << g.K << ", act " << act_name(act) << ", bias " << with_bias

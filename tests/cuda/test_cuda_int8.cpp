@@ -194,7 +194,7 @@ TEST_CASE("cuda: linear_i8 (quantize, cuBLAS s8 GEMM, dequantize) gives gemm_u8s
       const int32_t static_zero = static_scale > 0.0f ? 100 : 0;
       const CudaInt8Weights weights{d_W.get(), size_t(g.Kp), d_w_sum.get(), d_w_scale.get(), static_scale,
                                     static_zero};
-      for (Activation act : {Activation::none, Activation::relu, Activation::gelu}) {
+      for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::swish}) {
         for (int with_bias = 0; with_bias < 2; ++with_bias) {
           for (int with_res = 0; with_res < 2; ++with_res) {
             INFO("M " << g.M << ", N " << g.N << ", K " << g.K << ", static scale " << static_scale << ", act "

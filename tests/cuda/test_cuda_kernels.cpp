@@ -206,7 +206,7 @@ TEST_CASE("cuda: bias_act_residual_f32 matches gemm_f32_ref's epilogue", "[cuda]
       const std::vector<float> bias = random_vector(N, M + N + 1);
       const std::vector<float> residual = random_vector(M * ldr, M + N + 2);
       DeviceVector<float> d_c(c.size()), d_bias(bias), d_res(residual);
-      for (Activation act : {Activation::none, Activation::relu, Activation::gelu}) {
+      for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::swish}) {
         for (int with_bias = 0; with_bias < 2; ++with_bias) {
           for (int with_res = 0; with_res < 2; ++with_res) {
             INFO("M " << M << ", N " << N << ", act " << act_name(act) << ", bias " << with_bias << ", residual "
@@ -411,7 +411,7 @@ TEST_CASE("cuda: linear_f32 (cuBLAS + epilogue) matches gemm_f32_ref", "[cuda]")
       const double rounding = kGemmRoundingsSlack * (g.K + 3) * std::ldexp(1.0, -24);
       const double tol = math == GemmMath::tf32 ? kTf32InputError + rounding : rounding;
       const char* math_name = math == GemmMath::tf32 ? "tf32" : "f32";
-      for (Activation act : {Activation::none, Activation::relu, Activation::gelu}) {
+      for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::swish}) {
         for (int with_bias = 0; with_bias < 2; ++with_bias) {
           for (int with_res = 0; with_res < 2; ++with_res) {
             INFO("M " << g.M << ", N " << g.N << ", K " << g.K << ", " << math_name << ", act " << act_name(act)

@@ -198,8 +198,10 @@ class MT_API Model {
   std::unique_ptr<Impl> impl_;
 };
 
-// The format version this libmt writes and the newest it reads (it reads
-// every older one too; schema/model.fbs lists what each version changed).
-inline constexpr uint32_t kModelFormatVersion = 2;
+// The newest format version this libmt reads (it reads every older one too;
+// schema/model.fbs lists what each version changed). It writes the oldest
+// version that holds a file's features: 2, or 3 for a version 3 feature
+// (ModelWriter::format_version), so older readers keep reading what they can.
+inline constexpr uint32_t kModelFormatVersion = 3;
 
 }  // namespace mt

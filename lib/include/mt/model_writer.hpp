@@ -5,6 +5,7 @@
 #include "mt/export.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,9 +25,13 @@ class MT_API ModelWriter {
   // Int8 models: how activations are quantized (ModelQuantization::int8 is
   // derived from the tensors and ignored here).
   void set_quantization(const ModelQuantization& quantization) { quantization_ = quantization; }
-  // Format version to write (kModelFormatVersion by default); tests write
-  // version 1 files (fp32, Piece tables) to check older files still load.
+  // Format version to write; by default the oldest that holds the file: 2,
+  // or 3 when it uses a version 3 feature (the swish activation). Tests
+  // write version 1 files (fp32, Piece tables) to check older files still
+  // load, and unknown versions to check they are refused.
   void set_format_version(uint32_t version) { format_version_ = version; }
+  // The version write() and serialize() will write, given the config so far.
+  uint32_t format_version() const;
 
   // Adds an fp32 tensor whose values are given row-major; they are packed for
   // the kernels when `layout` is packed_n16 (2-D weights [N, K]).
@@ -56,7 +61,7 @@ class MT_API ModelWriter {
   ModelMetadata metadata_;
   VocabularyData vocabulary_;
   ModelQuantization quantization_;
-  uint32_t format_version_ = kModelFormatVersion;
+  std::optional<uint32_t> format_version_;
   std::vector<PendingTensor> tensors_;
 };
 

@@ -17,7 +17,21 @@
 
 namespace mt {
 
-enum class Activation : uint8_t { none = 0, relu = 1, gelu = 2 };
+enum class Activation : uint8_t { none = 0, relu = 1, gelu = 2, swish = 3 };
+
+// The constants of the e^x every swish computes (platforms/ref/activations.cpp
+// says how): the clamp, 1 / ln 2, the rounding shift 1.5 * 2^23, ln 2 in two
+// parts, and Cephes expf's polynomial, highest power first.
+inline constexpr float kExpF32Min = -87.0f, kExpF32Max = 88.0f;
+inline constexpr float kLog2E = 1.44269504088896341f, kRoundShift = 12582912.0f;
+inline constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+inline constexpr float kExpP0 = 1.9875691500e-4f, kExpP1 = 1.3981999507e-3f, kExpP2 = 8.3334519073e-3f,
+                       kExpP3 = 4.1665795894e-2f, kExpP4 = 1.6666665459e-1f, kExpP5 = 5.0000001201e-1f;
+
+// swish / SiLU, x * sigmoid(x) (Ramachandran et al. 2017), through that e^x:
+// the reference whose bits every int8 epilogue and the GPU repeat.
+float swish_f32_ref(float x);
+float exp_f32_ref(float x);  // within 2 ulp on [kExpF32Min, kExpF32Max], clamped outside
 
 // Weights of a linear layer W[N, K] are stored packed in panels of
 // kPanelWidth output columns: element (n, k) lives at
