@@ -106,6 +106,47 @@ TEST_CASE("incremental decoding matches recomputing the whole prefix", "[decoder
   }
 }
 
+// Format version 3's config fields, each against a model that says the same
+// thing in the older way (the same seed gives the same weights).
+TEST_CASE("decoder_start_id and source_eos and embedding_scale do what they say", "[decoder]") {
+  const ModelConfig base = tiny_config();
+  const auto sources = make_sources({9, 4, 6}, base.source_vocab_size, 5);
+  TranslateOptions beam;
+  beam.beam_size = 4;
+  auto translate = [&](const ModelConfig& config, const std::string& name,
+                       const std::vector<std::vector<int32_t>>& input) {
+    Session session = make_session(random_model(config, 31, name), 8, 4);
+    return std::pair{run(session, input, {}).tokens, run(session, input, beam).tokens};
+  };
+  const auto reference = translate(base, "base.mtm", sources);
+
+  SECTION("decoder_start_id: as a model whose bos is that id") {
+    ModelConfig start = base, bos = base;
+    start.decoder_start_id = 7;
+    bos.bos_id = 7;
+    const auto got = translate(start, "start.mtm", sources);
+    CHECK(got == translate(bos, "bos.mtm", sources));
+    CHECK(got != reference);  // the start token matters
+    start.decoder_start_id = base.eos_id;  // fairseq starts from eos: allowed
+    CHECK(translate(start, "start-eos.mtm", sources).first.size() == sources.size());
+  }
+  SECTION("source_eos false: as the caller appending eos itself") {
+    ModelConfig no_eos = base;
+    no_eos.source_eos = false;
+    std::vector<std::vector<int32_t>> with_eos = sources;
+    for (auto& s : with_eos) s.push_back(base.eos_id);
+    CHECK(translate(no_eos, "no-eos.mtm", with_eos) == reference);
+    CHECK(translate(no_eos, "no-eos.mtm", sources) != reference);
+  }
+  SECTION("embedding_scale: sqrt(d_model) is the default, another value changes the model") {
+    ModelConfig scaled = base;
+    scaled.embedding_scale = std::sqrt(float(base.d_model));
+    CHECK(translate(scaled, "scale-sqrt.mtm", sources) == reference);
+    scaled.embedding_scale = 1.0f;
+    CHECK(translate(scaled, "scale-1.mtm", sources) != reference);
+  }
+}
+
 TEST_CASE("beam search with beam 1 gives the greedy result", "[decoder]") {
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 21);

@@ -134,6 +134,51 @@ TEST_CASE("a swish model is written as format version 3, never as an older one",
   CHECK_FALSE(std::filesystem::exists(v2));
 }
 
+TEST_CASE("version 3 config fields round trip, and a file that says version 2 cannot hold them", "[model_file]") {
+  ModelConfig config = tiny_config();
+  config.embedding_scale = 1.0f;
+  config.decoder_start_id = 5;
+  config.source_eos = false;
+  const std::string path = scratch_path("v3-fields.mtm");
+  REQUIRE(write_model(config, path, nullptr, std::nullopt).ok());
+  auto loaded = Model::load(path);
+  INFO(loaded.status().message());
+  REQUIRE(loaded.ok());
+  const ModelConfig& c = loaded.value()->config();
+  CHECK(loaded.value()->format_version() == 3);
+  CHECK(c.embedding_scale == 1.0f);
+  CHECK(c.decoder_start_id == 5);
+  CHECK_FALSE(c.source_eos);
+  CHECK(c.start_id() == 5);
+  // The same bytes with the root table's format_version (field 0) set to 2.
+  std::vector<uint8_t> bytes = read_file(path);
+  uint32_t root = 0;
+  std::memcpy(&root, bytes.data(), 4);
+  int32_t vtable_back = 0;
+  std::memcpy(&vtable_back, bytes.data() + root, 4);
+  uint16_t field0 = 0;
+  std::memcpy(&field0, bytes.data() + root - vtable_back + 4, 2);
+  REQUIRE(field0 != 0);
+  uint32_t version = 0;
+  std::memcpy(&version, bytes.data() + root + field0, 4);
+  REQUIRE(version == 3);
+  version = 2;
+  std::memcpy(bytes.data() + root + field0, &version, 4);
+  const std::string patched = scratch_path("v3-fields-as-v2.mtm");
+  std::ofstream(patched, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  auto refused = Model::load(patched);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == Errc::invalid_model);
+  CHECK_THAT(refused.status().message(), Catch::Contains("needs format version 3"));
+  // Values out of range are refused by name.
+  ModelConfig bad = tiny_config();
+  bad.decoder_start_id = bad.target_vocab_size;
+  CHECK_THAT(bad.validate().message(), Catch::Contains("decoder_start_id"));
+  bad = tiny_config();
+  bad.embedding_scale = -1.0f;
+  CHECK_THAT(bad.validate().message(), Catch::Contains("embedding_scale"));
+}
+
 TEST_CASE("random models are reproducible from their seed", "[model_file]") {
   auto a = random_model_bytes(tiny_config(), 7);
   auto b = random_model_bytes(tiny_config(), 7);

@@ -142,6 +142,8 @@ int info(const std::string& path) {
   std::printf("embeddings      %s, output %s\n", c.shared_embeddings ? "shared" : "separate",
               c.tied_output ? "tied" : "separate");
   std::printf("special ids     pad %d, bos %d, eos %d, unk %d\n", c.pad_id, c.bos_id, c.eos_id, c.unk_id);
+  std::printf("decoding        starts from id %d, sources %s EOS, embeddings x %g\n", c.start_id(),
+              c.source_eos ? "end in" : "without", double(c.embedding_multiplier()));
   std::printf("parameters      %lld in %zu tensors\n", static_cast<long long>(c.parameter_count()),
               (*model)->tensors().size());
   if (const mt::VocabularyData* v = (*model)->vocabulary()) {

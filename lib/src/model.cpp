@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "atomic_file.hpp"
+#include "format_version.hpp"
 #include "cuda/cuda_weights.hpp"
 #include "mapped_file.hpp"
 #include "model_generated.h"
@@ -76,6 +77,9 @@ Expected<ModelConfig> read_config(const fb::Config& c) {
   m.bos_id = c.bos_id();
   m.eos_id = c.eos_id();
   m.unk_id = c.unk_id();
+  m.embedding_scale = c.embedding_scale();
+  m.decoder_start_id = c.decoder_start_id();
+  m.source_eos = c.source_eos();
   MT_RETURN_IF_ERROR(m.validate());
   return m;
 }
@@ -484,6 +488,10 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   auto config = read_config(*model->config());
   if (!config) return config.status();
   impl.config = config.value();
+  if (const char* feature = detail::version_3_feature(impl.config); feature != nullptr && impl.format_version < 3) {
+    return Status::error(Errc::invalid_model, "config field %s needs format version 3; the file says %u", feature,
+                         impl.format_version);
+  }
 
   impl.tensors.resize(model->tensors()->size());
   for (uint32_t i = 0; i < model->tensors()->size(); ++i) {

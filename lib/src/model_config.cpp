@@ -1,4 +1,6 @@
 #include "mt/model.hpp"
+
+#include "format_version.hpp"
 #include "mt/model_spec.hpp"
 
 namespace mt {
@@ -48,6 +50,11 @@ Status ModelConfig::validate() const {
     if (id.id < 0 || id.id >= target_vocab_size || id.id >= source_vocab_size) return bad(id.name, id.id, "must be a valid token id of both vocabularies");
   }
   if (bos_id == eos_id) return bad("eos_id", eos_id, "must differ from bos_id");
+  if (!(embedding_scale >= 0.0f && embedding_scale <= 1e4f))
+    return Status::error(Errc::invalid_model, "config field 'embedding_scale' = %g: must be in [0, 10000] (0: sqrt(d_model))",
+                         double(embedding_scale));
+  if (decoder_start_id < -1 || decoder_start_id >= target_vocab_size)
+    return bad("decoder_start_id", decoder_start_id, "must be -1 (bos_id) or a valid target token id");
   return {};
 }
 
@@ -74,5 +81,17 @@ int64_t ModelConfig::parameter_count() const {
   for (const TensorSpec& spec : model_tensor_specs(*this)) n += int64_t(spec.element_count());
   return n;
 }
+
+namespace detail {
+
+const char* version_3_feature(const ModelConfig& c) {
+  if (c.activation == Activation::swish) return "activation swish";
+  if (c.embedding_scale != 0.0f) return "embedding_scale";
+  if (c.decoder_start_id != -1) return "decoder_start_id";
+  if (!c.source_eos) return "source_eos";
+  return nullptr;
+}
+
+}  // namespace detail
 
 }  // namespace mt

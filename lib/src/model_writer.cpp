@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "atomic_file.hpp"
+#include "format_version.hpp"
 #include "model_generated.h"
 #include "tokenizer/normalizer.hpp"
 #include "tokenizer/vocabulary_view.hpp"
@@ -36,6 +37,9 @@ flatbuffers::Offset<fb::Config> build_config(flatbuffers::FlatBufferBuilder& b, 
   cb.add_bos_id(c.bos_id);
   cb.add_eos_id(c.eos_id);
   cb.add_unk_id(c.unk_id);
+  cb.add_embedding_scale(c.embedding_scale);
+  cb.add_decoder_start_id(c.decoder_start_id);
+  cb.add_source_eos(c.source_eos);
   return cb.Finish();
 }
 
@@ -171,7 +175,7 @@ Status ModelWriter::add_tensor_i8(const std::string& name, const std::vector<uin
 
 uint32_t ModelWriter::format_version() const {
   if (format_version_) return *format_version_;
-  return config_.activation == Activation::swish ? 3 : 2;
+  return detail::oldest_format_version(config_);
 }
 
 Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
@@ -212,8 +216,8 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   if (any_int8 && version < 2) {
     return Status::error(Errc::invalid_argument, "int8 tensors need format version 2 or later");
   }
-  if (config_.activation == Activation::swish && version < 3) {
-    return Status::error(Errc::invalid_argument, "the swish activation needs format version 3 or later");
+  if (const char* feature = detail::version_3_feature(config_); feature != nullptr && version < 3) {
+    return Status::error(Errc::invalid_argument, "the config's %s needs format version 3 or later", feature);
   }
 
   auto metadata = build_metadata(b, metadata_);

@@ -60,10 +60,10 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   state.row_slot = live;  // greedy: slot b and sentence b are both the sentence's index
   state.row_source = live;
   const detail::DecoderBuffers buffers = decoder_buffers();
-  detail::SearchBookkeeping book(search_buffers(), limits, cfg.bos_id, cfg.eos_id);
+  detail::SearchBookkeeping book(search_buffers(), limits, cfg.start_id(), cfg.eos_id);
 
   int alive = book.start_greedy(B);
-  std::fill(step, step + B, cfg.bos_id);
+  std::fill(step, step + B, cfg.start_id());
   for (int t = 0; t < book.max_steps() && alive > 0; ++t) {
     MT_PROFILE_STAGE(step);
     // Only unfinished sentences are decoded: a batch costs what its live rows cost.
@@ -114,7 +114,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   state.row_slot = live_slots;
   state.row_source = live_sources;
   const detail::DecoderBuffers buffers = decoder_buffers();
-  detail::SearchBookkeeping book(search_buffers(), limits, cfg.bos_id, cfg.eos_id);
+  detail::SearchBookkeeping book(search_buffers(), limits, cfg.start_id(), cfg.eos_id);
 
   int alive = book.start_beam(B);
   for (int beam = 0; beam < R; ++beam) beam_slot[beam] = beam;

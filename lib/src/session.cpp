@@ -341,7 +341,7 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
     return Status::error(Errc::capacity_exceeded, "batch of %zu sentences exceeds the session's max_batch_size %d",
                          sources.size(), plan.B);
   }
-  // Each source followed by EOS, back to back.
+  // Each source followed by EOS (unless the model has none), back to back.
   int32_t* tokens = at<int32_t>(plan.source_tokens);
   int* offsets = at<int>(plan.source_offsets);
   int* limits = at<int>(plan.length_limits);
@@ -366,8 +366,11 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
     }
     int32_t* dst = tokens + offsets[b];
     std::copy(src.begin(), src.end(), dst);
-    dst[src.size()] = cfg.eos_id;
-    offsets[b + 1] = offsets[b] + int(src.size()) + 1;
+    // An empty source keeps its EOS either way: the encoder then never
+    // attends over nothing (it is not decoded: its limit is 0).
+    const bool eos = cfg.source_eos || src.empty();
+    if (eos) dst[src.size()] = cfg.eos_id;
+    offsets[b + 1] = offsets[b] + int(src.size()) + (eos ? 1 : 0);
 
     int limit = options.max_decoding_length > 0 ? options.max_decoding_length : plan.T;
     if (options.max_length_ratio > 0.0f) {

@@ -109,7 +109,8 @@ void Transformer::layer_norm(const float* x, int M, const Norm& norm, float* y) 
   });
 }
 
-// Token embedding x sqrt(C) plus the encoding of `position` (section 3.4).
+// Token embedding x sqrt(C) (or the config's embedding_scale) plus the
+// encoding of `position` (section 3.4).
 void Transformer::embed(const Embedding& table, int32_t token, int position, float* x) {
   const int C = config_.d_model;
   assert(position < position_rows_);
@@ -119,9 +120,9 @@ void Transformer::embed(const Embedding& table, int32_t token, int position, flo
   }
   const float* pe = positions_ + size_t(position) * C;
   if (table.i8 != nullptr) {
-    k_.embed_i8(table.i8, table.scales, C, token, std::sqrt(float(C)), pe, x);
+    k_.embed_i8(table.i8, table.scales, C, token, config_.embedding_multiplier(), pe, x);
   } else {
-    k_.embed_f32(table.f32, C, token, std::sqrt(float(C)), pe, x);
+    k_.embed_f32(table.f32, C, token, config_.embedding_multiplier(), pe, x);
   }
 }
 

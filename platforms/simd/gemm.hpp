@@ -13,6 +13,8 @@
 // -mavx512f could be the copy the linker keeps for everybody).
 #pragma once
 
+#include <type_traits>
+
 #include <xsimd/xsimd.hpp>
 
 #include "mt/kernels.h"
@@ -67,7 +69,11 @@ inline xsimd::batch<float, Arch> gelu_f32(xsimd::batch<float, Arch> x) {
 
 // swish_f32_ref's operations one for one (platforms/ref/activations.cpp), so
 // in a translation unit compiled with -ffp-contract=off (the int8 kernels')
-// the bits are the reference's.
+// the bits are the reference's. Internal linkage: the fp32 kernels' unit
+// (which may contract into fmas) instantiates them for the same Arch, and the
+// linker must not give the int8 unit that copy (it did, on aarch64).
+namespace {
+
 template <class Arch>
 inline xsimd::batch<float, Arch> exp_f32(xsimd::batch<float, Arch> x) {
   using V = xsimd::batch<float, Arch>;
@@ -89,11 +95,23 @@ inline xsimd::batch<float, Arch> exp_f32(xsimd::batch<float, Arch> x) {
   return y * xsimd::bitwise_cast<V>((n_bits + I(127)) << 23);
 }
 
+// a / b rounded once, as the reference's: xsimd divides on NEON by a
+// reciprocal estimate and Newton steps, which is not.
+template <class Arch>
+inline xsimd::batch<float, Arch> divide_exact(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b) {
+#if defined(__aarch64__)
+  if constexpr (std::is_base_of_v<xsimd::neon64, Arch>) return xsimd::batch<float, Arch>(vdivq_f32(a, b));
+#endif
+  return a / b;
+}
+
 template <class Arch>
 inline xsimd::batch<float, Arch> swish_f32(xsimd::batch<float, Arch> x) {
   using V = xsimd::batch<float, Arch>;
-  return x / (V(1.0f) + exp_f32<Arch>(-x));
+  return divide_exact<Arch>(x, V(1.0f) + exp_f32<Arch>(-x));
 }
+
+}  // namespace
 
 // Bias, activation, residual on one vector of outputs. bias and residual
 // point at this vector's columns (or are null).

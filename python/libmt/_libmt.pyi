@@ -28,6 +28,9 @@ class ModelConfig:
     bos_id: int
     eos_id: int
     unk_id: int
+    embedding_scale: float  # 0: sqrt(d_model)
+    decoder_start_id: int  # -1: bos_id
+    source_eos: bool
     def __init__(self, **fields: Any) -> None: ...
     @staticmethod
     def preset(name: str) -> "ModelConfig": ...

@@ -48,6 +48,9 @@ py::dict config_dict(const ModelConfig& c) {
   d["bos_id"] = c.bos_id;
   d["eos_id"] = c.eos_id;
   d["unk_id"] = c.unk_id;
+  d["embedding_scale"] = c.embedding_scale;
+  d["decoder_start_id"] = c.decoder_start_id;
+  d["source_eos"] = c.source_eos;
   return d;
 }
 
@@ -90,6 +93,11 @@ void bind_config(py::module_& m) {
       .def_readwrite("bos_id", &ModelConfig::bos_id)
       .def_readwrite("eos_id", &ModelConfig::eos_id)
       .def_readwrite("unk_id", &ModelConfig::unk_id)
+      .def_readwrite("embedding_scale", &ModelConfig::embedding_scale,
+                     "Token embeddings are multiplied by this; 0: sqrt(d_model).")
+      .def_readwrite("decoder_start_id", &ModelConfig::decoder_start_id,
+                     "The decoder's first input; -1: bos_id.")
+      .def_readwrite("source_eos", &ModelConfig::source_eos, "eos_id ends every source sentence.")
       .def_static("preset", [](const std::string& name) {
             Expected<ModelConfig> config = ModelConfig::preset(name);
             check(config.status());

@@ -43,6 +43,9 @@ def test_config_fields_and_presets():
     config = small_config(activation="gelu", pre_norm=True)
     assert config.activation == "gelu" and config.pre_norm
     assert config == libmt.ModelConfig(**config.to_dict())
+    converted = small_config(embedding_scale=1.0, decoder_start_id=5, source_eos=False)
+    assert converted.to_dict()["source_eos"] is False and converted.decoder_start_id == 5
+    assert converted != small_config()
     assert libmt.ModelConfig.preset("tiny").d_model == 128
     with pytest.raises(ValueError, match="preset|huge"):
         libmt.ModelConfig.preset("huge")

@@ -8,6 +8,7 @@
 
 #include "mt/export.h"
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -30,7 +31,7 @@ struct MT_API ModelConfig {
   int source_vocab_size = 32000;
   int target_vocab_size = 32000;
   int max_positions = 1024;
-  Activation activation = Activation::relu;  // relu or gelu
+  Activation activation = Activation::relu;  // relu, gelu or swish
   bool pre_norm = false;                     // post-norm as in the paper unless set
   float layer_norm_epsilon = 1e-5f;
   bool shared_embeddings = false;  // source and target share "target_embedding"
@@ -39,6 +40,14 @@ struct MT_API ModelConfig {
   int bos_id = 1;
   int eos_id = 2;
   int unk_id = 3;
+  // What models made elsewhere need (format version 3; these defaults are
+  // what every older file means):
+  float embedding_scale = 0.0f;  // token embeddings are multiplied by this; 0: sqrt(d_model)
+  int decoder_start_id = -1;     // the decoder's first input; -1: bos_id (Marian starts from pad, fairseq from eos)
+  bool source_eos = true;        // eos_id ends every source sentence (OpenNMT-py models have none)
+
+  float embedding_multiplier() const { return embedding_scale > 0.0f ? embedding_scale : std::sqrt(float(d_model)); }
+  int start_id() const { return decoder_start_id >= 0 ? decoder_start_id : bos_id; }
 
   // Named configurations used by benchmarks and tests:
   //   "base":  6+6 layers, d_model 512, 8 heads, d_ff 2048, vocab 32000 (the paper's base model)

@@ -20,12 +20,12 @@ Status CudaSession::greedy_search(Session::Impl& s, int B, const SearchLimits& l
   int32_t* up = pinned<int32_t>(plan_.up_step);
   int32_t* ring_tokens = pinned<int32_t>(plan_.ring_tokens);
   float* ring_values = pinned<float>(plan_.ring_values);
-  SearchBookkeeping book(s.search_buffers(), limits, cfg.bos_id, cfg.eos_id);
+  SearchBookkeeping book(s.search_buffers(), limits, cfg.start_id(), cfg.eos_id);
 
   int alive = book.start_greedy(B);
   const int max_limit = book.max_steps();
   if (alive == 0) return {};
-  std::fill(up, up + rows, cfg.bos_id);  // padding rows too: they must read valid embeddings
+  std::fill(up, up + rows, cfg.start_id());  // padding rows too: they must read valid embeddings
   if (const cudaError_t e = cudaMemcpyAsync(dev<int32_t>(plan_.step_tokens), up, size_t(rows) * sizeof(int32_t),
                                             cudaMemcpyHostToDevice, stream_);
       e != cudaSuccess) {
@@ -76,7 +76,7 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
   // The beams' next tokens go straight into the pinned buffer that uploads them.
   SearchBuffers buffers = s.search_buffers();
   buffers.step_tokens = step;
-  SearchBookkeeping book(buffers, limits, cfg.bos_id, cfg.eos_id);
+  SearchBookkeeping book(buffers, limits, cfg.start_id(), cfg.eos_id);
   auto upload_steps = [&]() {
     return cudaMemcpyAsync(d_step, step, size_t(rows) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_);
   };
@@ -85,7 +85,7 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
   const int max_limit = book.max_steps();
   if (alive == 0) return {};
   // Padding rows read valid embeddings and keep their own cache rows.
-  for (int r = R; r < rows; ++r) step[r] = cfg.bos_id, index[r] = r;
+  for (int r = R; r < rows; ++r) step[r] = cfg.start_id(), index[r] = r;
   if (const cudaError_t e = upload_steps(); e != cudaSuccess) {
     return cuda_error(Errc::internal, "copying tokens to the GPU failed", e);
   }
@@ -182,7 +182,7 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   SearchBuffers buffers = s.search_buffers();
   int32_t* step = pinned<int32_t>(plan_.up_step);
   buffers.step_tokens = step;
-  SearchBookkeeping book(buffers, limits, cfg.bos_id, cfg.eos_id);
+  SearchBookkeeping book(buffers, limits, cfg.start_id(), cfg.eos_id);
   const int alive_at_start = book.start_beam(B);
   if (alive_at_start == 0) return {};
   const int max_limit = book.max_steps();
@@ -194,7 +194,7 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   int32_t* index = pinned<int32_t>(plan_.up_index);
   int* done = pinned<int>(plan_.up_done);
   int* alive = pinned<int>(plan_.down_alive);
-  for (int r = R; r < rows; ++r) step[r] = cfg.bos_id;
+  for (int r = R; r < rows; ++r) step[r] = cfg.start_id();
   for (int r = 0; r < rows; ++r) index[r] = r;
   for (int b = 0; b < B; ++b) done[b] = book.done(b) ? 1 : 0;
   std::copy(buffers.scores, buffers.scores + R, pinned<float>(plan_.up_scores));

@@ -36,7 +36,7 @@ CudaStatus CudaTransformer::linear(const float* x, int M, const CudaLinear& w, f
 CudaStatus CudaTransformer::embed(const CudaEmbedding& table, const int32_t* tokens, int M,
                                   const int32_t* positions, float* y) {
   const int C = config_.d_model;
-  const float scale = std::sqrt(float(C));
+  const float scale = config_.embedding_multiplier();
   if (table.f16 != nullptr) {
     return embed_f16_cuda(table.f16, C, tokens, M, scale, positions_, positions, 0, y, stream_);
   }
