@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "atomic_file.hpp"
-#include "format_version.hpp"
 #include "cuda/cuda_weights.hpp"
+#include "format_version.hpp"
 #include "mapped_file.hpp"
 #include "model_generated.h"
 #include "model_weights.hpp"
