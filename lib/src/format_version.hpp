@@ -12,7 +12,8 @@ namespace mt::detail {
 // The first field of `config` that only version 3 can hold, or null.
 const char* version_3_feature(const ModelConfig& config);
 
-// The oldest version holding a file with this config and (or without) int8 tensors.
+// The oldest version that holds a file with this config (int8 tensors need 2,
+// which it never goes below).
 inline uint32_t oldest_format_version(const ModelConfig& config) {
   return version_3_feature(config) != nullptr ? 3 : 2;
 }

@@ -84,35 +84,9 @@ void step_logits(Session::Impl& s, const int32_t* tokens, int R, int t, std::vec
   std::copy(out, out + logits.size(), logits.begin());
 }
 
-// Both sessions have encoded the same two sentences; decodes T steps of
-// made-up prefixes on each (BOS, then tokens that differ per row) and checks
-// every row's logits: max |ref - got| / max |ref| <= tol. Returns the worst.
-double compare_step_logits(Session::Impl& ref, Session::Impl& got, const ModelConfig& config, int T, double tol) {
-  const int R = 2, V = config.target_vocab_size;
-  std::vector<float> ref_logits(size_t(R) * V), got_logits(size_t(R) * V);
-  double worst = 0.0;
-  for (int t = 0; t < T; ++t) {
-    const int32_t tokens[R] = {t == 0 ? config.bos_id : int32_t(4 + (t * 37) % (V - 4)),
-                               t == 0 ? config.bos_id : int32_t(4 + (t * 91) % (V - 4))};
-    step_logits(ref, tokens, R, t, ref_logits);
-    step_logits(got, tokens, R, t, got_logits);
-    for (int r = 0; r < R; ++r) {
-      double max_diff = 0.0, max_abs = 0.0;
-      for (int v = 0; v < V; ++v) {
-        const size_t i = size_t(r) * V + v;
-        max_diff = std::max(max_diff, std::fabs(double(ref_logits[i]) - double(got_logits[i])));
-        max_abs = std::max(max_abs, std::fabs(double(ref_logits[i])));
-      }
-      INFO("row " << r << " step " << t << ": max |diff| " << max_diff << ", max |logit| " << max_abs);
-      REQUIRE(max_abs > 0.0);
-      CHECK(max_diff / max_abs <= tol);
-      worst = std::max(worst, max_diff / max_abs);
-    }
-  }
-  return worst;
-}
-
-// The logits of compare_step_logits' T steps, one [R, V] block a step.
+// The logits of T decoder steps of made-up prefixes (BOS, then tokens that
+// differ per row) on a session that has encoded two sentences: one [R, V]
+// block a step.
 std::vector<std::vector<float>> made_up_step_logits(Session::Impl& s, const ModelConfig& config, int T) {
   const int R = 2, V = config.target_vocab_size;
   std::vector<std::vector<float>> steps(size_t(T), std::vector<float>(size_t(R) * V));
@@ -124,18 +98,45 @@ std::vector<std::vector<float>> made_up_step_logits(Session::Impl& s, const Mode
   return steps;
 }
 
+// One row's max |ref - got| and max |ref|.
+struct RowGap {
+  double max_diff = 0.0, max_abs = 0.0;
+};
+RowGap row_gap(const std::vector<float>& ref, const std::vector<float>& got, size_t row, int V) {
+  RowGap g;
+  for (size_t i = row * V; i < (row + 1) * V; ++i) {
+    g.max_diff = std::max(g.max_diff, std::fabs(double(ref[i]) - double(got[i])));
+    g.max_abs = std::max(g.max_abs, std::fabs(double(ref[i])));
+  }
+  return g;
+}
+
 // The worst row of max |ref - got| / max |ref| over all steps.
 double worst_relative_gap(const std::vector<std::vector<float>>& ref, const std::vector<std::vector<float>>& got,
                           int V) {
   double worst = 0.0;
   for (size_t t = 0; t < ref.size(); ++t) {
     for (size_t row = 0; row * V < ref[t].size(); ++row) {
-      double max_diff = 0.0, max_abs = 0.0;
-      for (size_t i = row * V; i < (row + 1) * V; ++i) {
-        max_diff = std::max(max_diff, std::fabs(double(ref[t][i]) - double(got[t][i])));
-        max_abs = std::max(max_abs, std::fabs(double(ref[t][i])));
-      }
-      worst = std::max(worst, max_diff / std::max(max_abs, 1e-30));
+      const RowGap g = row_gap(ref[t], got[t], row, V);
+      worst = std::max(worst, g.max_diff / std::max(g.max_abs, 1e-30));
+    }
+  }
+  return worst;
+}
+
+// Both sessions have encoded the same two sentences: checks every row of
+// made_up_step_logits' T steps, max |ref - got| / max |ref| <= tol. Returns the worst.
+double compare_step_logits(Session::Impl& ref, Session::Impl& got, const ModelConfig& config, int T, double tol) {
+  const int V = config.target_vocab_size;
+  const auto want = made_up_step_logits(ref, config, T), have = made_up_step_logits(got, config, T);
+  double worst = 0.0;
+  for (int t = 0; t < T; ++t) {
+    for (size_t r = 0; r < 2; ++r) {
+      const RowGap g = row_gap(want[size_t(t)], have[size_t(t)], r, V);
+      INFO("row " << r << " step " << t << ": max |diff| " << g.max_diff << ", max |logit| " << g.max_abs);
+      REQUIRE(g.max_abs > 0.0);
+      CHECK(g.max_diff / g.max_abs <= tol);
+      worst = std::max(worst, g.max_diff / g.max_abs);
     }
   }
   return worst;
