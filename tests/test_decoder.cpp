@@ -1,6 +1,9 @@
 // The decoder: incremental decoding equals recomputing the prefix, beam 1
 // equals greedy, batching and threads do not change results, options are checked.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <vector>
 
 #include "arena.hpp"
@@ -145,6 +148,102 @@ TEST_CASE("decoder_start_id and source_eos and embedding_scale do what they say"
     scaled.embedding_scale = 1.0f;
     CHECK(translate(scaled, "scale-1.mtm", sources) != reference);
   }
+}
+
+TEST_CASE("stored position tables and suppressed ids do what they say", "[decoder]") {
+  const ModelConfig base = tiny_config();
+  const auto sources = make_sources({9, 4, 6, 12, 3}, base.source_vocab_size, 6);
+  TranslateOptions beam;
+  beam.beam_size = 4;
+  auto translate = [&](std::shared_ptr<const Model> model) {
+    Session session = make_session(std::move(model), 8, 4);
+    return std::pair{run(session, sources, {}), run(session, sources, beam)};
+  };
+  const auto reference = translate(random_model(base, 41, "positions-computed.mtm"));
+
+  SECTION("stored_positions: the sinusoid stored is the sinusoid computed; another table is another model") {
+    ModelConfig stored = base;
+    stored.stored_positions = true;
+    auto model = random_model(stored, 41, "positions-stored.mtm");  // the table is filled with the sinusoid
+    CHECK(model->format_version() == 3);
+    const auto got = translate(model);
+    CHECK(got.first.tokens == reference.first.tokens);
+    CHECK(got.first.scores == reference.first.scores);
+    CHECK(got.second.tokens == reference.second.tokens);
+    CHECK(got.second.scores == reference.second.scores);
+
+    // Offset by two rows, as fairseq's are: row p holds the sinusoid of p + 2.
+    const TensorView* table = model->find_tensor("position_encoding");
+    REQUIRE(table != nullptr);
+    test::AlignedFile file(test::scratch_path("41-positions-stored.mtm"));
+    const size_t offset = size_t(table->data.data() - model->bytes().data()), C = size_t(base.d_model);
+    float* rows = reinterpret_cast<float*>(file.data + offset);
+    std::memmove(rows, rows + 2 * C, (size_t(base.max_positions) - 2) * C * sizeof(float));
+    auto shifted = Model::from_buffer(file.span(file.size));
+    REQUIRE(shifted.ok());
+    CHECK(translate(shifted.value()).first.tokens != reference.first.tokens);
+  }
+  SECTION("suppressed ids: never emitted, and the others keep their log-probabilities") {
+    std::map<int32_t, int> counts;
+    for (const auto& t : reference.first.tokens) {
+      for (const int32_t id : t) ++counts[id];
+    }
+    const int32_t often = std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) {
+                            return a.second < b.second;
+                          })->first;
+    ModelConfig suppressing = base;
+    suppressing.suppressed_ids = {often};
+    const auto got = translate(random_model(suppressing, 41, "suppressing.mtm"));
+    int unchanged = 0;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const auto& ref = reference.first.tokens[i];
+      CHECK(std::count(got.first.tokens[i].begin(), got.first.tokens[i].end(), often) == 0);
+      if (std::count(ref.begin(), ref.end(), often) == 0) {
+        // The suppressed id's mass stays in the log-softmax: same scores.
+        CHECK(got.first.tokens[i] == ref);
+        CHECK(got.first.scores[i] == reference.first.scores[i]);
+        ++unchanged;
+      }
+    }
+    CHECK(unchanged < int(sources.size()));  // the suppressed id was in some output
+    for (const auto& t : got.second.tokens) CHECK(std::count(t.begin(), t.end(), often) == 0);
+
+    suppressing.suppressed_ids = {suppressing.eos_id};
+    CHECK_THAT(suppressing.validate().message(), Catch::Contains("must not hold eos_id"));
+    suppressing.suppressed_ids = {5, 4};
+    CHECK_THAT(suppressing.validate().message(), Catch::Contains("sorted and unique"));
+  }
+}
+
+TEST_CASE("forced logits follow the greedy path the search took", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  Session session = make_session(random_model(config, 43), 8, 4);
+  const auto sources = make_sources({7, 11}, config.source_vocab_size, 8);
+  const Output greedy = run(session, sources, {});
+  const size_t V = size_t(config.target_vocab_size);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::vector<int32_t> target = greedy.tokens[i];
+    if (target.size() < 24) target.push_back(config.eos_id);  // else it stopped at max_target_length
+    std::vector<float> logits(target.size() * V);
+    const Status status = session.forced_logits(sources[i], target, logits);
+    INFO(status.message());
+    REQUIRE(status.ok());
+    double log_prob = 0.0;
+    for (size_t t = 0; t < target.size(); ++t) {
+      const float* row = logits.data() + t * V;
+      CHECK(std::max_element(row, row + V) - row == target[t]);  // greedy took each row's best
+      const float top = *std::max_element(row, row + V);
+      double sum = 0.0;
+      for (size_t v = 0; v < V; ++v) sum += std::exp(double(row[v]) - top);
+      log_prob += double(row[target[t]]) - top - std::log(sum);
+    }
+    CHECK(log_prob / double(target.size()) == Approx(greedy.scores[i]).epsilon(1e-4));
+  }
+  std::vector<float> small(3);
+  CHECK_THAT(session.forced_logits(sources[0], greedy.tokens[0], small).message(), Catch::Contains("needs"));
+  std::vector<int32_t> too_long(40, 5);
+  std::vector<float> room(too_long.size() * V);
+  CHECK_THAT(session.forced_logits(sources[0], too_long, room).message(), Catch::Contains("max_target_length"));
 }
 
 TEST_CASE("beam search with beam 1 gives the greedy result", "[decoder]") {

@@ -19,7 +19,7 @@ SpecialIds special_ids(const ModelConfig& c) { return {c.pad_id, c.bos_id, c.eos
 namespace {
 // The trainer's model is this project's: ReLU or GELU, sqrt(d_model)
 // embeddings, decoding from bos, sources ending in eos. A converted model
-// (swish, other scales, start ids) cannot be trained yet, and must not
+// (swish, other scales, start ids, stored positions) cannot be trained yet, and must not
 // silently train as something else.
 const ModelConfig& trainable(const ModelConfig& config) {
   if (config.activation != Activation::relu && config.activation != Activation::gelu)
@@ -27,6 +27,8 @@ const ModelConfig& trainable(const ModelConfig& config) {
   if (config.embedding_scale != 0.0f || config.decoder_start_id != -1 || !config.source_eos)
     throw std::invalid_argument(
         "the trainer supports sqrt(d_model) embeddings, decoding from bos and sources ending in eos, not this model's");
+  if (config.stored_positions || !config.suppressed_ids.empty())
+    throw std::invalid_argument("the trainer supports computed sinusoid positions and no suppressed ids, not this model's");
   return config;
 }
 }  // namespace

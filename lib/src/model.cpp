@@ -31,9 +31,11 @@ struct Model::Impl {
   std::vector<std::vector<int32_t>> row_sums;  // of the int8 tensors
   detail::ModelWeights weights;
   std::unique_ptr<const detail::Tokenizer> tokenizer;  // over the file's vocabulary arrays
-  // vocabulary(): an owning copy, made on first use (tools; translation never needs it).
-  mutable std::once_flag vocabulary_once;
-  mutable std::optional<VocabularyData> vocabulary;
+  std::unique_ptr<const detail::Tokenizer> target_tokenizer;  // null: `tokenizer` decodes too
+  // vocabulary(), target_vocabulary(): owning copies, made on first use
+  // (tools; translation never needs them).
+  mutable std::once_flag vocabulary_once, target_vocabulary_once;
+  mutable std::optional<VocabularyData> vocabulary, target_vocabulary;
   // Device copies of the weights, made by the first CUDA session on each GPU.
   mutable detail::CudaWeightCache cuda_weights;
 };
@@ -80,6 +82,8 @@ Expected<ModelConfig> read_config(const fb::Config& c) {
   m.embedding_scale = c.embedding_scale();
   m.decoder_start_id = c.decoder_start_id();
   m.source_eos = c.source_eos();
+  m.stored_positions = c.stored_positions();
+  if (c.suppressed_ids()) m.suppressed_ids.assign(c.suppressed_ids()->begin(), c.suppressed_ids()->end());
   MT_RETURN_IF_ERROR(m.validate());
   return m;
 }
@@ -325,6 +329,7 @@ Expected<detail::ModelWeights> resolve_weights(const ModelConfig& cfg, const std
     w.encoder_norm = norm("encoder/norm");
     w.decoder_norm = norm("decoder/norm");
   }
+  if (cfg.stored_positions) w.position_table = find_in(tensors, "position_encoding")->f32();
   if (!w.any_int8 && !quantization.inputs.empty()) {
     return Status::error(Errc::invalid_model, "model has calibrated input scales but no int8 layer");
   }
@@ -410,6 +415,7 @@ detail::VocabularyView view_vocabulary(const fb::Vocabulary& v) {
   out.byte_fallback = v.byte_fallback();
   out.treat_whitespace_as_suffix = v.treat_whitespace_as_suffix();
   out.normalized_expansion = v.normalized_expansion();
+  out.model_ids = span_of(v.model_ids());
   return out;
 }
 
@@ -432,15 +438,8 @@ Expected<std::unique_ptr<const detail::Tokenizer>> read_tokenizer(const fb::Voca
   return detail::Tokenizer::create(view, &trie);
 }
 
-// The vocabulary is the tokenizer of both sides: one joint vocabulary whose
-// ids are the model's, special pieces where the config says.
-Status check_vocabulary(const ModelConfig& config, const detail::VocabularyView& v) {
-  const int size = int(v.size());
-  if (size != config.source_vocab_size || size != config.target_vocab_size) {
-    return Status::error(Errc::invalid_model,
-                         "vocabulary has %d pieces but the config's vocabulary sizes are %d (source) and %d (target)",
-                         size, config.source_vocab_size, config.target_vocab_size);
-  }
+// Special pieces where the config says, in the vocabulary whose piece index is the model id.
+Status check_special_pieces(const ModelConfig& config, const detail::VocabularyView& v) {
   const struct { const char* name; int id; PieceType type; } specials[] = {
       {"unk_id", config.unk_id, PieceType::unknown},
       {"bos_id", config.bos_id, PieceType::control},
@@ -451,6 +450,51 @@ Status check_vocabulary(const ModelConfig& config, const detail::VocabularyView&
                            s.name, s.id, std::string(v.piece(size_t(s.id))).c_str(),
                            s.type == PieceType::unknown ? "unknown" : "control");
     }
+  }
+  return {};
+}
+
+// The source vocabulary encodes, into its model ids or its piece indices;
+// the target vocabulary (when the file has one, else the same) decodes, its
+// piece index being the target id. One joint vocabulary serves both sides
+// when it has no model ids and its size is both of the config's.
+Status check_vocabularies(const ModelConfig& config, const detail::VocabularyView& source,
+                          const detail::VocabularyView* target) {
+  const int size = int(source.size());
+  if (target == nullptr) {
+    if (!source.model_ids.empty())
+      return Status::error(Errc::invalid_model, "vocabulary has model ids but the file has no target vocabulary to decode with");
+    if (size != config.source_vocab_size || size != config.target_vocab_size) {
+      return Status::error(Errc::invalid_model,
+                           "vocabulary has %d pieces but the config's vocabulary sizes are %d (source) and %d (target)",
+                           size, config.source_vocab_size, config.target_vocab_size);
+    }
+    return check_special_pieces(config, source);
+  }
+  if (!target->model_ids.empty())
+    return Status::error(Errc::invalid_model, "the target vocabulary has model ids (its piece index must be the id)");
+  if (int(target->size()) != config.target_vocab_size) {
+    return Status::error(Errc::invalid_model, "target vocabulary has %zu pieces but the config's target_vocab_size is %d",
+                         target->size(), config.target_vocab_size);
+  }
+  MT_RETURN_IF_ERROR(check_special_pieces(config, *target));
+  if (source.model_ids.empty()) {
+    if (size != config.source_vocab_size)
+      return Status::error(Errc::invalid_model, "vocabulary has %d pieces but the config's source_vocab_size is %d", size,
+                           config.source_vocab_size);
+    if (source.piece_type(size_t(config.unk_id)) != PieceType::unknown)
+      return Status::error(Errc::invalid_model, "config field 'unk_id' = %d is not the vocabulary's unknown piece",
+                           config.unk_id);
+    return {};
+  }
+  for (size_t i = 0; i < source.size(); ++i) {
+    const int32_t id = source.model_ids[i];
+    if (id >= config.source_vocab_size)
+      return Status::error(Errc::invalid_model, "vocabulary piece %zu has model id %d, outside the source vocabulary of %d",
+                           i, id, config.source_vocab_size);
+    if (source.piece_type(i) == PieceType::unknown && id != config.unk_id)
+      return Status::error(Errc::invalid_model, "the vocabulary's unknown piece has model id %d, not unk_id %d", id,
+                           config.unk_id);
   }
   return {};
 }
@@ -488,7 +532,11 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   auto config = read_config(*model->config());
   if (!config) return config.status();
   impl.config = config.value();
-  if (const char* feature = detail::version_3_feature(impl.config); feature != nullptr && impl.format_version < 3) {
+  const char* feature = detail::version_3_feature(impl.config);
+  if (feature == nullptr && model->target_vocabulary() != nullptr) feature = "target_vocabulary";
+  if (feature == nullptr && model->vocabulary() != nullptr && model->vocabulary()->model_ids() != nullptr)
+    feature = "vocabulary model_ids";
+  if (feature != nullptr && impl.format_version < 3) {
     return Status::error(Errc::invalid_model, "config field %s needs format version 3; the file says %u", feature,
                          impl.format_version);
   }
@@ -520,7 +568,16 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
       model->vocabulary()->type() != fb::VocabularyType::none) {
     auto tokenizer = read_tokenizer(*model->vocabulary());  // validates it
     if (!tokenizer) return tokenizer.status();
-    MT_RETURN_IF_ERROR(check_vocabulary(impl.config, (*tokenizer)->vocabulary()));
+    const fb::Vocabulary* target = model->target_vocabulary();
+    if (target != nullptr) {
+      auto target_tokenizer = read_tokenizer(*target);
+      if (!target_tokenizer) {
+        return Status::error(target_tokenizer.status().code(), "target %s", target_tokenizer.status().message());
+      }
+      impl.target_tokenizer = std::move(target_tokenizer.value());
+    }
+    MT_RETURN_IF_ERROR(check_vocabularies(impl.config, (*tokenizer)->vocabulary(),
+                                          target ? &impl.target_tokenizer->vocabulary() : nullptr));
     impl.tokenizer = std::move(tokenizer.value());
   }
   return {};
@@ -571,6 +628,15 @@ const VocabularyData* Model::vocabulary() const {
   std::call_once(impl_->vocabulary_once, [&] { impl_->vocabulary = impl_->tokenizer->vocabulary().to_data(); });
   return &*impl_->vocabulary;
 }
+const VocabularyData* Model::target_vocabulary() const {
+  if (!impl_->target_tokenizer) return nullptr;
+  std::call_once(impl_->target_vocabulary_once,
+                 [&] { impl_->target_vocabulary = impl_->target_tokenizer->vocabulary().to_data(); });
+  return &*impl_->target_vocabulary;
+}
 const detail::Tokenizer* Model::tokenizer() const { return impl_->tokenizer.get(); }
+const detail::Tokenizer* Model::target_tokenizer() const {
+  return impl_->target_tokenizer ? impl_->target_tokenizer.get() : impl_->tokenizer.get();
+}
 
 }  // namespace mt

@@ -55,6 +55,14 @@ Status ModelConfig::validate() const {
                          double(embedding_scale));
   if (decoder_start_id < -1 || decoder_start_id >= target_vocab_size)
     return bad("decoder_start_id", decoder_start_id, "must be -1 (bos_id) or a valid target token id");
+  for (size_t i = 0; i < suppressed_ids.size(); ++i) {
+    const int32_t id = suppressed_ids[i];
+    if (id < 0 || id >= target_vocab_size) return bad("suppressed_ids", id, "must hold valid target token ids");
+    if (id == eos_id) return bad("suppressed_ids", id, "must not hold eos_id (no sentence could end)");
+    if (i > 0 && id <= suppressed_ids[i - 1]) return bad("suppressed_ids", id, "must be sorted and unique");
+  }
+  if (suppressed_ids.size() + 1 >= size_t(target_vocab_size))
+    return bad("suppressed_ids", long(suppressed_ids.size()), "must leave more than eos_id to emit");
   return {};
 }
 
@@ -89,6 +97,8 @@ const char* version_3_feature(const ModelConfig& c) {
   if (c.embedding_scale != 0.0f) return "embedding_scale";
   if (c.decoder_start_id != -1) return "decoder_start_id";
   if (!c.source_eos) return "source_eos";
+  if (c.stored_positions) return "stored_positions";
+  if (!c.suppressed_ids.empty()) return "suppressed_ids";
   return nullptr;
 }
 

@@ -44,6 +44,10 @@ std::vector<TensorSpec> model_tensor_specs(const ModelConfig& cfg) {
   }
   s.specs.push_back({"output/bias", {uint32_t(cfg.target_vocab_size)}, Layout::row_major,
                      TensorRole::bias});
+  if (cfg.stored_positions) {
+    s.specs.push_back({"position_encoding", {uint32_t(cfg.max_positions), C}, Layout::row_major,
+                       TensorRole::positions});
+  }
 
   for (int i = 0; i < cfg.encoder_layers; ++i) {
     const std::string layer = "encoder/layer_" + std::to_string(i);

@@ -33,7 +33,7 @@ Status Model::encode(std::string_view text, std::vector<int32_t>* ids) const {
 Status Model::decode(std::span<const int32_t> ids, std::string* text, bool line_breaks_as_spaces) const {
   if (text == nullptr) return Status::error(Errc::invalid_argument, "text must not be null");
   text->clear();
-  const detail::Tokenizer* t = tokenizer();
+  const detail::Tokenizer* t = target_tokenizer();
   if (t == nullptr) return no_vocabulary();
   text->resize(t->max_decoded_bytes(ids.size()));
   size_t length = 0;

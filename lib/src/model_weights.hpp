@@ -49,6 +49,9 @@ struct ModelWeights : TransformerWeightsOf<Linear, Norm, Embedding> {
   std::vector<std::string> linear_names;
   bool any_int8 = false;
   int max_int8_k = 0;  // widest int8 layer input (sizes the quantized-row buffer)
+  // [max_positions, C] stored position encodings, or null: computed (the
+  // config's stored_positions).
+  const float* position_table = nullptr;
 };
 
 }  // namespace mt::detail

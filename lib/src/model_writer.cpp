@@ -17,6 +17,7 @@ namespace {
 constexpr size_t kTensorAlignment = 64;
 
 flatbuffers::Offset<fb::Config> build_config(flatbuffers::FlatBufferBuilder& b, const ModelConfig& c) {
+  const auto suppressed = c.suppressed_ids.empty() ? 0 : b.CreateVector(c.suppressed_ids);
   fb::ConfigBuilder cb(b);
   cb.add_encoder_layers(uint32_t(c.encoder_layers));
   cb.add_decoder_layers(uint32_t(c.decoder_layers));
@@ -40,6 +41,8 @@ flatbuffers::Offset<fb::Config> build_config(flatbuffers::FlatBufferBuilder& b, 
   cb.add_embedding_scale(c.embedding_scale);
   cb.add_decoder_start_id(c.decoder_start_id);
   cb.add_source_eos(c.source_eos);
+  cb.add_stored_positions(c.stored_positions);
+  if (!suppressed.IsNull()) cb.add_suppressed_ids(suppressed);
   return cb.Finish();
 }
 
@@ -86,7 +89,24 @@ flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuil
                                     v.escape_whitespaces, v.byte_fallback, v.normalization_name.c_str(),
                                     v.treat_whitespace_as_suffix, v.unk_surface.c_str(), expansion,
                                     optional(text), optional(ends), optional(scores), optional(types),
-                                    optional(trie_edge_counts), optional(trie_labels), optional(trie_piece_nodes));
+                                    optional(trie_edge_counts), optional(trie_labels), optional(trie_piece_nodes),
+                                    v.model_ids.empty() ? nullptr : &v.model_ids);
+}
+
+// What the loader would refuse is not written; the trie that proves the
+// pieces distinct is stored for the loader (version 2).
+Expected<flatbuffers::Offset<fb::Vocabulary>> build_checked_vocabulary(flatbuffers::FlatBufferBuilder& b,
+                                                                      const VocabularyData& v, uint32_t version) {
+  const detail::FlatVocabulary flat(v);
+  MT_RETURN_IF_ERROR(flat.view().validate());
+  auto trie = detail::piece_trie_of(flat.view(), /*user_defined_only=*/false);
+  if (!trie) return trie.status();
+  // Walk the normalizer's trie once here, so loading need not.
+  size_t expansion = v.normalized_expansion;
+  if (expansion == 0 && !v.precompiled_charsmap.empty()) {
+    MT_RETURN_IF_ERROR(detail::check_charsmap(v.precompiled_charsmap, &expansion));
+  }
+  return build_vocabulary(b, v, uint32_t(expansion), version, version >= 2 ? &*trie : nullptr);
 }
 
 flatbuffers::Offset<fb::Quantization> build_quantization(flatbuffers::FlatBufferBuilder& b,
@@ -173,10 +193,19 @@ Status ModelWriter::add_tensor_i8(const std::string& name, const std::vector<uin
   return {};
 }
 
+const char* ModelWriter::version_3_feature() const {
+  if (const char* feature = detail::version_3_feature(config_)) return feature;
+  if (!vocabulary_.model_ids.empty()) return "vocabulary model_ids";
+  if (target_vocabulary_.type != VocabularyType::none) return "target vocabulary";
+  return nullptr;
+}
+
 uint32_t ModelWriter::format_version() const {
   if (format_version_) return *format_version_;
-  return detail::oldest_format_version(config_);
+  return version_3_feature() != nullptr ? 3 : 2;
 }
+
+
 
 Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   size_t total = 1 << 16;
@@ -216,26 +245,26 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   if (any_int8 && version < 2) {
     return Status::error(Errc::invalid_argument, "int8 tensors need format version 2 or later");
   }
-  if (const char* feature = detail::version_3_feature(config_); feature != nullptr && version < 3) {
-    return Status::error(Errc::invalid_argument, "the config's %s needs format version 3 or later", feature);
+  if (const char* feature = version_3_feature(); feature != nullptr && version < 3) {
+    return Status::error(Errc::invalid_argument, "the %s needs format version 3 or later", feature);
   }
 
   auto metadata = build_metadata(b, metadata_);
   auto config = build_config(b, config_);
-  flatbuffers::Offset<fb::Vocabulary> vocabulary;
+  flatbuffers::Offset<fb::Vocabulary> vocabulary, target_vocabulary;
   if (vocabulary_.type != VocabularyType::none) {
-    // What the loader would refuse is not written; the trie that proves the
-    // pieces distinct is stored for the loader (version 2).
-    const detail::FlatVocabulary flat(vocabulary_);
-    MT_RETURN_IF_ERROR(flat.view().validate());
-    auto trie = detail::piece_trie_of(flat.view(), /*user_defined_only=*/false);
-    if (!trie) return trie.status();
-    // Walk the normalizer's trie once here, so loading need not.
-    size_t expansion = vocabulary_.normalized_expansion;
-    if (expansion == 0 && !vocabulary_.precompiled_charsmap.empty()) {
-      MT_RETURN_IF_ERROR(detail::check_charsmap(vocabulary_.precompiled_charsmap, &expansion));
-    }
-    vocabulary = build_vocabulary(b, vocabulary_, uint32_t(expansion), version, version >= 2 ? &*trie : nullptr);
+    auto built = build_checked_vocabulary(b, vocabulary_, version);
+    if (!built) return built.status();
+    vocabulary = built.value();
+  }
+  if (!vocabulary_.model_ids.empty() && target_vocabulary_.type == VocabularyType::none)
+    return Status::error(Errc::invalid_argument, "a vocabulary with model ids needs a target vocabulary to decode with");
+  if (target_vocabulary_.type != VocabularyType::none) {
+    if (vocabulary_.type == VocabularyType::none)
+      return Status::error(Errc::invalid_argument, "a target vocabulary needs a (source) vocabulary");
+    auto built = build_checked_vocabulary(b, target_vocabulary_, version);
+    if (!built) return Status::error(built.status().code(), "target %s", built.status().message());
+    target_vocabulary = built.value();
   }
   flatbuffers::Offset<fb::Quantization> quantization;
   if (any_int8) quantization = build_quantization(b, quantization_);
@@ -246,6 +275,7 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   mb.add_tensors(tensor_vector);
   mb.add_metadata(metadata);
   if (!vocabulary.IsNull()) mb.add_vocabulary(vocabulary);
+  if (!target_vocabulary.IsNull()) mb.add_target_vocabulary(target_vocabulary);
   fb::FinishModelBuffer(b, mb.Finish());
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }

@@ -4,6 +4,7 @@
 
 #include "mt/model_spec.hpp"
 #include "mt/model_writer.hpp"
+#include "transformer.hpp"
 
 namespace mt {
 
@@ -36,6 +37,13 @@ Expected<ModelWriter> random_model_writer(const ModelConfig& config, uint64_t se
   std::vector<float> values;
   for (const TensorSpec& spec : model_tensor_specs(config)) {
     values.resize(spec.element_count());
+    if (spec.role == TensorRole::positions) {
+      // The sinusoid the runtime computes when none is stored (drawing no
+      // random numbers): the same model with and without a stored table.
+      detail::fill_positions(values.data(), int(spec.shape[0]), int(spec.shape[1]));
+      MT_RETURN_IF_ERROR(writer.add_tensor(spec.name, spec.shape, spec.layout, values));
+      continue;
+    }
     float limit = 0.0f;
     switch (spec.role) {
       case TensorRole::weight:  // Xavier/Glorot uniform
@@ -47,6 +55,7 @@ Expected<ModelWriter> random_model_writer(const ModelConfig& config, uint64_t se
       case TensorRole::bias: limit = 0.02f; break;
       case TensorRole::norm_gamma:
       case TensorRole::norm_beta: limit = 0.1f; break;
+      case TensorRole::positions: break;  // filled above
     }
     const float offset = spec.role == TensorRole::norm_gamma ? 1.0f : 0.0f;
     for (float& v : values) v = offset + limit * rng.uniform();

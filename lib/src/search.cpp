@@ -82,8 +82,14 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
         float* row = logits + size_t(i) * V;
         if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
         float best = 0.0f;
-        chosen[i] = kernels->argmax_f32(row, V, &best);
-        kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
+        if (cfg.suppressed_ids.empty()) {
+          chosen[i] = kernels->argmax_f32(row, V, &best);
+          kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
+        } else {  // masked after the log-softmax, as beam search does
+          kernels->log_softmax_f32(row, row, V);
+          for (const int32_t id : cfg.suppressed_ids) row[id] = kNegInf;
+          chosen[i] = kernels->argmax_f32(row, V, &best);
+        }
       });
     }
     for (int i = 0; i < rows; ++i) {
@@ -147,6 +153,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         float* lp = logits + size_t(i) * V;
         if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
         kernels->log_softmax_f32(lp, lp, V);
+        for (const int32_t id : cfg.suppressed_ids) lp[id] = kNegInf;  // keeping their mass, as HF's bad_words_ids
         row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i],
                   scores[beam], beam % K);
       });

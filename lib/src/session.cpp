@@ -113,7 +113,8 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   // a session split by sentences in its lanes: here they get no bytes.
   const size_t here = o.device == Device::cpu && p.lanes == 0 ? 1 : 0;
   ArenaPlanner a;
-  p.positions = a.reserve<float>(here * size_t(std::max(p.S, p.T)) * C);
+  const size_t computed_positions = cfg.stored_positions ? 0 : 1;  // else read from the model
+  p.positions = a.reserve<float>(here * computed_positions * size_t(std::max(p.S, p.T)) * C);
   p.source_tokens = a.reserve<int32_t>(N);
   p.source_offsets = a.reserve<int>(B + 1);
   p.reserve(a, cfg, N, R, T, here != 0);
@@ -158,7 +159,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.text_workspace = a.reserve<std::byte>(p.text_workspace_bytes);
     p.text_ids_stride = tok->max_encoded_ids(text_bytes);
     p.text_ids = a.reserve<int32_t>(ArenaPlanner::product(B, p.text_ids_stride));
-    p.text_out_stride = tok->max_decoded_bytes(T);
+    p.text_out_stride = model.target_tokenizer()->max_decoded_bytes(T);
     p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
   }
@@ -520,7 +521,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
       const size_t slot = size_t(b) * s.plan.K + size_t(k);
       char* out = s.at<char>(s.plan.text_out) + slot * s.plan.text_out_stride;
       size_t length = 0;
-      MT_RETURN_IF_ERROR(tokenizer->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
+      MT_RETURN_IF_ERROR(s.model->target_tokenizer()->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
       length = detail::replace_line_breaks(out, length);
       texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
     }

@@ -93,6 +93,7 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   Status load_sources(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options);
   // Encodes sources already copied (with EOS) into the arena; sets offsets.
   void encode(int B);
+  Status forced_logits(std::span<const int32_t> source, std::span<const int32_t> target, std::span<float> logits);
   // Starts the objects in the arena, the pool and the transformer, or the lanes.
   void bind();
   // Encodes the loaded sources and searches: hypotheses and counts filled.

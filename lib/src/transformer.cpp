@@ -110,15 +110,21 @@ void Transformer::layer_norm(const float* x, int M, const Norm& norm, float* y) 
 }
 
 // Token embedding x sqrt(C) (or the config's embedding_scale) plus the
-// encoding of `position` (section 3.4).
+// encoding of `position` (section 3.4): the model's stored row, or the
+// sinusoid, computed the first time a position is embedded.
 void Transformer::embed(const Embedding& table, int32_t token, int position, float* x) {
   const int C = config_.d_model;
-  assert(position < position_rows_);
-  if (position >= positions_filled_) {
-    fill_position_rows(positions_, positions_filled_, position + 1, C, wavelengths_.data());
-    positions_filled_ = position + 1;
+  const float* pe = nullptr;
+  if (weights_.position_table != nullptr) {
+    pe = weights_.position_table + size_t(position) * C;  // position < max_positions: the session's limits
+  } else {
+    assert(position < position_rows_);
+    if (position >= positions_filled_) {
+      fill_position_rows(positions_, positions_filled_, position + 1, C, wavelengths_.data());
+      positions_filled_ = position + 1;
+    }
+    pe = positions_ + size_t(position) * C;
   }
-  const float* pe = positions_ + size_t(position) * C;
   if (table.i8 != nullptr) {
     k_.embed_i8(table.i8, table.scales, C, token, config_.embedding_multiplier(), pe, x);
   } else {

@@ -243,6 +243,18 @@ void bind_translator(py::module_& m) {
              });
              return python_results(results, true, has_text);
            })
+      .def("_forced_logits",
+           [](PyTranslator& t, const std::vector<int32_t>& source, const std::vector<int32_t>& target) {
+             const size_t V = size_t(t.model->config().target_vocab_size);
+             std::string bytes(target.size() * V * sizeof(float), '\0');
+             Status status;
+             {
+               py::gil_scoped_release release;
+               status = t.session->forced_logits(source, target, {reinterpret_cast<float*>(bytes.data()), target.size() * V});
+             }
+             check(status);
+             return py::bytes(bytes);
+           })
       .def_property_readonly("model", [](const PyTranslator& t) { return PyModel{t.model}; },
                              "The libmt.Model this translator runs.")
       .def_property_readonly("device", [](const PyTranslator& t) {

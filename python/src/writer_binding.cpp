@@ -1,5 +1,10 @@
 // libmt.ModelWriter and libmt.tensor_specs: what converters need to write a
 // model file from arrays they computed (numpy or any buffer).
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -19,6 +24,7 @@ const char* role_name(TensorRole r) {
     case TensorRole::bias: return "bias";
     case TensorRole::norm_gamma: return "norm_gamma";
     case TensorRole::norm_beta: return "norm_beta";
+    case TensorRole::positions: return "positions";
   }
   return "weight";
 }
@@ -82,7 +88,12 @@ struct PyWriter {
 
   void set_vocabulary(const VocabularyData& vocabulary) {
     const size_t pieces = vocabulary.pieces.size();
-    if (pieces != size_t(config.source_vocab_size) || pieces != size_t(config.target_vocab_size)) {
+    if (!vocabulary.model_ids.empty()) {  // sizes checked by the writer against the target vocabulary
+      if (vocabulary.model_ids.size() != pieces) {
+        throw py::value_error("model_ids has " + std::to_string(vocabulary.model_ids.size()) +
+                              " ids for a vocabulary of " + std::to_string(pieces) + " pieces");
+      }
+    } else if (pieces != size_t(config.source_vocab_size) || pieces != size_t(config.target_vocab_size)) {
       throw py::value_error("the vocabulary has " + std::to_string(pieces) + " pieces; the config's vocabularies have " +
                             std::to_string(config.source_vocab_size) + " (source) and " +
                             std::to_string(config.target_vocab_size) + " (target)");
@@ -123,6 +134,39 @@ struct PyWriter {
     }
   }
 };
+
+VocabularyData vocabulary_of(py::object vocabulary, const char* method) {
+  if (py::isinstance<PyVocabulary>(vocabulary)) return *vocabulary.cast<const PyVocabulary&>().model->vocabulary();
+  if (!PyBytes_Check(vocabulary.ptr())) {
+    throw py::type_error(std::string(method) + ": expected the bytes of a SentencePiece .model file or a libmt.Vocabulary");
+  }
+  const std::string bytes = vocabulary.cast<std::string>();
+  Expected<VocabularyData> data = VocabularyData::from_sentencepiece(
+      {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  check(data.status(), "SentencePiece model");
+  return std::move(data.value());
+}
+
+// A decoding vocabulary in model-id order: `spm`'s rules, its piece types
+// where it has the piece; other pieces normal, or control when listed.
+VocabularyData target_vocabulary(const VocabularyData& spm, const std::vector<std::string>& pieces,
+                                 const std::vector<std::string>& control) {
+  std::unordered_map<std::string_view, const VocabularyPiece*> known;
+  for (const VocabularyPiece& p : spm.pieces) known.emplace(p.text, &p);
+  VocabularyData out = spm;
+  out.pieces.clear();
+  out.pieces.reserve(pieces.size());
+  for (const std::string& text : pieces) {
+    const auto it = known.find(text);
+    if (it != known.end()) {
+      out.pieces.push_back({text, it->second->score, it->second->type});
+    } else {
+      const bool is_control = std::find(control.begin(), control.end(), text) != control.end();
+      out.pieces.push_back({text, 0.0f, is_control ? PieceType::control : PieceType::normal});
+    }
+  }
+  return out;
+}
 
 std::string str_or_empty(const py::dict& d, const char* key) {
   return d.contains(key) ? py::str(d[key]).cast<std::string>() : std::string();
@@ -183,22 +227,25 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
           }, py::arg("metadata"),
           "A dict of str: source_language, target_language, training_corpus, tool, tool_version, "
           "created; other keys are kept as extra metadata.")
-      .def("set_vocabulary", [](PyWriter& w, py::object vocabulary) {
-            if (py::isinstance<PyVocabulary>(vocabulary)) {
-              w.set_vocabulary(*vocabulary.cast<const PyVocabulary&>().model->vocabulary());
-              return;
-            }
-            if (!PyBytes_Check(vocabulary.ptr())) {
-              throw py::type_error("set_vocabulary: expected the bytes of a SentencePiece .model file or a libmt.Vocabulary");
-            }
-            const std::string bytes = vocabulary.cast<std::string>();
-            Expected<VocabularyData> data = VocabularyData::from_sentencepiece(
-                {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
-            check(data.status(), "SentencePiece model");
-            w.set_vocabulary(data.value());
-          }, py::arg("vocabulary"),
+      .def("set_vocabulary", [](PyWriter& w, py::object vocabulary, std::optional<std::vector<int32_t>> model_ids) {
+            VocabularyData data = vocabulary_of(vocabulary, "set_vocabulary");
+            if (model_ids) data.model_ids = std::move(*model_ids);
+            w.set_vocabulary(data);
+          }, py::arg("vocabulary"), py::kw_only(), py::arg("model_ids") = py::none(),
           "The tokenizer: the bytes of a SentencePiece .model file, or another model's Vocabulary. "
-          "Its size must equal the config's vocabulary sizes (checked when writing).")
+          "Its size must equal the config's vocabulary sizes, unless model_ids (one per piece: the "
+          "model id piece i encodes to) is given; then set_target_vocabulary too.")
+      .def("set_target_vocabulary", [](PyWriter& w, py::bytes sentencepiece, const std::vector<std::string>& pieces,
+                                       const std::vector<std::string>& control) {
+            const std::string bytes = sentencepiece;
+            Expected<VocabularyData> spm = VocabularyData::from_sentencepiece(
+                {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+            check(spm.status(), "target SentencePiece model");
+            w.writer.set_target_vocabulary(target_vocabulary(spm.value(), pieces, control));
+          }, py::arg("sentencepiece"), py::arg("pieces"), py::kw_only(), py::arg("control") = std::vector<std::string>{},
+          "The vocabulary target ids decode with: `pieces` in model id order (one per target id), "
+          "decoded with the SentencePiece model's rules and piece types; a piece it lacks is an "
+          "ordinary piece, or a control piece (decodes to nothing) when named in `control`.")
       .def("set_quantization", [](PyWriter& w, const std::string& activations, const std::string& method,
                                   const std::vector<std::tuple<std::string, float, int32_t>>& inputs) {
             ModelQuantization q;

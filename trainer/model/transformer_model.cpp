@@ -32,7 +32,8 @@ void TransformerModel<T>::initialize(uint64_t seed) {
       case TensorRole::embedding: limit = std::sqrt(3.0 / double(spec.shape[1])); break;
       case TensorRole::norm_gamma: offset = 1.0; break;
       case TensorRole::bias:
-      case TensorRole::norm_beta: break;
+      case TensorRole::norm_beta:
+      case TensorRole::positions: break;  // trainable() refuses stored positions
     }
     for (T& v : t->value) v = T(offset + limit * uniform(rng));
   }

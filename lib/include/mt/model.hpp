@@ -45,6 +45,14 @@ struct MT_API ModelConfig {
   float embedding_scale = 0.0f;  // token embeddings are multiplied by this; 0: sqrt(d_model)
   int decoder_start_id = -1;     // the decoder's first input; -1: bos_id (Marian starts from pad, fairseq from eos)
   bool source_eos = true;        // eos_id ends every source sentence (OpenNMT-py models have none)
+  // Position encodings from the tensor "position_encoding" [max_positions,
+  // d_model] instead of the interleaved sinusoid computed at run time: any
+  // layout, frequency or offset, or learned positions.
+  bool stored_positions = false;
+  // Target ids search never emits (HF's OPUS-MT models: <pad>). They are
+  // masked after the log-softmax, so they keep their share of the probability
+  // mass, as Hugging Face's bad_words_ids does.
+  std::vector<int32_t> suppressed_ids;
 
   float embedding_multiplier() const { return embedding_scale > 0.0f ? embedding_scale : std::sqrt(float(d_model)); }
   int start_id() const { return decoder_start_id >= 0 ? decoder_start_id : bos_id; }
@@ -185,10 +193,13 @@ class MT_API Model {
 
   // The tokenizer's vocabulary, or null for a model that translates token ids only.
   const VocabularyData* vocabulary() const;
+  // The vocabulary target ids decode with, when the file has one of its own
+  // (models whose vocabulary has model_ids); null: vocabulary() decodes too.
+  const VocabularyData* target_vocabulary() const;
 
   // The model's tokenizer for callers outside a session (bindings, tools):
   // UTF-8 text -> source ids (no BOS or EOS), exactly as a session tokenizes,
-  // and target ids -> text, with its line breaks kept or, as translate_text
+  // and target ids -> text (with the target vocabulary when there is one), with its line breaks kept or, as translate_text
   // gives them, each made one space. These allocate; sessions tokenize in
   // their own memory. Error if the model has no vocabulary.
   Status encode(std::string_view text, std::vector<int32_t>* ids) const;
@@ -197,6 +208,7 @@ class MT_API Model {
   // Resolved per-layer weight pointers and the tokenizer, used by sessions.
   const detail::ModelWeights& weights() const;
   const detail::Tokenizer* tokenizer() const;
+  const detail::Tokenizer* target_tokenizer() const;  // tokenizer() when one vocabulary serves both
   // The weights' device copies, shared by the model's CUDA sessions.
   detail::CudaWeightCache& cuda_weights() const;
 

@@ -12,6 +12,7 @@
 //   decoder/layer_i/cross_attention/{q/weight [C, C], q/bias, kv/weight [2C, C], kv/bias, out/weight, out/bias, norm/...}
 //   decoder/layer_i/ffn/...             as in the encoder
 //   encoder/norm/{gamma,beta}, decoder/norm/{gamma,beta}   pre-norm only: the final LayerNorm of each stack
+//   position_encoding [P, C] row-major    stored_positions only: row p is added at position p (P = max_positions)
 // Linear weights are [out, in]; qkv rows are the Q, K, V projections stacked.
 #pragma once
 
@@ -25,7 +26,8 @@
 
 namespace mt {
 
-enum class TensorRole : uint8_t { embedding, weight, bias, norm_gamma, norm_beta };
+// positions: the stored position encodings (never quantized).
+enum class TensorRole : uint8_t { embedding, weight, bias, norm_gamma, norm_beta, positions };
 
 struct TensorSpec {
   std::string name;

@@ -20,13 +20,17 @@ class MT_API ModelWriter {
   explicit ModelWriter(const ModelConfig& config);
 
   void set_metadata(const ModelMetadata& metadata) { metadata_ = metadata; }
-  // The tokenizer's vocabulary; its size must equal the config's vocabulary sizes.
+  // The tokenizer's vocabulary; its size must equal the config's vocabulary
+  // sizes, unless it has model_ids (then a target vocabulary is needed).
   void set_vocabulary(const VocabularyData& vocabulary) { vocabulary_ = vocabulary; }
+  // The vocabulary target ids decode with (piece index = target id), for
+  // models whose source vocabulary has model_ids (format version 3).
+  void set_target_vocabulary(const VocabularyData& vocabulary) { target_vocabulary_ = vocabulary; }
   // Int8 models: how activations are quantized (ModelQuantization::int8 is
   // derived from the tensors and ignored here).
   void set_quantization(const ModelQuantization& quantization) { quantization_ = quantization; }
   // Format version to write; by default the oldest that holds the file: 2,
-  // or 3 when it uses a version 3 feature (the swish activation). Tests
+  // or 3 when it uses a version 3 feature (a config field or vocabulary part of version 3). Tests
   // write version 1 files (fp32, Piece tables) to check older files still
   // load, and unknown versions to check they are refused.
   void set_format_version(uint32_t version) { format_version_ = version; }
@@ -57,9 +61,11 @@ class MT_API ModelWriter {
     std::vector<float> scales;  // int8 only
   };
   Status check_new(const std::string& name, const std::vector<uint32_t>& shape, size_t values) const;
+  const char* version_3_feature() const;  // the first thing only version 3 holds, or null
   ModelConfig config_;
   ModelMetadata metadata_;
   VocabularyData vocabulary_;
+  VocabularyData target_vocabulary_;
   ModelQuantization quantization_;
   std::optional<uint32_t> format_version_;
   std::vector<PendingTensor> tensors_;

@@ -190,6 +190,13 @@ class MT_API Session {
   Status translate_text(std::span<const std::string_view> sources, const TranslateOptions& options,
                         TextTranslations* results);
 
+  // Teacher forcing, for checking a model against the framework it came
+  // from: the decoder's raw logits (output bias included, before the
+  // log-softmax) at each step of `target`, row t (of target_vocab_size
+  // floats) given the start id and target[0..t). `logits` holds
+  // target.size() rows. CPU sessions only.
+  Status forced_logits(std::span<const int32_t> source, std::span<const int32_t> target, std::span<float> logits);
+
   const Model& model() const;
   const SessionOptions& options() const;
   size_t memory_size() const;

@@ -42,6 +42,12 @@ struct MT_API VocabularyData {
   // skips that walk. A value too small makes encoding fail cleanly
   // (capacity_exceeded), never overflow: every access is bounds-checked.
   uint32_t normalized_expansion = 0;
+  // The model id of each piece, for models whose ids are not the
+  // SentencePiece model's (OPUS-MT's vocab.json, fairseq dictionaries):
+  // encoding yields model_ids[piece]; a piece the model lacks maps to its
+  // unk_id. Empty: the piece index is the model id. Such a vocabulary only
+  // encodes: the model file then holds a target vocabulary for decoding.
+  std::vector<int32_t> model_ids;
   // More than this is refused (by validate() and by the charsmap check): no
   // real rule set comes near it, and session plans multiply by it.
   static constexpr uint32_t kMaxNormalizedExpansion = 1024;

@@ -127,6 +127,11 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
     return Status::error(Errc::unsupported, "session option max_beam_size = %d: CUDA sessions support beams of at most %d",
                          options.max_beam_size, kCudaTopKMax / 2);
   }
+  if (!cfg.suppressed_ids.empty()) {  // the device search masks only eos (decode_step_end_cuda)
+    return Status::error(Errc::unsupported,
+                         "CUDA sessions do not yet mask suppressed ids (this model never emits %zu ids); use the CPU",
+                         cfg.suppressed_ids.size());
+  }
   MT_RETURN_IF_ERROR(check_device(options.cuda_device));
   // int8 GEMMs where there are int8 weights, else fp16 ones when asked.
   CudaWeightForm asked = CudaWeightForm::f32;
@@ -170,13 +175,18 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
 
   // The session's memory starts zeroed (capture_graphs() runs each step once
   // on it: token 0, position 0, empty caches and sentences). Then the position
-  // encodings, computed as on the CPU and uploaded once, on the same stream so
+  // encodings, as on the CPU and uploaded once, on the same stream so
   // that they land after the clearing; nothing may clear the block after this.
   if (const cudaError_t e = cudaMemsetAsync(s->device_block_, 0, p.device_total, s->stream_); e != cudaSuccess) {
     return cuda_error(Errc::internal, "clearing the session's GPU memory failed", e);
   }
+  // The model's stored rows (P <= max_positions: the session's limits), or the sinusoid.
   std::vector<float> positions(size_t(p.P) * size_t(cfg.d_model));
-  fill_positions(positions.data(), p.P, cfg.d_model);
+  if (const float* stored = model.weights().position_table; stored != nullptr) {
+    std::copy(stored, stored + positions.size(), positions.begin());
+  } else {
+    fill_positions(positions.data(), p.P, cfg.d_model);
+  }
   cudaError_t e = cudaMemcpyAsync(s->dev<float>(p.positions), positions.data(), positions.size() * sizeof(float),
                                   cudaMemcpyHostToDevice, s->stream_);
   if (e == cudaSuccess) e = cudaStreamSynchronize(s->stream_);  // `positions` goes out of scope

@@ -131,9 +131,10 @@ Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, 
   // SentencePiece's PopulateSentencePieceText: with byte_fallback an unknown
   // piece is spelt out as byte pieces; otherwise a run of unknowns is one id.
   size_t n = 0;
+  const std::span<const int32_t> model_ids = impl_->vocabulary.model_ids;
   const auto push = [&](int32_t id) {
     if (n == ids.size()) return false;
-    ids[n++] = id;
+    ids[n++] = model_ids.empty() ? id : model_ids[size_t(id)];
     return true;
   };
   const auto full = [&] {

@@ -38,13 +38,14 @@ class Tokenizer {
   // The most bytes decode() writes for `ids` ids.
   size_t max_decoded_bytes(size_t ids) const;
 
-  // UTF-8 text -> ids (no BOS/EOS), exactly as SentencePiece 0.1.97's Encode.
+  // UTF-8 text -> ids (no BOS/EOS), exactly as SentencePiece 0.1.97's Encode,
+  // then mapped to model ids when the vocabulary has them.
   // Invalid UTF-8 bytes are treated as SentencePiece does (each becomes U+FFFD).
   // Errors: input longer than the workspace was sized for, ids capacity too small.
   Status encode(std::string_view text, std::span<std::byte> workspace, std::span<int32_t> ids,
                 size_t* count) const;
 
-  // ids -> UTF-8 text, exactly as SentencePiece's Decode (control ids decode
+  // ids (piece indices) -> UTF-8 text, exactly as SentencePiece's Decode (control ids decode
   // to nothing, unknown to unk_surface, byte pieces to bytes with invalid
   // sequences replaced by U+FFFD). Error if an id is out of range or `out` is too small.
   Status decode(std::span<const int32_t> ids, std::span<char> out, size_t* length) const;

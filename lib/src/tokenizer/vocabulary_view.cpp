@@ -28,6 +28,12 @@ Status VocabularyView::validate() const {
     return Status::error(Errc::invalid_model, "vocabulary has %zu piece ends but %zu scores and %zu types", n,
                          piece_scores.size(), piece_types.size());
   }
+  if (!model_ids.empty() && model_ids.size() != n)
+    return Status::error(Errc::invalid_model, "vocabulary has %zu pieces but %zu model ids", n, model_ids.size());
+  for (size_t id = 0; id < model_ids.size(); ++id) {
+    if (model_ids[id] < 0)
+      return Status::error(Errc::invalid_model, "vocabulary piece %zu has model id %d", id, model_ids[id]);
+  }
   if (normalized_expansion > VocabularyData::kMaxNormalizedExpansion)
     return Status::error(Errc::invalid_model, "vocabulary: normalized_expansion %u is implausible (at most %u bytes per byte)",
                          normalized_expansion, VocabularyData::kMaxNormalizedExpansion);
@@ -119,6 +125,7 @@ VocabularyData VocabularyView::settings() const {
   v.byte_fallback = byte_fallback;
   v.unk_surface = unk_surface;
   v.normalized_expansion = normalized_expansion;
+  v.model_ids.assign(model_ids.begin(), model_ids.end());
   return v;
 }
 
@@ -146,6 +153,7 @@ FlatVocabulary::FlatVocabulary(VocabularyData data) : data_(std::move(data)) {
   view_.treat_whitespace_as_suffix = data_.treat_whitespace_as_suffix;
   view_.byte_fallback = data_.byte_fallback;
   view_.normalized_expansion = data_.normalized_expansion;
+  view_.model_ids = data_.model_ids;
 }
 
 }  // namespace mt::detail

@@ -31,6 +31,7 @@ struct VocabularyView {
   bool treat_whitespace_as_suffix = false;
   bool byte_fallback = false;
   uint32_t normalized_expansion = 0;
+  std::span<const int32_t> model_ids;  // empty: ids are piece indices (VocabularyData::model_ids)
 
   size_t size() const { return piece_ends.size(); }
   // Valid once validate() has passed.

@@ -1,0 +1,198 @@
+// Models whose ids are not their SentencePiece model's (OPUS-MT's vocab.json,
+// fairseq dictionaries): the source vocabulary encodes into its model_ids,
+// a target vocabulary in model-id order decodes (format version 3).
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "test_util.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "vocab/vocab_train.hpp"
+
+using namespace mt;
+
+namespace {
+
+const VocabularyData& corpus_vocabulary() {
+  static const VocabularyData vocab = [] {
+    vocab::TrainOptions o;
+    o.inputs = {std::string(MT_TEXT_DATA_DIR) + "/corpus.txt"};
+    o.vocab_size = 300;
+    o.soft_limit = true;
+    auto v = vocab::train(o);
+    INFO(v.status().message());
+    REQUIRE(v.ok());
+    return v.value();
+  }();
+  return vocab;
+}
+
+int piece_of(const VocabularyData& v, PieceType type, const std::string& text = "") {
+  for (size_t i = 0; i < v.pieces.size(); ++i) {
+    if (v.pieces[i].type == type && (text.empty() || v.pieces[i].text == text)) return int(i);
+  }
+  FAIL("no such piece");
+  return -1;
+}
+
+// A model of V ids over the corpus vocabulary's pieces, shuffled: piece i is
+// model id `ids[i]`, except the `lacking` pieces, which the model does not
+// have (they map to unk). Ids no piece maps to decode as "extraN".
+struct Remapped {
+  ModelConfig config;
+  VocabularyData source, target;
+  std::vector<int> lacking;
+};
+
+Remapped remapped(int V, uint32_t seed) {
+  const VocabularyData& v = corpus_vocabulary();
+  Remapped r;
+  r.source = v;
+  std::vector<int32_t> ids(static_cast<size_t>(V));
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(seed));
+  ids.resize(v.pieces.size());
+  const int unk = piece_of(v, PieceType::unknown);
+  for (size_t i = 0; i < v.pieces.size() && r.lacking.size() < 3; ++i) {
+    if (v.pieces[i].type == PieceType::normal && v.pieces[i].text.size() > 3) r.lacking.push_back(int(i));
+  }
+  for (int i : r.lacking) ids[size_t(i)] = ids[size_t(unk)];
+  r.source.model_ids = ids;
+
+  r.target = v;
+  r.target.pieces.assign(size_t(V), {});
+  for (int id = 0; id < V; ++id) r.target.pieces[size_t(id)] = {"extra" + std::to_string(id), 0.0f, PieceType::normal};
+  for (size_t i = 0; i < v.pieces.size(); ++i) {
+    if (std::find(r.lacking.begin(), r.lacking.end(), int(i)) == r.lacking.end()) r.target.pieces[size_t(ids[i])] = v.pieces[i];
+  }
+  r.config = test::tiny_config();
+  r.config.source_vocab_size = r.config.target_vocab_size = V;
+  r.config.unk_id = ids[size_t(unk)];
+  r.config.bos_id = ids[size_t(piece_of(v, PieceType::control, "<s>"))];
+  r.config.eos_id = r.config.pad_id = ids[size_t(piece_of(v, PieceType::control, "</s>"))];
+  return r;
+}
+
+Expected<std::shared_ptr<const Model>> write_and_load(const Remapped& r, const std::string& name) {
+  auto writer = random_model_writer(r.config, 5);
+  REQUIRE(writer.ok());
+  writer->set_vocabulary(r.source);
+  writer->set_target_vocabulary(r.target);
+  const std::string path = test::scratch_path(name);
+  const Status written = writer->write(path);
+  INFO(written.message());
+  REQUIRE(written.ok());
+  return Model::load(path);
+}
+
+}  // namespace
+
+TEST_CASE("a vocabulary with model ids encodes into them; the target vocabulary decodes", "[text]") {
+  const Remapped r = remapped(420, 7);
+  auto loaded = write_and_load(r, "model-ids.mtm");
+  INFO(loaded.status().message());
+  REQUIRE(loaded.ok());
+  const Model& model = *loaded.value();
+  CHECK(model.format_version() == 3);
+  REQUIRE(model.target_vocabulary() != nullptr);
+  CHECK(model.target_vocabulary()->pieces.size() == 420);
+  CHECK(model.vocabulary()->model_ids == r.source.model_ids);
+
+  auto plain_tokenizer = detail::Tokenizer::create(corpus_vocabulary());
+  REQUIRE(plain_tokenizer.ok());
+  const detail::Tokenizer& plain = *plain_tokenizer.value();
+  const std::string lacking_piece = r.source.pieces[size_t(r.lacking[0])].text.substr(3);  // drop the "▁"
+  const std::vector<std::string> texts = {"A man is walking along the river.", "Grüße aus Köln!", "emoji 😀 and 中文",
+                                         "the " + lacking_piece + " of " + lacking_piece};
+  for (const std::string& text : texts) {
+    INFO(text);
+    std::vector<std::byte> ws(plain.encode_workspace_bytes(text.size()));
+    std::vector<int32_t> pieces(plain.max_encoded_ids(text.size()));
+    size_t n = 0;
+    REQUIRE(plain.encode(text, ws, pieces, &n).ok());
+    pieces.resize(n);
+    std::vector<int32_t> expected, kept_pieces;
+    for (const int32_t p : pieces) expected.push_back(r.source.model_ids[size_t(p)]);
+
+    std::vector<int32_t> ids;
+    REQUIRE(model.encode(text, &ids).ok());
+    CHECK(ids == expected);
+    if (&text == &texts.back()) CHECK(std::count(ids.begin(), ids.end(), r.config.unk_id) >= 2);  // the lacking piece
+
+    // Decoding model ids gives what SentencePiece decodes from the pieces,
+    // but a piece the model lacks, which became unk.
+    std::string decoded, plain_decoded;
+    REQUIRE(model.decode(ids, &decoded).ok());
+    std::vector<char> buf(plain.max_decoded_bytes(pieces.size()));
+    for (int32_t& p : pieces) {
+      if (std::find(r.lacking.begin(), r.lacking.end(), p) != r.lacking.end()) p = piece_of(corpus_vocabulary(), PieceType::unknown);
+    }
+    REQUIRE(plain.decode(pieces, buf, &n).ok());
+    CHECK(decoded == std::string(buf.data(), n));
+  }
+  // An id no piece encodes to still decodes, to its target piece.
+  int32_t unmapped = 0;
+  while (r.target.pieces[size_t(unmapped)].text.rfind("extra", 0) != 0) ++unmapped;
+  std::string extra;
+  REQUIRE(model.decode(std::vector<int32_t>{r.config.eos_id, unmapped}, &extra).ok());
+  CHECK(extra == "extra" + std::to_string(unmapped));
+
+  SECTION("text translation tokenizes, translates and decodes through them") {
+    SessionOptions o;
+    o.max_source_length = 64;
+    o.max_target_length = 12;
+    auto session = Session::create(loaded.value(), o);
+    REQUIRE(session.ok());
+    const std::vector<std::string_view> lines = {"A man is walking along the river."};
+    TextTranslations texts;
+    REQUIRE(session->translate_text(lines, {}, &texts).ok());
+    std::vector<int32_t> ids;
+    REQUIRE(model.encode(lines[0], &ids).ok());
+    Translations results;
+    const std::vector<std::span<const int32_t>> one = {ids};
+    REQUIRE(session->translate(one, {}, &results).ok());
+    std::string text;
+    REQUIRE(model.decode(results[0][0].tokens, &text, true).ok());
+    CHECK(texts[0][0].text == text);
+  }
+}
+
+TEST_CASE("model ids that do not fit the model are refused by name", "[text]") {
+  Remapped r = remapped(420, 8);
+  SECTION("model ids without a target vocabulary to decode with") {
+    auto writer = random_model_writer(r.config, 5);
+    REQUIRE(writer.ok());
+    writer->set_vocabulary(r.source);
+    CHECK_THAT(writer->serialize().status().message(), Catch::Contains("needs a target vocabulary"));
+  }
+  SECTION("a model id outside the source vocabulary") {
+    r.source.model_ids[10] = 420;
+    CHECK_THAT(write_and_load(r, "ids-range.mtm").status().message(), Catch::Contains("model id 420, outside"));
+  }
+  SECTION("the unknown piece not at unk_id") {
+    r.source.model_ids[size_t(piece_of(r.source, PieceType::unknown))] = (r.config.unk_id + 1) % 420;
+    CHECK_THAT(write_and_load(r, "ids-unk.mtm").status().message(), Catch::Contains("unknown piece has model id"));
+  }
+  SECTION("a target vocabulary of another size") {
+    r.target.pieces.pop_back();
+    CHECK_THAT(write_and_load(r, "ids-target-size.mtm").status().message(),
+               Catch::Contains("target vocabulary has 419 pieces"));
+  }
+  SECTION("a count of model ids other than the pieces'") {
+    r.source.model_ids.pop_back();
+    auto writer = random_model_writer(r.config, 5);
+    REQUIRE(writer.ok());
+    writer->set_vocabulary(r.source);
+    writer->set_target_vocabulary(r.target);
+    CHECK_THAT(writer->serialize().status().message(),
+               Catch::Contains("but " + std::to_string(r.source.model_ids.size()) + " model ids"));
+  }
+  SECTION("an explicit older format version") {
+    auto writer = random_model_writer(r.config, 5);
+    REQUIRE(writer.ok());
+    writer->set_vocabulary(r.source);
+    writer->set_target_vocabulary(r.target);
+    writer->set_format_version(2);
+    CHECK_THAT(writer->serialize().status().message(), Catch::Contains("vocabulary model_ids needs format version 3"));
+  }
+}
