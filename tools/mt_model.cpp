@@ -70,6 +70,7 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
   writer.set_metadata(m.metadata());
   if (m.quantization().int8) writer.set_quantization(m.quantization());
   if (m.vocabulary()) writer.set_vocabulary(*m.vocabulary());
+  if (m.target_vocabulary()) writer.set_target_vocabulary(*m.target_vocabulary());
   for (const mt::TensorSpec& spec : mt::model_tensor_specs(m.config())) {
     const mt::TensorView* t = m.find_tensor(spec.name);
     if (t->dtype == mt::DType::i8) {
@@ -144,6 +145,12 @@ int info(const std::string& path) {
   std::printf("special ids     pad %d, bos %d, eos %d, unk %d\n", c.pad_id, c.bos_id, c.eos_id, c.unk_id);
   std::printf("decoding        starts from id %d, sources %s EOS, embeddings x %g\n", c.start_id(),
               c.source_eos ? "end in" : "without", double(c.embedding_multiplier()));
+  std::printf("positions       %s\n", c.stored_positions ? "stored table" : "sinusoid (computed, interleaved)");
+  if (!c.suppressed_ids.empty()) {
+    std::string ids;
+    for (size_t i = 0; i < c.suppressed_ids.size() && i < 8; ++i) ids += (i ? ", " : "") + std::to_string(c.suppressed_ids[i]);
+    std::printf("never emitted   %s%s\n", ids.c_str(), c.suppressed_ids.size() > 8 ? ", ..." : "");
+  }
   std::printf("parameters      %lld in %zu tensors\n", static_cast<long long>(c.parameter_count()),
               (*model)->tensors().size());
   if (const mt::VocabularyData* v = (*model)->vocabulary()) {
@@ -151,6 +158,10 @@ int info(const std::string& path) {
                 v->type == mt::VocabularyType::bpe ? "bpe" : "unigram", v->pieces.size(),
                 v->normalization_name.empty() ? "no" : v->normalization_name.c_str(),
                 v->byte_fallback ? ", byte fallback" : "");
+    if (!v->model_ids.empty())
+      std::printf("                pieces mapped to model ids (%zu unknown texts with ids of their own)\n", v->unknown_ids.size());
+    if (const mt::VocabularyData* t = (*model)->target_vocabulary())
+      std::printf("target decoding %zu pieces of their own (model id order)\n", t->pieces.size());
   } else {
     std::printf("tokenizer       none (translates token ids)\n");
   }

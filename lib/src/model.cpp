@@ -416,6 +416,9 @@ detail::VocabularyView view_vocabulary(const fb::Vocabulary& v) {
   out.treat_whitespace_as_suffix = v.treat_whitespace_as_suffix();
   out.normalized_expansion = v.normalized_expansion();
   out.model_ids = span_of(v.model_ids());
+  if (v.unknown_text()) out.unknown_text = {reinterpret_cast<const char*>(v.unknown_text()->data()), v.unknown_text()->size()};
+  out.unknown_ends = span_of(v.unknown_ends());
+  out.unknown_model_ids = span_of(v.unknown_ids());
   return out;
 }
 
@@ -495,6 +498,11 @@ Status check_vocabularies(const ModelConfig& config, const detail::VocabularyVie
     if (source.piece_type(i) == PieceType::unknown && id != config.unk_id)
       return Status::error(Errc::invalid_model, "the vocabulary's unknown piece has model id %d, not unk_id %d", id,
                            config.unk_id);
+  }
+  for (size_t i = 0; i < source.unknown_model_ids.size(); ++i) {
+    if (source.unknown_model_ids[i] >= config.source_vocab_size)
+      return Status::error(Errc::invalid_model, "vocabulary unknown text %zu has model id %d, outside the source vocabulary of %d",
+                           i, source.unknown_model_ids[i], config.source_vocab_size);
   }
   return {};
 }

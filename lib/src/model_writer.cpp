@@ -80,6 +80,14 @@ flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuil
       types.push_back(uint8_t(p.type));
     }
   }
+  std::vector<uint8_t> unknown_text;
+  std::vector<uint32_t> unknown_ends;
+  std::vector<int32_t> unknown_ids;
+  for (const VocabularyData::UnknownText& u : v.unknown_ids) {
+    unknown_text.insert(unknown_text.end(), u.text.begin(), u.text.end());
+    unknown_ends.push_back(uint32_t(unknown_text.size()));
+    unknown_ids.push_back(u.model_id);
+  }
   std::vector<uint8_t> trie_edge_counts, trie_labels;
   std::vector<uint32_t> trie_piece_nodes;
   if (trie != nullptr) trie->store(v.pieces.size(), &trie_edge_counts, &trie_labels, &trie_piece_nodes);
@@ -90,7 +98,8 @@ flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuil
                                     v.treat_whitespace_as_suffix, v.unk_surface.c_str(), expansion,
                                     optional(text), optional(ends), optional(scores), optional(types),
                                     optional(trie_edge_counts), optional(trie_labels), optional(trie_piece_nodes),
-                                    v.model_ids.empty() ? nullptr : &v.model_ids);
+                                    v.model_ids.empty() ? nullptr : &v.model_ids, optional(unknown_text),
+                                    optional(unknown_ends), optional(unknown_ids));
 }
 
 // What the loader would refuse is not written; the trie that proves the

@@ -126,14 +126,17 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
   const int K = s.K, T = s.T;
   // Of the candidates (up to 2K per beam), the best K that do not end in
   // EOS continue; at most K of the 2K best end in EOS, so K continue when
-  // the rows had 2K each.
+  // the rows had 2K each. A hypothesis ends in EOS only from the K best
+  // candidates, as in fairseq and Hugging Face's beam search: an EOS ranked
+  // lower would fill the finished list with hypotheses no beam would have
+  // kept, and end the search early.
   insertion_sort(s.candidates, count, BetterCandidate{});
   int next = 0;
   for (int i = 0; i < count && next < K; ++i) {
     const Candidate c = s.candidates[i];
     const int32_t* prefix = s.history + c.parent * T;
     if (c.token == eos_id) {
-      finish_hypothesis(s, prefix, t, c.log_prob, t + 1, length_penalty);
+      if (i < K) finish_hypothesis(s, prefix, t, c.log_prob, t + 1, length_penalty);
       continue;
     }
     // New beam `next` continues beam c.parent: gather its history now.

@@ -51,6 +51,8 @@ py::dict config_dict(const ModelConfig& c) {
   d["embedding_scale"] = c.embedding_scale;
   d["decoder_start_id"] = c.decoder_start_id;
   d["source_eos"] = c.source_eos;
+  d["stored_positions"] = c.stored_positions;
+  d["suppressed_ids"] = c.suppressed_ids;
   return d;
 }
 
@@ -98,6 +100,11 @@ void bind_config(py::module_& m) {
       .def_readwrite("decoder_start_id", &ModelConfig::decoder_start_id,
                      "The decoder's first input; -1: bos_id.")
       .def_readwrite("source_eos", &ModelConfig::source_eos, "eos_id ends every source sentence.")
+      .def_readwrite("stored_positions", &ModelConfig::stored_positions,
+                     "Position encodings from the tensor position_encoding [max_positions, d_model] instead of the "
+                     "computed interleaved sinusoid.")
+      .def_readwrite("suppressed_ids", &ModelConfig::suppressed_ids,
+                     "Target ids never emitted (sorted), masked after the log-softmax.")
       .def_static("preset", [](const std::string& name) {
             Expected<ModelConfig> config = ModelConfig::preset(name);
             check(config.status());

@@ -1,6 +1,7 @@
 // libmt.ModelWriter and libmt.tensor_specs: what converters need to write a
 // model file from arrays they computed (numpy or any buffer).
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -190,6 +191,17 @@ void bind_writer(py::module_& m) {
       }, py::arg("config"),
       "The tensors a model of `config` must hold: name, shape, layout (give it to add_tensor) and role.");
 
+  m.def("_sentencepiece_pieces", [](py::bytes model) {
+        const std::string bytes = model;
+        Expected<VocabularyData> v = VocabularyData::from_sentencepiece(
+            {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+        check(v.status(), "SentencePiece model");
+        static const char* kTypes[] = {"normal", "unknown", "control", "user_defined", "byte", "unused"};
+        py::list pieces;
+        for (const VocabularyPiece& p : v->pieces) pieces.append(py::make_tuple(p.text, kTypes[int(p.type)]));
+        return pieces;
+      }, py::arg("model"), "The pieces of a SentencePiece .model file, in id order: (text, type) pairs.");
+
   py::class_<PyWriter>(m, "ModelWriter", R"(Builds a libmt model file.
 
 w = ModelWriter(config)
@@ -227,14 +239,19 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
           }, py::arg("metadata"),
           "A dict of str: source_language, target_language, training_corpus, tool, tool_version, "
           "created; other keys are kept as extra metadata.")
-      .def("set_vocabulary", [](PyWriter& w, py::object vocabulary, std::optional<std::vector<int32_t>> model_ids) {
+      .def("set_vocabulary", [](PyWriter& w, py::object vocabulary, std::optional<std::vector<int32_t>> model_ids,
+                                std::optional<std::map<std::string, int32_t>> unknown_ids) {
             VocabularyData data = vocabulary_of(vocabulary, "set_vocabulary");
             if (model_ids) data.model_ids = std::move(*model_ids);
+            if (unknown_ids) {
+              for (const auto& [text, id] : *unknown_ids) data.unknown_ids.push_back({text, id});  // std::map: sorted
+            }
             w.set_vocabulary(data);
-          }, py::arg("vocabulary"), py::kw_only(), py::arg("model_ids") = py::none(),
+          }, py::arg("vocabulary"), py::kw_only(), py::arg("model_ids") = py::none(), py::arg("unknown_ids") = py::none(),
           "The tokenizer: the bytes of a SentencePiece .model file, or another model's Vocabulary. "
           "Its size must equal the config's vocabulary sizes, unless model_ids (one per piece: the "
-          "model id piece i encodes to) is given; then set_target_vocabulary too.")
+          "model id piece i encodes to) is given; then set_target_vocabulary too. unknown_ids "
+          "({text: model id}) gives the ids of texts that encode as the unknown piece (else unk_id).")
       .def("set_target_vocabulary", [](PyWriter& w, py::bytes sentencepiece, const std::vector<std::string>& pieces,
                                        const std::vector<std::string>& control) {
             const std::string bytes = sentencepiece;

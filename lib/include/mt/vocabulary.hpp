@@ -48,6 +48,15 @@ struct MT_API VocabularyData {
   // unk_id. Empty: the piece index is the model id. Such a vocabulary only
   // encodes: the model file then holds a target vocabulary for decoding.
   std::vector<int32_t> model_ids;
+  // With model_ids: model ids of texts that encode as the unknown piece
+  // (normalized text, U+2581 for spaces), sorted by text. An unknown run
+  // whose text is here gets that id instead of unk, as OPUS-MT's tokenizers
+  // do (they look every piece's text up in vocab.json).
+  struct UnknownText {
+    std::string text;
+    int32_t model_id = 0;
+  };
+  std::vector<UnknownText> unknown_ids;
   // More than this is refused (by validate() and by the charsmap check): no
   // real rule set comes near it, and session plans multiply by it.
   static constexpr uint32_t kMaxNormalizedExpansion = 1024;

@@ -151,6 +151,17 @@ Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, 
       for (uint32_t b = 0; b < p.length; ++b) {
         if (!push(impl_->byte_ids[static_cast<uint8_t>(norm[p.start + b])])) return full();
       }
+    } else if (unknown && !impl_->vocabulary.unknown_ends.empty()) {
+      // One run of unknowns, its text looked up as OPUS-MT's tokenizers do.
+      // (SentencePiece merges adjacent unknown pieces into one.)
+      uint32_t end = p.start + p.length;
+      while (i + 1 < piece_count && impl_->vocabulary.piece_type(size_t(pieces[i + 1].id)) == PieceType::unknown) {
+        ++i;
+        end = pieces[i].start + pieces[i].length;
+      }
+      const int32_t id = impl_->vocabulary.unknown_model_id(norm.substr(p.start, end - p.start));
+      if (n == ids.size()) return full();
+      ids[n++] = id >= 0 ? id : model_ids[size_t(p.id)];
     } else if (!(unknown && previous_unknown)) {
       if (!push(p.id)) return full();
     }

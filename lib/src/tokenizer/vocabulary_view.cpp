@@ -34,6 +34,21 @@ Status VocabularyView::validate() const {
     if (model_ids[id] < 0)
       return Status::error(Errc::invalid_model, "vocabulary piece %zu has model id %d", id, model_ids[id]);
   }
+  if (unknown_ends.size() != unknown_model_ids.size())
+    return Status::error(Errc::invalid_model, "vocabulary has %zu unknown texts but %zu of their ids", unknown_ends.size(),
+                         unknown_model_ids.size());
+  if (!unknown_ends.empty() && model_ids.empty())
+    return Status::error(Errc::invalid_model, "vocabulary has ids of unknown texts but no model ids");
+  for (size_t i = 0; i < unknown_ends.size(); ++i) {
+    const uint32_t begin = i == 0 ? 0 : unknown_ends[i - 1];
+    if (unknown_ends[i] < begin || unknown_ends[i] > unknown_text.size())
+      return Status::error(Errc::invalid_model, "vocabulary unknown text %zu ends at byte %u, outside [%u, %zu]", i,
+                           unknown_ends[i], begin, unknown_text.size());
+    if (unknown_model_ids[i] < 0)
+      return Status::error(Errc::invalid_model, "vocabulary unknown text %zu has model id %d", i, unknown_model_ids[i]);
+    if (i > 0 && !(unknown(i - 1) < unknown(i)))
+      return Status::error(Errc::invalid_model, "vocabulary unknown text %zu is duplicated or out of order", i);
+  }
   if (normalized_expansion > VocabularyData::kMaxNormalizedExpansion)
     return Status::error(Errc::invalid_model, "vocabulary: normalized_expansion %u is implausible (at most %u bytes per byte)",
                          normalized_expansion, VocabularyData::kMaxNormalizedExpansion);
@@ -126,6 +141,7 @@ VocabularyData VocabularyView::settings() const {
   v.unk_surface = unk_surface;
   v.normalized_expansion = normalized_expansion;
   v.model_ids.assign(model_ids.begin(), model_ids.end());
+  for (size_t i = 0; i < unknown_ends.size(); ++i) v.unknown_ids.push_back({std::string(unknown(i)), unknown_model_ids[i]});
   return v;
 }
 
@@ -154,6 +170,25 @@ FlatVocabulary::FlatVocabulary(VocabularyData data) : data_(std::move(data)) {
   view_.byte_fallback = data_.byte_fallback;
   view_.normalized_expansion = data_.normalized_expansion;
   view_.model_ids = data_.model_ids;
+  for (const VocabularyData::UnknownText& u : data_.unknown_ids) {
+    unknown_text_ += u.text;
+    unknown_ends_.push_back(static_cast<uint32_t>(unknown_text_.size()));
+    unknown_model_ids_.push_back(u.model_id);
+  }
+  view_.unknown_text = unknown_text_;
+  view_.unknown_ends = unknown_ends_;
+  view_.unknown_model_ids = unknown_model_ids_;
+}
+
+int32_t VocabularyView::unknown_model_id(std::string_view text) const {
+  size_t low = 0, high = unknown_ends.size();
+  while (low < high) {
+    const size_t mid = low + (high - low) / 2;
+    const int order = unknown(mid).compare(text);
+    if (order == 0) return unknown_model_ids[mid];
+    if (order < 0) low = mid + 1; else high = mid;
+  }
+  return -1;
 }
 
 }  // namespace mt::detail

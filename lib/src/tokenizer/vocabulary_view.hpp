@@ -32,6 +32,17 @@ struct VocabularyView {
   bool byte_fallback = false;
   uint32_t normalized_expansion = 0;
   std::span<const int32_t> model_ids;  // empty: ids are piece indices (VocabularyData::model_ids)
+  // VocabularyData::unknown_ids as flat arrays: text i is
+  // unknown_text[unknown_ends[i - 1] .. unknown_ends[i]).
+  std::span<const char> unknown_text;
+  std::span<const uint32_t> unknown_ends;
+  std::span<const int32_t> unknown_model_ids;
+  std::string_view unknown(size_t i) const {
+    const uint32_t begin = i == 0 ? 0 : unknown_ends[i - 1];
+    return {unknown_text.data() + begin, unknown_ends[i] - begin};
+  }
+  // The model id of an unknown run's text, or -1 (binary search, no allocation).
+  int32_t unknown_model_id(std::string_view text) const;
 
   size_t size() const { return piece_ends.size(); }
   // Valid once validate() has passed.
@@ -67,6 +78,9 @@ class FlatVocabulary {
   std::vector<uint32_t> ends_;
   std::vector<float> scores_;
   std::vector<uint8_t> types_;
+  std::string unknown_text_;
+  std::vector<uint32_t> unknown_ends_;
+  std::vector<int32_t> unknown_model_ids_;
   VocabularyView view_;
 };
 

@@ -1,0 +1,63 @@
+"""Converts translation models made elsewhere into one libmt model file.
+
+    python -m libmt.convert --from transformers opus-mt-en-de/ -o en-de.mtm
+    libmt-convert --from transformers opus-mt-en-de/ -o en-de.mtm   (the same, as a console script)
+
+Sources: ``transformers`` (Hugging Face MarianMTModel directories: the OPUS-MT models). The file holds
+everything needed to translate, both tokenizers included. A model libmt cannot run exactly is
+refused with the reason; the output is written atomically (never a partial file).
+"""
+
+import argparse
+import pathlib
+import sys
+from typing import List, Optional
+
+from ._conversion import Conversion, ConversionError, report, write_atomically
+
+SOURCES = {"transformers": "Hugging Face MarianMTModel directory (OPUS-MT)"}
+
+
+def convert(source_format: str, source, output=None, *, source_lang: Optional[str] = None,
+            target_lang: Optional[str] = None) -> Conversion:
+    """Converts `source` (a path) from `source_format`; writes `output` when given. Returns the
+    Conversion (notes, warnings, config). Raises ConversionError for models libmt cannot run."""
+    from . import __version__
+
+    if source_format not in SOURCES:
+        raise ConversionError(f"--from {source_format!r}: libmt converts from {', '.join(sorted(SOURCES))}")
+    conversion = Conversion(source_format, str(source))
+    if source_format == "transformers":
+        from . import _marian_hf
+        _marian_hf.convert(source, conversion, source_lang=source_lang, target_lang=target_lang)
+    data = conversion.finish(__version__)
+    conversion.size = len(data)
+    if output is not None:
+        write_atomically(pathlib.Path(output), data)
+    conversion.data = data
+    return conversion
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="libmt-convert", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="sources:\n" + "\n".join(f"  {k:14} {v}" for k, v in SOURCES.items()))
+    parser.add_argument("--from", dest="source_format", required=True, choices=sorted(SOURCES),
+                        help="what the source is")
+    parser.add_argument("source", help="the model to convert (a directory or file)")
+    parser.add_argument("-o", "--output", required=True, help="the libmt model file to write")
+    parser.add_argument("--source-lang", help="source language code to record (default: the model's own)")
+    parser.add_argument("--target-lang", help="target language code to record (default: the model's own)")
+    args = parser.parse_args(argv)
+    try:
+        conversion = convert(args.source_format, args.source, args.output, source_lang=args.source_lang,
+                             target_lang=args.target_lang)
+    except (ConversionError, OSError, ValueError) as e:
+        print(f"libmt-convert: error: {e}", file=sys.stderr)
+        return 1
+    report(conversion, args.output, conversion.size)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
