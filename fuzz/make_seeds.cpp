@@ -42,6 +42,30 @@ std::vector<uint8_t> with_vocabulary(uint32_t version) {
   return writer->serialize().value();
 }
 
+// Every format version 3 section, as converted models have them: ids the
+// reverse of the piece order, an unknown text with an id of its own, a target
+// vocabulary in model-id order, a stored position table, a suppressed id.
+std::vector<uint8_t> converted_style() {
+  mt::ModelConfig c = mt::fuzz::micro_config();
+  const mt::VocabularyData v = micro_vocabulary();
+  const int V = c.target_vocab_size;
+  c.pad_id = V - 1, c.bos_id = V - 2, c.eos_id = V - 3, c.unk_id = V - 4;
+  c.stored_positions = true;
+  c.suppressed_ids = {c.pad_id};
+  c.decoder_start_id = c.pad_id;
+  mt::VocabularyData source = v, target = v;
+  for (int i = 0; i < V; ++i) {
+    source.model_ids.push_back(V - 1 - i);
+    target.pieces[size_t(i)] = v.pieces[size_t(V - 1 - i)];
+  }
+  source.unknown_ids = {{"zz", 7}};
+  auto writer = mt::random_model_writer(c, 6);
+  if (!writer) std::abort();
+  writer->set_vocabulary(source);
+  writer->set_target_vocabulary(target);
+  return writer->serialize().value();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +79,7 @@ int main(int argc, char** argv) {
   write(models / "micro_fp32.mtm", fp32);
   write(models / "micro_vocab_v2.mtm", with_vocabulary(2));
   write(models / "micro_vocab_v1.mtm", with_vocabulary(1));
+  write(models / "micro_v3_converted.mtm", converted_style());
   auto model = mt::quantize::load_model_bytes(fp32).value();
   mt::quantize::QuantizeOptions o;
   o.max_length = 12;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "remapped_model.hpp"
 #include "test_util.hpp"
 
 using namespace mt;
@@ -197,9 +198,9 @@ namespace {
 
 // The flip sweep of one shipped model (a test case per model, so ctest runs
 // them side by side: under ASan each takes minutes).
-void sweep_flips(const char* name) {
+void sweep_flips(const std::string& name, const std::string& path) {
   INFO(name);
-  AlignedFile file(model_path(name));
+  AlignedFile file(path);
   REQUIRE(file.size > 1000);
   std::vector<Range> weights;
   std::array<std::string, 4> intact_output;  // per search kind (translate_once)
@@ -235,7 +236,7 @@ void sweep_flips(const char* name) {
   std::printf("corruption sweep %s: %d structure flips (%d refused, %d loaded: %d valid text and %d valid id "
               "outputs, %d unlike the intact model's, %d invalid), %d weight flips (%d refused, %d loaded: "
               "%d valid text and %d valid id outputs, %d unlike the intact model's, %d invalid), slowest case %.1f ms\n",
-              name, kStructureFlips, structure_counts.rejected, structure_counts.loaded, structure_counts.text_checked,
+              name.c_str(), kStructureFlips, structure_counts.rejected, structure_counts.loaded, structure_counts.text_checked,
               structure_counts.ids_checked, structure_counts.changed, structure_counts.invalid, kWeightFlips,
               weight_counts.rejected, weight_counts.loaded, weight_counts.text_checked, weight_counts.ids_checked,
               weight_counts.changed, weight_counts.invalid, std::max(structure_counts.slowest_ms, weight_counts.slowest_ms));
@@ -265,11 +266,24 @@ void sweep_flips(const char* name) {
 }  // namespace
 
 TEST_CASE("the shipped int8 model with flipped bytes is refused or translates", "[corruption]") {
-  sweep_flips("en-de-tiny.int8.mtm");
+  sweep_flips("en-de-tiny.int8.mtm", model_path("en-de-tiny.int8.mtm"));
 }
 
 TEST_CASE("the shipped fp32 model with flipped bytes is refused or translates", "[corruption]") {
-  sweep_flips("en-de-tiny.mtm");
+  sweep_flips("en-de-tiny.mtm", model_path("en-de-tiny.mtm"));
+}
+
+// Format version 3's sections, as converted models have them: model ids and
+// unknown texts, a target vocabulary, a position table, suppressed ids.
+TEST_CASE("a model with every version 3 section and flipped bytes is refused or translates", "[corruption]") {
+  auto shipped = Model::load(model_path("en-de-tiny.mtm"));
+  REQUIRE(shipped.ok());
+  const VocabularyData& v = *shipped.value()->vocabulary();
+  auto writer = test::remapped_writer(test::remapped(v, int(v.pieces.size()) + 40, 3), 9);
+  REQUIRE(writer.ok());
+  const std::string path = test::scratch_path("corruption-v3.mtm");
+  REQUIRE(writer->write(path).ok());
+  sweep_flips("converted-style v3 model", path);
 }
 
 TEST_CASE("the UTF-8 check of damaged models' output refuses what is not UTF-8", "[corruption]") {

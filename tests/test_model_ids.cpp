@@ -2,9 +2,8 @@
 // fairseq dictionaries): the source vocabulary encodes into its model_ids,
 // a target vocabulary in model-id order decodes (format version 3).
 #include <algorithm>
-#include <numeric>
-#include <random>
 
+#include "remapped_model.hpp"
 #include "test_util.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "vocab/vocab_train.hpp"
@@ -27,57 +26,14 @@ const VocabularyData& corpus_vocabulary() {
   return vocab;
 }
 
-int piece_of(const VocabularyData& v, PieceType type, const std::string& text = "") {
-  for (size_t i = 0; i < v.pieces.size(); ++i) {
-    if (v.pieces[i].type == type && (text.empty() || v.pieces[i].text == text)) return int(i);
-  }
-  FAIL("no such piece");
-  return -1;
-}
+using test::piece_of;
+using test::Remapped;
 
-// A model of V ids over the corpus vocabulary's pieces, shuffled: piece i is
-// model id `ids[i]`, except the `lacking` pieces, which the model does not
-// have (they map to unk). Ids no piece maps to decode as "extraN".
-struct Remapped {
-  ModelConfig config;
-  VocabularyData source, target;
-  std::vector<int> lacking;
-};
-
-Remapped remapped(int V, uint32_t seed) {
-  const VocabularyData& v = corpus_vocabulary();
-  Remapped r;
-  r.source = v;
-  std::vector<int32_t> ids(static_cast<size_t>(V));
-  std::iota(ids.begin(), ids.end(), 0);
-  std::shuffle(ids.begin(), ids.end(), std::mt19937(seed));
-  ids.resize(v.pieces.size());
-  const int unk = piece_of(v, PieceType::unknown);
-  for (size_t i = 0; i < v.pieces.size() && r.lacking.size() < 3; ++i) {
-    if (v.pieces[i].type == PieceType::normal && v.pieces[i].text.size() > 3) r.lacking.push_back(int(i));
-  }
-  for (int i : r.lacking) ids[size_t(i)] = ids[size_t(unk)];
-  r.source.model_ids = ids;
-
-  r.target = v;
-  r.target.pieces.assign(size_t(V), {});
-  for (int id = 0; id < V; ++id) r.target.pieces[size_t(id)] = {"extra" + std::to_string(id), 0.0f, PieceType::normal};
-  for (size_t i = 0; i < v.pieces.size(); ++i) {
-    if (std::find(r.lacking.begin(), r.lacking.end(), int(i)) == r.lacking.end()) r.target.pieces[size_t(ids[i])] = v.pieces[i];
-  }
-  r.config = test::tiny_config();
-  r.config.source_vocab_size = r.config.target_vocab_size = V;
-  r.config.unk_id = ids[size_t(unk)];
-  r.config.bos_id = ids[size_t(piece_of(v, PieceType::control, "<s>"))];
-  r.config.eos_id = r.config.pad_id = ids[size_t(piece_of(v, PieceType::control, "</s>"))];
-  return r;
-}
+Remapped remapped(int V, uint32_t seed) { return test::remapped(corpus_vocabulary(), V, seed); }
 
 Expected<std::shared_ptr<const Model>> write_and_load(const Remapped& r, const std::string& name) {
-  auto writer = random_model_writer(r.config, 5);
+  auto writer = test::remapped_writer(r, 5);
   REQUIRE(writer.ok());
-  writer->set_vocabulary(r.source);
-  writer->set_target_vocabulary(r.target);
   const std::string path = test::scratch_path(name);
   const Status written = writer->write(path);
   INFO(written.message());
@@ -157,6 +113,41 @@ TEST_CASE("a vocabulary with model ids encodes into them; the target vocabulary 
   }
 }
 
+TEST_CASE("unknown text with a model id of its own gets it, as transformers' vocab.json lookup does", "[text]") {
+  Remapped r = remapped(420, 9);
+  const int32_t own = r.source.unknown_ids.front().model_id;
+  r.source.unknown_ids.push_back({"\xD0\xB6\xD0\xB6", own});  // "жж", sorted after the "extraN" texts
+  auto loaded = write_and_load(r, "unknown-ids.mtm");
+  INFO(loaded.status().message());
+  REQUIRE(loaded.ok());
+  const Model& model = *loaded.value();
+  const auto encode = [&](const std::string& text) {
+    std::vector<int32_t> ids;
+    REQUIRE(model.encode(text, &ids).ok());
+    return ids;
+  };
+  const std::vector<int32_t> space = encode(" ");
+  const std::vector<int32_t> two = encode("\xD0\xB6\xD0\xB6"), one = encode("\xD0\xB6"), three = encode("\xD0\xB6\xD0\xB6\xD0\xB6");
+  REQUIRE(!two.empty());
+  CHECK(two.back() == own);                  // the run "жж" is in the table
+  CHECK(one.back() == r.config.unk_id);      // "ж" and "жжж" are not
+  CHECK(three.back() == r.config.unk_id);
+  CHECK(two.size() == one.size());           // one id for the run, as SentencePiece merges it
+  const std::vector<int32_t> inside = encode("a \xD0\xB6\xD0\xB6 b");
+  CHECK(std::count(inside.begin(), inside.end(), own) == 1);
+
+  SECTION("unsorted or orphaned unknown texts are refused") {
+    Remapped bad = remapped(420, 9);
+    std::swap(bad.source.unknown_ids.front(), bad.source.unknown_ids.back());
+    auto writer = test::remapped_writer(bad, 5);
+    REQUIRE(writer.ok());
+    CHECK_THAT(writer->serialize().status().message(), Catch::Contains("duplicated or out of order"));
+    bad = remapped(420, 9);
+    bad.source.unknown_ids.front().model_id = 420;
+    CHECK_THAT(write_and_load(bad, "unknown-range.mtm").status().message(), Catch::Contains("outside the source vocabulary"));
+  }
+}
+
 TEST_CASE("model ids that do not fit the model are refused by name", "[text]") {
   Remapped r = remapped(420, 8);
   SECTION("model ids without a target vocabulary to decode with") {
@@ -188,6 +179,8 @@ TEST_CASE("model ids that do not fit the model are refused by name", "[text]") {
                Catch::Contains("but " + std::to_string(r.source.model_ids.size()) + " model ids"));
   }
   SECTION("an explicit older format version") {
+    r.config.stored_positions = false;  // so that the vocabulary is the first version 3 feature
+    r.config.suppressed_ids.clear();
     auto writer = random_model_writer(r.config, 5);
     REQUIRE(writer.ok());
     writer->set_vocabulary(r.source);
