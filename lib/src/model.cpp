@@ -413,6 +413,7 @@ detail::VocabularyView view_vocabulary(const fb::Vocabulary& v) {
   out.remove_extra_whitespaces = v.remove_extra_whitespaces();
   out.escape_whitespaces = v.escape_whitespaces();
   out.byte_fallback = v.byte_fallback();
+  out.language_codes = v.language_codes();
   out.treat_whitespace_as_suffix = v.treat_whitespace_as_suffix();
   out.normalized_expansion = v.normalized_expansion();
   out.model_ids = span_of(v.model_ids());
@@ -544,6 +545,8 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   if (feature == nullptr && model->target_vocabulary() != nullptr) feature = "target_vocabulary";
   if (feature == nullptr && model->vocabulary() != nullptr && model->vocabulary()->model_ids() != nullptr)
     feature = "vocabulary model_ids";
+  if (feature == nullptr && model->vocabulary() != nullptr && model->vocabulary()->language_codes())
+    feature = "vocabulary language_codes";
   if (feature != nullptr && impl.format_version < 3) {
     return Status::error(Errc::invalid_model, "config field %s needs format version 3; the file says %u", feature,
                          impl.format_version);

@@ -99,7 +99,7 @@ flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuil
                                     optional(text), optional(ends), optional(scores), optional(types),
                                     optional(trie_edge_counts), optional(trie_labels), optional(trie_piece_nodes),
                                     v.model_ids.empty() ? nullptr : &v.model_ids, optional(unknown_text),
-                                    optional(unknown_ends), optional(unknown_ids));
+                                    optional(unknown_ends), optional(unknown_ids), v.language_codes);
 }
 
 // What the loader would refuse is not written; the trie that proves the
@@ -205,6 +205,7 @@ Status ModelWriter::add_tensor_i8(const std::string& name, const std::vector<uin
 const char* ModelWriter::version_3_feature() const {
   if (const char* feature = detail::version_3_feature(config_)) return feature;
   if (!vocabulary_.model_ids.empty()) return "vocabulary model_ids";
+  if (vocabulary_.language_codes) return "vocabulary language_codes";
   if (target_vocabulary_.type != VocabularyType::none) return "target vocabulary";
   return nullptr;
 }

@@ -156,9 +156,9 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
                         f"transformers (e.g. {', '.join(lacking[:3])})")
     language_tokens = [p for p in target_pieces if p.startswith(">>") and p.endswith("<<")]
     if language_tokens:
-        conversion.warn(f"the model has {len(language_tokens)} target-language tokens (e.g. {language_tokens[0]}); "
-                        "libmt does not yet map a leading >>xx<< in the text to its token as transformers does, so "
-                        "this multilingual model cannot be told its target language yet")
+        conversion.note(f"{len(language_tokens)} target-language tokens ({', '.join(language_tokens[:4])}"
+                        f"{', ...' if len(language_tokens) > 4 else ''}): start the text with one, as with transformers")
+        conversion.metadata["language_tokens"] = " ".join(language_tokens)
 
     # HF ties lm_head to its input embeddings: the shared table, or (separate vocabularies) the
     # encoder's, which libmt stores as the output projection when it fits.
@@ -177,7 +177,7 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
     if vocab[unk] != target_vocab[unk]:
         raise ConversionError("<unk> has different ids in the source and target vocabularies; libmt has one unk_id")
     writer = conversion.writer(cfg)
-    writer.set_vocabulary(source_spm, model_ids=model_ids, unknown_ids=unknown_ids)
+    writer.set_vocabulary(source_spm, model_ids=model_ids, unknown_ids=unknown_ids, language_codes=True)
     writer.set_target_vocabulary(target_spm, target_pieces, control=[eos, pad])
 
     # Embeddings and the output projection.

@@ -240,18 +240,21 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
           "A dict of str: source_language, target_language, training_corpus, tool, tool_version, "
           "created; other keys are kept as extra metadata.")
       .def("set_vocabulary", [](PyWriter& w, py::object vocabulary, std::optional<std::vector<int32_t>> model_ids,
-                                std::optional<std::map<std::string, int32_t>> unknown_ids) {
+                                std::optional<std::map<std::string, int32_t>> unknown_ids, bool language_codes) {
             VocabularyData data = vocabulary_of(vocabulary, "set_vocabulary");
             if (model_ids) data.model_ids = std::move(*model_ids);
             if (unknown_ids) {
               for (const auto& [text, id] : *unknown_ids) data.unknown_ids.push_back({text, id});  // std::map: sorted
             }
+            data.language_codes = language_codes;
             w.set_vocabulary(data);
           }, py::arg("vocabulary"), py::kw_only(), py::arg("model_ids") = py::none(), py::arg("unknown_ids") = py::none(),
+          py::arg("language_codes") = false,
           "The tokenizer: the bytes of a SentencePiece .model file, or another model's Vocabulary. "
           "Its size must equal the config's vocabulary sizes, unless model_ids (one per piece: the "
           "model id piece i encodes to) is given; then set_target_vocabulary too. unknown_ids "
-          "({text: model id}) gives the ids of texts that encode as the unknown piece (else unk_id).")
+          "({text: model id}) gives the ids of texts that encode as the unknown piece (else unk_id); "
+          "language_codes reads Marian's >>xx<< codes as transformers' MarianTokenizer does.")
       .def("set_target_vocabulary", [](PyWriter& w, py::bytes sentencepiece, const std::vector<std::string>& pieces,
                                        const std::vector<std::string>& control) {
             const std::string bytes = sentencepiece;

@@ -57,6 +57,11 @@ struct MT_API VocabularyData {
     int32_t model_id = 0;
   };
   std::vector<UnknownText> unknown_ids;
+  // Marian language codes (">>fra<<"), read as transformers' MarianTokenizer
+  // reads them: every span matching the regex >>.+<< (greedy, within a line)
+  // is removed from the text, and one at its very start is a token of its
+  // own, whose id is its entry in unknown_ids (else unk).
+  bool language_codes = false;
   // More than this is refused (by validate() and by the charsmap check): no
   // real rule set comes near it, and session plans multiply by it.
   static constexpr uint32_t kMaxNormalizedExpansion = 1024;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tokenizer/bpe.hpp"
+#include "tokenizer/language_codes.hpp"
 #include "tokenizer/normalizer.hpp"
 #include "tokenizer/piece_trie.hpp"
 #include "tokenizer/scratch.hpp"
@@ -26,6 +27,7 @@ struct Tokenizer::Impl {
   std::optional<BpeEncoder> bpe;
   std::vector<uint8_t> byte_values;  // per id: the byte a byte piece stands for
   int32_t byte_ids[256] = {};
+  int32_t unknown_piece = -1;  // the unknown piece's index
   size_t max_piece_bytes = 0;  // the most bytes one id decodes to
 };
 
@@ -63,6 +65,7 @@ Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(const VocabularyVie
       impl->byte_values[id] = static_cast<uint8_t>(value);
     }
     impl->max_piece_bytes = std::max(impl->max_piece_bytes, text.size());
+    if (v.piece_type(id) == PieceType::unknown) impl->unknown_piece = static_cast<int32_t>(id);
   }
 
   auto normalizer = Normalizer::create(v, &impl->user_symbols);
@@ -90,13 +93,15 @@ size_t Tokenizer::encode_workspace_bytes(size_t max_input_bytes) const {
   const size_t n = max_encoded_ids(max_input_bytes);
   if (n > kMaxNormalizedBytes) return std::numeric_limits<size_t>::max();  // encode() refuses such input
   const size_t model = impl_->unigram ? UnigramEncoder::workspace_bytes(n) : BpeEncoder::workspace_bytes(n);
-  return scratch_bytes<char>(n) + scratch_bytes<EncodedPiece>(n) + model;
+  const size_t stripped = impl_->vocabulary.language_codes ? scratch_bytes<char>(max_input_bytes) : 0;
+  return stripped + scratch_bytes<char>(n) + scratch_bytes<EncodedPiece>(n) + model;
 }
 
 size_t Tokenizer::max_encoded_ids(size_t max_input_bytes) const {
   // Every id covers at least one byte of the normalized text (unknown runs
-  // spelt as bytes: exactly one), so normalized bytes bound the ids.
-  return impl_->normalizer->max_output_bytes(max_input_bytes);
+  // spelt as bytes: exactly one), so normalized bytes bound the ids; plus
+  // the language code's.
+  return impl_->normalizer->max_output_bytes(max_input_bytes) + (impl_->vocabulary.language_codes ? 1 : 0);
 }
 
 size_t Tokenizer::max_decoded_bytes(size_t ids) const { return ids * impl_->max_piece_bytes; }
@@ -113,10 +118,25 @@ Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, 
                          text.size(), needed, workspace.size());
 
   Scratch scratch(workspace);
+  size_t n = 0;  // ids written
+  const std::span<const int32_t> model_ids = impl_->vocabulary.model_ids;
+  if (impl_->vocabulary.language_codes) {
+    char* stripped = scratch.take<char>(text.size());
+    std::string_view code;
+    text = {stripped, strip_language_codes(text, stripped, &code)};
+    if (!code.empty()) {  // validate(): language codes come with model ids
+      if (ids.empty()) return Status::error(Errc::capacity_exceeded, "tokenizer: no room for the language code's id");
+      const int32_t id = impl_->vocabulary.unknown_model_id(code);
+      ids[n++] = id >= 0 ? id : model_ids[size_t(impl_->unknown_piece)];
+    }
+  }
   char* normalized = scratch.take<char>(capacity);
   size_t length = 0;
   MT_RETURN_IF_ERROR(impl_->normalizer->normalize(text, {normalized, capacity}, &length));
-  if (length == 0) return {};
+  if (length == 0) {
+    *count = n;
+    return {};
+  }
   const std::string_view norm(normalized, length);
 
   EncodedPiece* pieces = scratch.take<EncodedPiece>(length);
@@ -130,8 +150,6 @@ Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, 
 
   // SentencePiece's PopulateSentencePieceText: with byte_fallback an unknown
   // piece is spelt out as byte pieces; otherwise a run of unknowns is one id.
-  size_t n = 0;
-  const std::span<const int32_t> model_ids = impl_->vocabulary.model_ids;
   const auto push = [&](int32_t id) {
     if (n == ids.size()) return false;
     ids[n++] = model_ids.empty() ? id : model_ids[size_t(id)];

@@ -37,6 +37,8 @@ Status VocabularyView::validate() const {
   if (unknown_ends.size() != unknown_model_ids.size())
     return Status::error(Errc::invalid_model, "vocabulary has %zu unknown texts but %zu of their ids", unknown_ends.size(),
                          unknown_model_ids.size());
+  if (language_codes && model_ids.empty())
+    return Status::error(Errc::invalid_model, "vocabulary reads language codes but has no model ids");
   if (!unknown_ends.empty() && model_ids.empty())
     return Status::error(Errc::invalid_model, "vocabulary has ids of unknown texts but no model ids");
   for (size_t i = 0; i < unknown_ends.size(); ++i) {
@@ -138,6 +140,7 @@ VocabularyData VocabularyView::settings() const {
   v.escape_whitespaces = escape_whitespaces;
   v.treat_whitespace_as_suffix = treat_whitespace_as_suffix;
   v.byte_fallback = byte_fallback;
+  v.language_codes = language_codes;
   v.unk_surface = unk_surface;
   v.normalized_expansion = normalized_expansion;
   v.model_ids.assign(model_ids.begin(), model_ids.end());
@@ -168,6 +171,7 @@ FlatVocabulary::FlatVocabulary(VocabularyData data) : data_(std::move(data)) {
   view_.escape_whitespaces = data_.escape_whitespaces;
   view_.treat_whitespace_as_suffix = data_.treat_whitespace_as_suffix;
   view_.byte_fallback = data_.byte_fallback;
+  view_.language_codes = data_.language_codes;
   view_.normalized_expansion = data_.normalized_expansion;
   view_.model_ids = data_.model_ids;
   for (const VocabularyData::UnknownText& u : data_.unknown_ids) {

@@ -31,6 +31,7 @@ struct VocabularyView {
   bool treat_whitespace_as_suffix = false;
   bool byte_fallback = false;
   uint32_t normalized_expansion = 0;
+  bool language_codes = false;         // VocabularyData::language_codes
   std::span<const int32_t> model_ids;  // empty: ids are piece indices (VocabularyData::model_ids)
   // VocabularyData::unknown_ids as flat arrays: text i is
   // unknown_text[unknown_ends[i - 1] .. unknown_ends[i]).

@@ -44,6 +44,12 @@ SENTENCES = [
     "x y z unknown letters qq",
     "a",
     "children play in the street with a dog and a cat",
+    # Marian language codes, read as MarianTokenizer reads them (the regex >>.+<<).
+    ">>fra<< the small dog runs",
+    ">>deu<< a woman >>fra<< sits near the river",
+    "the >>x<< cat << >> walks",
+    ">><< a dog",
+    ">>zzz<< two cats",
 ]
 
 
@@ -67,7 +73,7 @@ def spm_pieces(path):
     return [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
 
 
-def vocab_json(pieces_lists, leave_out, seed, pad_last=True):
+def vocab_json(pieces_lists, leave_out, seed, pad_last=True, languages=()):
     """OPUS-MT's layout: </s> 0, <unk> 1, the pieces (shuffled), <pad> last (or 2: HF needs one
     pad id valid in both tables of separate vocabularies); `leave_out` missing."""
     rng = random.Random(seed)
@@ -80,6 +86,8 @@ def vocab_json(pieces_lists, leave_out, seed, pad_last=True):
     vocab = {"</s>": 0, "<unk>": 1} if pad_last else {"</s>": 0, "<unk>": 1, "<pad>": 2}
     for p in pieces:
         vocab[p] = len(vocab)
+    for code in languages:  # Marian's target-language tokens
+        vocab[code] = len(vocab)
     if pad_last:
         vocab["<pad>"] = len(vocab)
     return vocab
@@ -120,7 +128,7 @@ def build(name, *, activation, separate, half, safetensors, tied, scale, seed, e
         (hf / "target_vocab.json").write_text(json.dumps(target_vocab, ensure_ascii=False))
         V, Vt = len(vocab), len(target_vocab)
     else:
-        vocab = vocab_json([src_pieces, tgt_pieces], leave_out, seed)
+        vocab = vocab_json([src_pieces, tgt_pieces], leave_out, seed, languages=[">>fra<<", ">>deu<<"])
         (hf / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
         V = Vt = len(vocab)
 
@@ -185,6 +193,6 @@ if __name__ == "__main__":
     build("marian-shared", activation="swish", separate=False, half=False, safetensors=True, tied=True,
           scale=True, seed=11, eos_bias=2.4)
     build("marian-fp16-bin", activation="relu", separate=False, half=True, safetensors=False, tied=False,
-          scale=False, seed=12, eos_bias=0.6)
+          scale=False, seed=12, eos_bias=3.0)
     build("marian-separate", activation="gelu", separate=True, half=False, safetensors=True, tied=False,
           scale=True, seed=13, eos_bias=3.2)
