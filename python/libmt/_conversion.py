@@ -12,12 +12,49 @@ class ConversionError(ValueError):
     """A model libmt cannot convert (or would convert wrongly): says what and why."""
 
 
+def quantize_rows(values):
+    """int8 rows with one scale each, exactly as mt_quantize computes them
+    (quantize/weight_quantization.cpp: scale = max|row| / 127, round half to even)."""
+    import numpy as np
+
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    amax = np.abs(values).max(axis=1)
+    scales = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+    q = np.clip(np.rint(values / scales[:, None]), -127, 127).astype(np.int8)
+    return q, scales
+
+
+class _Writer:
+    """The ModelWriter a converter fills; with int8 conversion, the weights and embeddings go in
+    as int8 as they arrive, so no fp32 model is ever written or held whole."""
+
+    def __init__(self, writer, config, int8: bool) -> None:
+        from . import _libmt
+
+        self._writer = writer
+        self._int8 = int8
+        self._roles = {spec["name"]: spec["role"] for spec in _libmt.tensor_specs(config)}
+        if int8:
+            writer.set_quantization("dynamic")
+
+    def add_tensor(self, name, values) -> None:
+        if self._int8 and self._roles.get(name) in ("weight", "embedding"):
+            q, scales = quantize_rows(values)
+            self._writer.add_tensor_i8(name, q, scales)
+        else:
+            self._writer.add_tensor(name, values)
+
+    def __getattr__(self, name):
+        return getattr(self._writer, name)
+
+
 class Conversion:
     """One conversion's writer, notes (what was done), warnings and metadata."""
 
-    def __init__(self, source_format: str, source: str) -> None:
+    def __init__(self, source_format: str, source: str, quantize: Optional[str] = None) -> None:
         self.source_format = source_format
         self.source = source
+        self.quantize = quantize
         self.notes: List[str] = []
         self.warnings: List[str] = []
         self.metadata: Dict[str, str] = {}
@@ -35,7 +72,10 @@ class Conversion:
 
         config.validate()
         self.config = config
-        self._writer = _libmt.ModelWriter(config)
+        self._writer = _Writer(_libmt.ModelWriter(config), config, self.quantize == "int8")
+        if self.quantize == "int8":
+            self.note("int8: weights and embeddings per row (as mt_quantize), activations quantized per row at run "
+                      "time; mt_quantize --calibration on an fp32 conversion gives calibrated ones (faster)")
         return self._writer
 
     def finish(self, version: str) -> bytes:

@@ -18,15 +18,18 @@ from ._conversion import Conversion, ConversionError, report, write_atomically
 SOURCES = {"transformers": "Hugging Face MarianMTModel directory (OPUS-MT)"}
 
 
-def convert(source_format: str, source, output=None, *, source_lang: Optional[str] = None,
-            target_lang: Optional[str] = None) -> Conversion:
+def convert(source_format: str, source, output=None, *, quantize: Optional[str] = None,
+            source_lang: Optional[str] = None, target_lang: Optional[str] = None) -> Conversion:
     """Converts `source` (a path) from `source_format`; writes `output` when given. Returns the
-    Conversion (notes, warnings, config). Raises ConversionError for models libmt cannot run."""
+    Conversion (notes, warnings, config). quantize="int8" writes int8 weights as they are read
+    (dynamic activation scales). Raises ConversionError for models libmt cannot run."""
     from . import __version__
 
     if source_format not in SOURCES:
         raise ConversionError(f"--from {source_format!r}: libmt converts from {', '.join(sorted(SOURCES))}")
-    conversion = Conversion(source_format, str(source))
+    if quantize not in (None, "int8"):
+        raise ConversionError(f"--quantize {quantize!r}: libmt quantizes to int8")
+    conversion = Conversion(source_format, str(source), quantize)
     if source_format == "transformers":
         from . import _marian_hf
         _marian_hf.convert(source, conversion, source_lang=source_lang, target_lang=target_lang)
@@ -46,12 +49,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="what the source is")
     parser.add_argument("source", help="the model to convert (a directory or file)")
     parser.add_argument("-o", "--output", required=True, help="the libmt model file to write")
+    parser.add_argument("--quantize", choices=["int8"],
+                        help="write int8 weights (per row, as mt_quantize) with activations quantized at run time; "
+                             "for calibrated activations convert to fp32 and run mt_quantize --calibration")
     parser.add_argument("--source-lang", help="source language code to record (default: the model's own)")
     parser.add_argument("--target-lang", help="target language code to record (default: the model's own)")
     args = parser.parse_args(argv)
     try:
-        conversion = convert(args.source_format, args.source, args.output, source_lang=args.source_lang,
-                             target_lang=args.target_lang)
+        conversion = convert(args.source_format, args.source, args.output, quantize=args.quantize,
+                             source_lang=args.source_lang, target_lang=args.target_lang)
     except (ConversionError, OSError, ValueError) as e:
         print(f"libmt-convert: error: {e}", file=sys.stderr)
         return 1

@@ -168,3 +168,31 @@ def test_mt_quantize_and_mt_translate_run_a_converted_model(mt_translate, tmp_pa
     run = subprocess.run([mt_translate, "-m", str(quantized), "--beam", "1"], input="\n".join(texts) + "\n",
                          capture_output=True, text=True)
     assert run.returncode == 0 and len(run.stdout.split("\n")) == len(texts) + 1
+
+
+def test_int8_conversion_equals_mt_quantize_with_dynamic_activations(mt_translate, tmp_path):
+    """--quantize int8 writes the int8 weights as they are read (no fp32 file): the same model as
+    mt_quantize --activations dynamic makes from the fp32 conversion, translation for translation."""
+    tools = pathlib.Path(mt_translate).parent
+    source = FIXTURES / "marian-shared" / "hf"
+    convert.convert("transformers", source, tmp_path / "fp32.mtm")
+    convert.convert("transformers", source, tmp_path / "direct.int8.mtm", quantize="int8")
+    expected = json.loads((FIXTURES / "marian-shared" / "expected.json").read_text(encoding="utf-8"))
+    texts = [case["text"] for case in expected["cases"]]
+    (tmp_path / "calibration.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    run = subprocess.run([str(tools / "mt_quantize"), str(tmp_path / "fp32.mtm"), "--calibration",
+                          str(tmp_path / "calibration.txt"), "--activations", "dynamic", "-o",
+                          str(tmp_path / "tool.int8.mtm")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    direct, tool = libmt.Model(tmp_path / "direct.int8.mtm"), libmt.Model(tmp_path / "tool.int8.mtm")
+    assert direct.quantization == tool.quantization
+    assert direct.file_size < libmt.Model(tmp_path / "fp32.mtm").file_size / 2
+    for beam in (1, 4):
+        a = libmt.Translator(direct, max_beam_size=4).translate_batch([c["source_ids"][:-1] for c in expected["cases"]],
+                                                                      beam_size=beam)
+        b = libmt.Translator(tool, max_beam_size=4).translate_batch([c["source_ids"][:-1] for c in expected["cases"]],
+                                                                    beam_size=beam)
+        assert [r.ids for r in a] == [r.ids for r in b]
+        assert [r.scores for r in a] == [r.scores for r in b]
+    with pytest.raises(convert.ConversionError, match="int4"):
+        convert.convert("transformers", source, quantize="int4")
