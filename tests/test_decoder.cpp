@@ -246,6 +246,91 @@ TEST_CASE("forced logits follow the greedy path the search took", "[decoder]") {
   CHECK_THAT(session.forced_logits(sources[0], too_long, room).message(), Catch::Contains("max_target_length"));
 }
 
+TEST_CASE("source and target prefixes put ids before every source and force the first target tokens", "[decoder]") {
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 47);
+  const auto sources = make_sources({7, 3, 12, 0, 5}, config.source_vocab_size, 10);
+  const std::vector<int32_t> source_prefix = {11, 12}, target_prefix = {21, 22};
+  const size_t V = size_t(config.target_vocab_size);
+
+  SECTION("a source prefix is the same as writing it before each source") {
+    Session session = make_session(model, 8, 4);
+    TranslateOptions options;
+    options.source_prefix = source_prefix;
+    std::vector<std::vector<int32_t>> written = sources;
+    for (auto& s : written) {
+      if (!s.empty()) s.insert(s.begin(), source_prefix.begin(), source_prefix.end());
+    }
+    CHECK(run(session, sources, options).tokens == run(session, written, {}).tokens);
+    options.beam_size = 4;
+    TranslateOptions beam;
+    beam.beam_size = 4;
+    CHECK(run(session, sources, options).tokens == run(session, written, beam).tokens);
+  }
+  SECTION("a target prefix is forced, scored 0, and the search goes on from it") {
+    Session session = make_session(model, 8, 4);
+    for (const int beam : {1, 4}) {
+      TranslateOptions options;
+      options.beam_size = beam;
+      options.target_prefix = target_prefix;
+      const Output got = run(session, sources, options);
+      for (size_t i = 0; i < sources.size(); ++i) {
+        const std::vector<int32_t>& tokens = got.tokens[i];
+        if (sources[i].empty()) {
+          CHECK(tokens.empty());
+          continue;
+        }
+        REQUIRE(tokens.size() >= 2);
+        CHECK(std::vector<int32_t>(tokens.begin(), tokens.begin() + 2) == target_prefix);
+        if (beam > 1) continue;
+        // Greedy: every later token is the best of its row, and the score
+        // counts them (not the prefix) over the whole length.
+        std::vector<int32_t> target = tokens;
+        if (target.size() < 24) target.push_back(config.eos_id);
+        std::vector<float> logits(target.size() * V);
+        REQUIRE(session.forced_logits(sources[i], target, logits).ok());
+        double log_prob = 0.0;
+        for (size_t t = 2; t < target.size(); ++t) {
+          const float* row = logits.data() + t * V;
+          CHECK(std::max_element(row, row + V) - row == target[t]);
+          const float top = *std::max_element(row, row + V);
+          double sum = 0.0;
+          for (size_t v = 0; v < V; ++v) sum += std::exp(double(row[v]) - top);
+          log_prob += double(row[target[t]]) - top - std::log(sum);
+        }
+        CHECK(log_prob / double(target.size()) == Approx(got.scores[i]).epsilon(1e-4));
+      }
+    }
+  }
+  SECTION("sessions split by sentences give the same results") {
+    Session one = make_session(model, 8, 4);
+    Session lanes = make_session(model, 8, 4, 2, ThreadSplit::sentences);
+    TranslateOptions options;
+    options.source_prefix = source_prefix;
+    options.target_prefix = target_prefix;
+    for (const int beam : {1, 4}) {
+      options.beam_size = beam;
+      const Output a = run(one, sources, options), b = run(lanes, sources, options);
+      CHECK(a.tokens == b.tokens);
+      CHECK(a.scores == b.scores);
+    }
+  }
+  SECTION("bad prefixes are refused by name") {
+    Session session = make_session(model, 8, 4);
+    Translations results;
+    TranslateOptions options;
+    const std::vector<int32_t> with_eos = {config.eos_id}, out_of_range = {config.source_vocab_size};
+    options.target_prefix = with_eos;
+    CHECK_THAT(session.translate(spans(sources), options, &results).message(), Catch::Contains("target_prefix has id"));
+    options.target_prefix = {};
+    options.source_prefix = out_of_range;
+    CHECK_THAT(session.translate(spans(sources), options, &results).message(), Catch::Contains("source_prefix has id"));
+    const std::vector<int32_t> long_prefix(40, 5);
+    options.source_prefix = long_prefix;
+    CHECK_THAT(session.translate(spans(sources), options, &results).message(), Catch::Contains("source_prefix"));
+  }
+}
+
 TEST_CASE("beam search with beam 1 gives the greedy result", "[decoder]") {
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 21);

@@ -80,6 +80,10 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
       MT_PROFILE_STAGE(select);
       pool->parallel_for(rows, [&](int i, int) {
         float* row = logits + size_t(i) * V;
+        if (size_t(t) < limits.forced_prefix.size()) {  // forced, scored 0 (advance_greedy below)
+          chosen[i] = limits.forced_prefix[size_t(t)];
+          return;
+        }
         if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
         float best = 0.0f;
         if (cfg.suppressed_ids.empty()) {
@@ -92,10 +96,11 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
         }
       });
     }
+    const bool forced = size_t(t) < limits.forced_prefix.size();
     for (int i = 0; i < rows; ++i) {
       const int b = live[i], token = chosen[i];
       step[b] = token;
-      alive -= book.advance_greedy(b, t, token, logits[size_t(i) * V + token]);
+      alive -= book.advance_greedy(b, t, token, forced ? 0.0f : logits[size_t(i) * V + token]);
     }
   }
 }
@@ -150,6 +155,11 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       MT_PROFILE_STAGE(select);
       pool->parallel_for(rows, [&](int i, int) {
         const int beam = live_beams[i];
+        if (size_t(t) < limits.forced_prefix.size()) {  // one continuation, scored 0
+          row_candidates[size_t(i) * 2 * K] = {scores[beam], limits.forced_prefix[size_t(t)], beam % K};
+          row_candidate_count[i] = 1;
+          return;
+        }
         float* lp = logits + size_t(i) * V;
         if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
         kernels->log_softmax_f32(lp, lp, V);

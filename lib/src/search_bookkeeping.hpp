@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "mt/session.hpp"  // Hypothesis
 #include "search_steps.hpp"
@@ -20,6 +21,8 @@ struct SearchLimits {
   int hypotheses = 1;
   int min_length = 0;
   float length_penalty = 1.0f;
+  // Tokens the first steps take, whatever the model says (log-probability 0).
+  std::span<const int32_t> forced_prefix = {};
 };
 
 // The search's host buffers (a session's SessionPlan, or a test's arrays).

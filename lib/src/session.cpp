@@ -63,6 +63,12 @@ Status TranslateOptions::validate(const SessionOptions& session) const {
     return Status::error(Errc::invalid_argument, "translate option max_length_ratio = %g: must be in [0, 1000] (0: off)", double(max_length_ratio));
   if (max_length_offset < 0 || max_length_offset > session.max_target_length)
     return bad("max_length_offset", max_length_offset, "must be in [0, %d]", session.max_target_length);
+  if (source_prefix.size() + 1 >= size_t(session.max_source_length))
+    return bad("source_prefix", int(std::min<size_t>(source_prefix.size(), 1 << 30)),
+               "ids: must leave room for a source token and EOS (max_source_length %d)", session.max_source_length);
+  if (target_prefix.size() >= size_t(session.max_target_length))
+    return bad("target_prefix", int(std::min<size_t>(target_prefix.size(), 1 << 30)),
+               "ids: must be fewer than the session's max_target_length %d", session.max_target_length);
   return {};
 }
 
@@ -347,16 +353,30 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
   int* offsets = at<int>(plan.source_offsets);
   int* limits = at<int>(plan.length_limits);
   int* truncated = at<int>(plan.truncated);
+  const std::span<const int32_t> prefix = options.source_prefix, forced = options.target_prefix;
+  for (const int32_t id : prefix) {
+    if (id < 0 || id >= cfg.source_vocab_size)
+      return Status::error(Errc::invalid_argument, "source_prefix has id %d, outside the vocabulary [0, %d)", id,
+                           cfg.source_vocab_size);
+  }
+  for (const int32_t id : forced) {
+    if (id < 0 || id >= cfg.target_vocab_size || id == cfg.eos_id)
+      return Status::error(Errc::invalid_argument, "target_prefix has id %d: must be a target id other than eos_id %d", id,
+                           cfg.eos_id);
+  }
+  if (!forced.empty() && cuda != nullptr)
+    return Status::error(Errc::unsupported, "target_prefix: CUDA sessions do not force prefixes yet; use the CPU");
+  const size_t room = size_t(plan.S) - 1 - prefix.size();  // source tokens that fit beside the prefix and EOS
   offsets[0] = 0;
   for (size_t b = 0; b < sources.size(); ++b) {
     std::span<const int32_t> src = sources[b];
-    if (src.size() >= size_t(plan.S)) {  // with its EOS it would not fit (no + 1: a caller's size may be SIZE_MAX)
+    if (src.size() > room) {
       if (!options.truncate_long_sources) {
         return Status::error(Errc::capacity_exceeded,
-                             "sentence %zu has %zu tokens; the session allows %d (max_source_length %d, EOS included)",
-                             b, src.size(), plan.S - 1, plan.S);
+                             "sentence %zu has %zu tokens; the session allows %zu (max_source_length %d, EOS%s included)",
+                             b, src.size(), room, plan.S, prefix.empty() ? "" : " and the source prefix");
       }
-      src = src.first(size_t(plan.S - 1));
+      src = src.first(room);
       truncated[b] = 1;
     }
     for (size_t i = 0; i < src.size(); ++i) {
@@ -366,12 +386,14 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
       }
     }
     int32_t* dst = tokens + offsets[b];
-    std::copy(src.begin(), src.end(), dst);
+    const size_t before = src.empty() ? 0 : prefix.size();  // an empty source is not translated
+    std::copy(prefix.begin(), prefix.begin() + ptrdiff_t(before), dst);
+    std::copy(src.begin(), src.end(), dst + before);
     // An empty source keeps its EOS either way: the encoder then never
     // attends over nothing (it is not decoded: its limit is 0).
     const bool eos = cfg.source_eos || src.empty();
-    if (eos) dst[src.size()] = cfg.eos_id;
-    offsets[b + 1] = offsets[b] + int(src.size()) + (eos ? 1 : 0);
+    if (eos) dst[before + src.size()] = cfg.eos_id;
+    offsets[b + 1] = offsets[b] + int(before + src.size()) + (eos ? 1 : 0);
 
     int limit = options.max_decoding_length > 0 ? options.max_decoding_length : plan.T;
     if (options.max_length_ratio > 0.0f) {
@@ -392,7 +414,7 @@ Status Session::Impl::run(int B, const TranslateOptions& options) {
   }
   encode(B);
   const detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
-                                    options.length_penalty};
+                                    options.length_penalty, options.target_prefix};
   if (options.beam_size == 1) {
     greedy_search(B, search);
   } else {
@@ -415,9 +437,16 @@ void Session::Impl::run_lanes(int B, const TranslateOptions& options) {
   const auto lane_batch = [&](int lane) { return B / L + (lane < B % L ? 1 : 0); };
   const auto lane_first = [&](int lane) { return lane * (B / L) + std::min(lane, B % L); };
   const bool on_wide = wide != nullptr && B < L;
+  const int* limits = at<int>(plan.length_limits);
+  const ModelConfig& cfg = model->config();
   for (int b = 0; b < B; ++b) {
-    spans[on_wide ? b : lane_first(b % L) + b / L] = {tokens + offsets[b],
-                                                      size_t(offsets[b + 1] - offsets[b] - 1)};  // without EOS
+    // Without the source prefix and EOS, which the lane adds again (an empty
+    // source, limit 0, has EOS alone).
+    const bool empty = limits[b] == 0;
+    const int skip = empty ? 0 : int(options.source_prefix.size());
+    const int eos = cfg.source_eos || empty ? 1 : 0;
+    spans[on_wide ? b : lane_first(b % L) + b / L] = {tokens + offsets[b] + skip,
+                                                      size_t(offsets[b + 1] - offsets[b] - skip - eos)};
   }
   if (on_wide) {
     // Checked here already: neither can fail.

@@ -12,7 +12,7 @@ FileNotFoundError (files), libmt.ModelError (not a valid model file).
 
 from ._libmt import Model, ModelConfig, ModelError, ModelWriter, Vocabulary, __version__, tensor_specs
 from ._results import FileStats, TranslationResult
-from ._translator import Translator
+from ._translator import Translator, language_tokens
 
 __all__ = [
     "FileStats",
@@ -24,5 +24,6 @@ __all__ = [
     "Translator",
     "Vocabulary",
     "__version__",
+    "language_tokens",
     "tensor_specs",
 ]

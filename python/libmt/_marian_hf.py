@@ -158,7 +158,8 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
     if language_tokens:
         conversion.note(f"{len(language_tokens)} target-language tokens ({', '.join(language_tokens[:4])}"
                         f"{', ...' if len(language_tokens) > 4 else ''}): start the text with one, as with transformers")
-        conversion.metadata["language_tokens"] = " ".join(language_tokens)
+        conversion.metadata["language_tokens"] = " ".join(f"{t}={target_vocab[t]}" for t in language_tokens)
+        conversion.metadata["language_placement"] = "source_text"
 
     # HF ties lm_head to its input embeddings: the shared table, or (separate vocabularies) the
     # encoder's, which libmt stores as the output projection when it fits.

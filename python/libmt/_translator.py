@@ -50,7 +50,9 @@ class Translator(_libmt._Translator):
     def translate(self, sources: Sequence[Text], *, beam_size: int = 1, num_hypotheses: int = 1,
                   length_penalty: float = 1.0, max_decoding_length: int = 0, max_length_ratio: float = 0.0,
                   max_length_offset: int = 0, min_decoding_length: int = 0, return_scores: bool = False,
-                  truncate: bool = False) -> Union[List[str], List[TranslationResult]]:
+                  truncate: bool = False, source_language: Optional[str] = None,
+                  target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
+                  target_prefix: Sequence[int] = ()) -> Union[List[str], List[TranslationResult]]:
         """Translates a list of sentences (str, or UTF-8 bytes; invalid UTF-8
         bytes read as U+FFFD). Returns the best translation of each, as a
         list of str; with return_scores=True or num_hypotheses > 1, a
@@ -65,25 +67,40 @@ class Translator(_libmt._Translator):
         min_decoding_length: EOS is not allowed before this many tokens.
         truncate: cut a source longer than max_source_length tokens or
           max_text_bytes bytes to fit (the result says it was) instead of raising ValueError.
+        source_language, target_language: for multilingual models, the language codes the model's
+          own tokens stand for (libmt.language_tokens(model) lists them): Marian's ">>fra<<" is put before
+          the text, M2M-100's and NLLB's tokens before the source ids and forced first in the output.
+        source_prefix, target_prefix: token ids put before every source, and forced first in every
+          output (scored 0, as Hugging Face's forced_bos_token_id).
 
         Each translation is one line: line breaks in the output are spaces.
         """
         _check_list(sources, "translate")
         detail = bool(return_scores) or num_hypotheses > 1
+        text_prefix, source_ids, target_ids = _languages(self.model, source_language, target_language)
+        if text_prefix:
+            sources = [_prefixed(text_prefix, s) for s in sources]
         raw = self._translate_text(sources, detail, beam_size, num_hypotheses, length_penalty, max_decoding_length,
-                                   max_length_ratio, max_length_offset, min_decoding_length, truncate)
+                                   max_length_ratio, max_length_offset, min_decoding_length, truncate,
+                                   source_ids + list(source_prefix), target_ids + list(target_prefix))
         return [TranslationResult(*r) for r in raw] if detail else raw
 
     def translate_batch(self, source_ids: Sequence[Sequence[int]], *, beam_size: int = 1, num_hypotheses: int = 1,
                         length_penalty: float = 1.0, max_decoding_length: int = 0, max_length_ratio: float = 0.0,
                         max_length_offset: int = 0, min_decoding_length: int = 0,
-                        truncate: bool = False) -> List[TranslationResult]:
+                        truncate: bool = False, source_language: Optional[str] = None,
+                        target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
+                        target_prefix: Sequence[int] = ()) -> List[TranslationResult]:
         """Translates sentences given as source token ids (no BOS or EOS:
         libmt appends EOS). Options as translate(). Each result's hypotheses
         are the decoded texts (None when the model has no vocabulary)."""
         _check_list(source_ids, "translate_batch")
+        text_prefix, source_lang_ids, target_ids = _languages(self.model, source_language, target_language)
+        if text_prefix:  # Marian: its code is one token in front of the source
+            source_lang_ids = [language_tokens(self.model)[text_prefix.strip()]]
         raw = self._translate_ids(source_ids, beam_size, num_hypotheses, length_penalty, max_decoding_length,
-                                  max_length_ratio, max_length_offset, min_decoding_length, truncate)
+                                  max_length_ratio, max_length_offset, min_decoding_length, truncate,
+                                  source_lang_ids + list(source_prefix), target_ids + list(target_prefix))
         return [TranslationResult(*r) for r in raw]
 
     def translate_iterable(self, sources: Iterable[Text], *, batch_size: Optional[int] = None,
@@ -161,6 +178,51 @@ class Translator(_libmt._Translator):
     def __repr__(self) -> str:
         return "<libmt.Translator %s, device=%r, num_threads=%d, max_batch_size=%d, %.1f MB of working memory>" % (
             repr(self.model), self.device, self.num_threads, self.max_batch_size, self.memory_size / 1e6)
+
+
+def language_tokens(model) -> dict:
+    """A multilingual model's language tokens (token -> id, e.g. {'>>fra<<': 93}), from its
+    metadata (written by libmt.convert); empty for a model of one language pair."""
+    tokens = {}
+    for entry in model.metadata.get("language_tokens", "").split():
+        token, _, index = entry.rpartition("=")
+        if token and index.isdigit():
+            tokens[token] = int(index)
+    return tokens
+
+
+def _language_token(model, code: str, kind: str) -> str:
+    tokens = language_tokens(model)
+    for token in (code, f">>{code}<<", f"__{code}__"):
+        if token in tokens:
+            return token
+    if not tokens:
+        raise ValueError(f"{kind} = {code!r}: this model has no language tokens (it translates one language pair)")
+    listed = " ".join(sorted(tokens)[:12]) + (" ..." if len(tokens) > 12 else "")
+    raise ValueError(f"{kind} = {code!r}: not one of this model's languages ({listed})")
+
+
+def _languages(model, source_language, target_language):
+    """(text prefix, source prefix ids, target prefix ids) for the languages asked."""
+    if source_language is None and target_language is None:
+        return "", [], []
+    placement = model.metadata.get("language_placement", "")
+    tokens = language_tokens(model)
+    if placement == "source_text":  # Marian: the target's code starts the source text
+        if source_language is not None:
+            raise ValueError("source_language: this model's languages are chosen by the target language alone")
+        if target_language is None:
+            return "", [], []
+        return _language_token(model, target_language, "target_language") + " ", [], []
+    source_ids = [] if source_language is None else [tokens[_language_token(model, source_language, "source_language")]]
+    target_ids = [] if target_language is None else [tokens[_language_token(model, target_language, "target_language")]]
+    return "", source_ids, target_ids
+
+
+def _prefixed(prefix: str, source):
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return prefix.encode("utf-8") + bytes(source)
+    return prefix + source
 
 
 def _check_list(sources, method: str) -> None:

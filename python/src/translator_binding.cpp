@@ -154,10 +154,12 @@ py::object python_results(const std::vector<SentenceResult>& results, bool detai
   return out;
 }
 
-// The translate options of a call, checked against the translator's session.
+// The translate options of a call, checked against the translator's session
+// (the prefixes are the caller's, alive for the call).
 TranslateOptions checked_options(const PyTranslator& t, int beam_size, int num_hypotheses, float length_penalty,
                                  int max_decoding_length, float max_length_ratio, int max_length_offset,
-                                 int min_decoding_length, bool truncate) {
+                                 int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
+                                 const std::vector<int32_t>& target_prefix) {
   const TranslateOptions o{.beam_size = beam_size,
                            .num_hypotheses = num_hypotheses,
                            .length_penalty = length_penalty,
@@ -165,7 +167,9 @@ TranslateOptions checked_options(const PyTranslator& t, int beam_size, int num_h
                            .max_length_ratio = max_length_ratio,
                            .max_length_offset = max_length_offset,
                            .min_decoding_length = min_decoding_length,
-                           .truncate_long_sources = truncate};
+                           .truncate_long_sources = truncate,
+                           .source_prefix = source_prefix,
+                           .target_prefix = target_prefix};
   check(o.validate(t.session->options()));
   return o;
 }
@@ -200,9 +204,11 @@ void bind_translator(py::module_& m) {
       .def("_translate_text",
            [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
-              int min_decoding_length, bool truncate) {
+              int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
+              const std::vector<int32_t>& target_prefix) {
              const TranslateOptions options = checked_options(t, beam_size, num_hypotheses, length_penalty,
-                 max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate);
+                 max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate,
+                 source_prefix, target_prefix);
              if (t.model->tokenizer() == nullptr) {
                throw py::value_error("this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
              }
@@ -227,9 +233,11 @@ void bind_translator(py::module_& m) {
       .def("_translate_ids",
            [](PyTranslator& t, const std::vector<std::vector<int32_t>>& sources, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
-              int min_decoding_length, bool truncate) {
+              int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
+              const std::vector<int32_t>& target_prefix) {
              const TranslateOptions options = checked_options(t, beam_size, num_hypotheses, length_penalty,
-                 max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate);
+                 max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate,
+                 source_prefix, target_prefix);
              std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
              const Model& model = *t.model;
              const bool has_text = model.tokenizer() != nullptr;

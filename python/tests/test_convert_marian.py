@@ -196,3 +196,42 @@ def test_int8_conversion_equals_mt_quantize_with_dynamic_activations(mt_translat
         assert [r.scores for r in a] == [r.scores for r in b]
     with pytest.raises(convert.ConversionError, match="int4"):
         convert.convert("transformers", source, quantize="int4")
+
+
+def test_target_language_picks_the_models_own_token(tmp_path):
+    model_path = tmp_path / "m.mtm"
+    convert.convert("transformers", FIXTURES / "marian-shared" / "hf", model_path)
+    model = libmt.Model(model_path)
+    tokens = libmt.language_tokens(model)
+    assert set(tokens) == {">>fra<<", ">>deu<<"}
+    translator = libmt.Translator(model, max_beam_size=4)
+    texts = ["the small dog runs", "a woman sits near the river"]
+    for beam in (1, 4):
+        by_code = translator.translate(texts, target_language="fra", beam_size=beam, return_scores=True)
+        written = translator.translate([">>fra<< " + t for t in texts], beam_size=beam, return_scores=True)
+        assert [r.ids for r in by_code] == [r.ids for r in written]
+        ids = [model.vocabulary.encode(t) for t in texts]
+        batch = translator.translate_batch(ids, target_language="fra", beam_size=beam)
+        assert [r.ids for r in batch] == [r.ids for r in written]
+    deu = translator.translate(texts, target_language="deu", return_scores=True)
+    fra = translator.translate(texts, target_language="fra", return_scores=True)
+    assert [r.scores for r in deu] != [r.scores for r in fra]  # another token, another source
+    with pytest.raises(ValueError, match="not one of this model's languages"):
+        translator.translate(texts, target_language="xx")
+    with pytest.raises(ValueError, match="target language alone"):
+        translator.translate(texts, source_language="en", target_language="fra")
+    plain = libmt.Translator(libmt.Model(FIXTURES.parents[2] / "models" / "en-de-tiny.mtm"))
+    with pytest.raises(ValueError, match="no language tokens"):
+        plain.translate(texts, target_language="fra")
+
+
+def test_prefix_options_reach_the_search(tmp_path):
+    model_path = tmp_path / "m.mtm"
+    convert.convert("transformers", FIXTURES / "marian-shared" / "hf", model_path)
+    translator = libmt.Translator(libmt.Model(model_path), max_beam_size=4)
+    ids = [[15, 52, 25], [67, 57]]
+    forced = translator.translate_batch(ids, target_prefix=[60, 61])
+    assert all(r.ids[0][:2] == [60, 61] for r in forced)
+    assert translator.translate_batch(ids, source_prefix=[93])[0].ids == translator.translate_batch([[93] + ids[0]])[0].ids
+    with pytest.raises(ValueError, match="target_prefix has id"):
+        translator.translate_batch(ids, target_prefix=[0])  # </s>

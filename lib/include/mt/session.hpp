@@ -100,6 +100,14 @@ struct MT_API TranslateOptions {
   // max_text_bytes bytes) is an error, or is cut to fit when this is set; the
   // results then say it was truncated.
   bool truncate_long_sources = false;
+  // Ids put in front of every (non-empty) source, e.g. M2M-100's and NLLB's
+  // source-language token. They count toward max_source_length.
+  std::span<const int32_t> source_prefix;
+  // Ids every hypothesis starts with, forced: e.g. M2M-100's and NLLB's
+  // target-language token. They are part of the hypotheses' tokens and of
+  // their length, and add nothing to their log-probability, as Hugging
+  // Face's forced_bos_token_id. CPU sessions only.
+  std::span<const int32_t> target_prefix;
 
   Status validate(const SessionOptions& session) const;
 };
