@@ -10,15 +10,13 @@ strings to ids (pieces it lacks become ``<unk>``); ids decode through vocab.json
 target.spm's rules.
 """
 
-import json
 import math
 import pathlib
-from typing import Dict, List
 
 import numpy as np
 
-from . import _checkpoints
 from ._conversion import Conversion, ConversionError
+from ._hf_common import add_layers, read_json as _read_json, vocab_ids as _vocab_ids, weights as _weights
 
 ACTIVATIONS = {"swish": "swish", "silu": "swish", "relu": "relu", "gelu": "gelu"}
 
@@ -34,40 +32,6 @@ def hf_sinusoid(positions: int, dim: int) -> np.ndarray:
     return table
 
 
-def _read_json(path: pathlib.Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConversionError(f"{path.parent}: no {path.name} (a MarianMTModel directory has config.json, "
-                              "model.safetensors or pytorch_model.bin, source.spm, target.spm and vocab.json)") from None
-    except ValueError as e:
-        raise ConversionError(f"{path}: not valid JSON ({e})") from None
-
-
-def _weights(directory: pathlib.Path, conversion: Conversion) -> Dict[str, np.ndarray]:
-    safetensors = directory / "model.safetensors"
-    if safetensors.exists():
-        conversion.note(f"weights: {safetensors.name}")
-        return _checkpoints.read_safetensors(safetensors)
-    binary = directory / "pytorch_model.bin"
-    if binary.exists():
-        conversion.note(f"weights: {binary.name} (read without torch)")
-        return _checkpoints.read_torch_zip(binary)
-    if (directory / "model.safetensors.index.json").exists() or (directory / "pytorch_model.bin.index.json").exists():
-        raise ConversionError(f"{directory}: sharded checkpoints are not read yet; merge the shards first")
-    raise ConversionError(f"{directory}: no model.safetensors or pytorch_model.bin")
-
-
-def _vocab_ids(vocab: dict, path: pathlib.Path) -> List[str]:
-    """vocab.json inverted: the piece of every id, which must run 0..V-1 without gaps."""
-    pieces = [None] * len(vocab)
-    for piece, index in vocab.items():
-        if not isinstance(index, int) or not 0 <= index < len(vocab) or pieces[index] is not None:
-            raise ConversionError(f"{path}: ids must be distinct integers 0..{len(vocab) - 1}; '{piece}' has {index!r}")
-        pieces[index] = piece
-    return pieces
-
-
 def convert(directory, conversion: Conversion, source_lang=None, target_lang=None) -> None:
     from . import _libmt
 
@@ -76,8 +40,7 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
         raise ConversionError(f"{directory}: not a directory (a MarianMTModel directory from the Hugging Face hub)")
     config = _read_json(directory / "config.json")
     if config.get("model_type") != "marian":
-        raise ConversionError(f"{directory}/config.json: model_type is {config.get('model_type')!r}, not 'marian' "
-                              "(--from transformers reads MarianMTModel directories)")
+        raise ConversionError(f"{directory}/config.json: model_type is {config.get('model_type')!r}, not 'marian'")
     tokenizer_config = {}
     if (directory / "tokenizer_config.json").exists():
         tokenizer_config = _read_json(directory / "tokenizer_config.json")
@@ -186,7 +149,6 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
         embedding = tensor("model.shared.weight", (vocab_size, d))
         writer.add_tensor("target_embedding", embedding)
     else:
-        encoder_table = tensor("model.encoder.embed_tokens.weight")
         decoder_table = tensor("model.decoder.embed_tokens.weight")
         if decoder_table.shape[0] < target_size:
             raise ConversionError(f"the decoder embedding has {decoder_table.shape[0]} rows for {target_size} target ids")
@@ -194,7 +156,7 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
         embedding = np.ascontiguousarray(decoder_table[:target_size])
         writer.add_tensor("source_embedding", tensor("model.encoder.embed_tokens.weight", (vocab_size, d)))
         writer.add_tensor("target_embedding", embedding)
-        del encoder_table, decoder_table
+        del decoder_table
     if not tied:
         writer.add_tensor("output/weight", tensor("lm_head.weight", (target_size, d)))
     elif not shared:
@@ -202,33 +164,7 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
     writer.add_tensor("output/bias", tensor("final_logits_bias").reshape(-1)[:target_size].copy())
     writer.add_tensor("position_encoding", hf_sinusoid(cfg.max_positions, d))
 
-    def linear(scope, hf):
-        writer.add_tensor(scope + "/weight", tensor(hf + ".weight"))
-        writer.add_tensor(scope + "/bias", tensor(hf + ".bias"))
-
-    def fused(scope, parts):
-        writer.add_tensor(scope + "/weight", np.concatenate([tensor(p + ".weight") for p in parts], axis=0))
-        writer.add_tensor(scope + "/bias", np.concatenate([tensor(p + ".bias") for p in parts], axis=0))
-
-    def norm(scope, hf):
-        writer.add_tensor(scope + "/gamma", tensor(hf + ".weight"))
-        writer.add_tensor(scope + "/beta", tensor(hf + ".bias"))
-
-    for side, count in (("encoder", cfg.encoder_layers), ("decoder", cfg.decoder_layers)):
-        for i in range(count):
-            ours, hf = f"{side}/layer_{i}", f"model.{side}.layers.{i}"
-            fused(ours + "/self_attention/qkv", [hf + ".self_attn.q_proj", hf + ".self_attn.k_proj",
-                                                 hf + ".self_attn.v_proj"])
-            linear(ours + "/self_attention/out", hf + ".self_attn.out_proj")
-            norm(ours + "/self_attention/norm", hf + ".self_attn_layer_norm")
-            if side == "decoder":
-                linear(ours + "/cross_attention/q", hf + ".encoder_attn.q_proj")
-                fused(ours + "/cross_attention/kv", [hf + ".encoder_attn.k_proj", hf + ".encoder_attn.v_proj"])
-                linear(ours + "/cross_attention/out", hf + ".encoder_attn.out_proj")
-                norm(ours + "/cross_attention/norm", hf + ".encoder_attn_layer_norm")
-            linear(ours + "/ffn/linear_0", hf + ".fc1")
-            linear(ours + "/ffn/linear_1", hf + ".fc2")
-            norm(ours + "/ffn/norm", hf + ".final_layer_norm")
+    add_layers(writer, tensor, cfg)
 
     names = config.get("_name_or_path", "") or directory.name
     conversion.metadata.update({

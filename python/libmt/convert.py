@@ -3,7 +3,8 @@
     python -m libmt.convert --from transformers opus-mt-en-de/ -o en-de.mtm
     libmt-convert --from transformers opus-mt-en-de/ -o en-de.mtm   (the same, as a console script)
 
-Sources: ``transformers`` (Hugging Face MarianMTModel directories: the OPUS-MT models). The file holds
+Sources: ``transformers`` (Hugging Face model directories: MarianMTModel, the OPUS-MT models, and
+M2M100ForConditionalGeneration with M2M100Tokenizer). The file holds
 everything needed to translate, both tokenizers included. A model libmt cannot run exactly is
 refused with the reason; the output is written atomically (never a partial file).
 """
@@ -15,7 +16,7 @@ from typing import List, Optional
 
 from ._conversion import Conversion, ConversionError, report, write_atomically
 
-SOURCES = {"transformers": "Hugging Face MarianMTModel directory (OPUS-MT)"}
+SOURCES = {"transformers": "Hugging Face model directory: MarianMTModel (OPUS-MT), M2M100ForConditionalGeneration"}
 
 
 def convert(source_format: str, source, output=None, *, quantize: Optional[str] = None,
@@ -31,14 +32,29 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
         raise ConversionError(f"--quantize {quantize!r}: libmt quantizes to int8")
     conversion = Conversion(source_format, str(source), quantize)
     if source_format == "transformers":
-        from . import _marian_hf
-        _marian_hf.convert(source, conversion, source_lang=source_lang, target_lang=target_lang)
+        _convert_transformers(pathlib.Path(source), conversion, source_lang, target_lang)
     data = conversion.finish(__version__)
     conversion.size = len(data)
     if output is not None:
         write_atomically(pathlib.Path(output), data)
     conversion.data = data
     return conversion
+
+
+def _convert_transformers(directory: pathlib.Path, conversion: Conversion, source_lang, target_lang) -> None:
+    from ._hf_common import read_json
+
+    if not directory.is_dir():
+        raise ConversionError(f"{directory}: not a directory (a model directory from the Hugging Face hub)")
+    model_type = read_json(directory / "config.json").get("model_type")
+    if model_type == "marian":
+        from . import _marian_hf as converter
+    elif model_type == "m2m_100":
+        from . import _m2m100_hf as converter
+    else:
+        raise ConversionError(f"{directory}/config.json: model_type {model_type!r}; --from transformers converts "
+                              "'marian' (MarianMTModel: OPUS-MT) and 'm2m_100' (M2M-100)")
+    converter.convert(directory, conversion, source_lang=source_lang, target_lang=target_lang)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
