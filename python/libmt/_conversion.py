@@ -86,7 +86,13 @@ class Conversion:
         metadata.update({"tool": "libmt.convert", "tool_version": version,
                          "created": datetime.date.today().isoformat(), "converted_with": self.source_format})
         self._writer.set_metadata(metadata)
-        return self._writer.serialize()
+        try:
+            return self._writer.serialize()
+        except ValueError as e:
+            if "2 GiB" in str(e) and self.quantize is None:
+                raise ConversionError(f"{e}: convert with --quantize int8 (about a quarter of the size; the int8 "
+                                      "weights are written as they are read, with no fp32 file)") from None
+            raise
 
 
 def write_atomically(path: pathlib.Path, data: bytes) -> None:

@@ -1,6 +1,7 @@
-"""libmt.convert --from transformers on an M2M-100 model, against what transformers itself computed
-(tests/data/converters/make_m2m100_fixture.py): the source language's token before the source,
-the target language's forced first, pre-norm layers, fairseq's offset positions. No torch needed."""
+"""libmt.convert --from transformers on M2M-100 and NLLB models, against what transformers itself
+computed (tests/data/converters/make_m2m100_fixture.py, make_nllb_fixture.py): the source language's
+token before the source, the target language's forced first, pre-norm layers, fairseq's offset
+positions; M2M100Tokenizer's vocab.json and NllbTokenizer's offset ids. No torch needed."""
 
 import json
 import pathlib
@@ -12,18 +13,23 @@ np = pytest.importorskip("numpy")
 import libmt  # noqa: E402
 from libmt import convert  # noqa: E402
 
-FIXTURE = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "converters" / "m2m100"
+FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "converters"
 MAX_LENGTH = 20  # generate()'s, the decoder start included
 EOS = 2
 
 
-@pytest.fixture(scope="module")
-def converted(tmp_path_factory):
-    output = tmp_path_factory.mktemp("m2m100") / "model.mtm"
-    conversion = convert.convert("transformers", FIXTURE / "hf", output)
-    expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
+@pytest.fixture(scope="module", params=["m2m100", "nllb"])
+def converted(request, tmp_path_factory):
+    output = tmp_path_factory.mktemp(request.param) / "model.mtm"
+    conversion = convert.convert("transformers", FIXTURES / request.param / "hf", output)
+    expected = json.loads((FIXTURES / request.param / "expected.json").read_text(encoding="utf-8"))
     model = libmt.Model(output)
     return conversion, expected, model, libmt.Translator(model, max_beam_size=4)
+
+
+def language_id(model, code):
+    tokens = libmt.language_tokens(model)
+    return tokens[code] if code in tokens else tokens[f"__{code}__"]
 
 
 def until_eos(ids):
@@ -37,15 +43,15 @@ def test_the_file_says_what_m2m100_is(converted):
     assert config.decoder_start_id == config.eos_id == EOS
     assert config.target_vocab_size == expected["vocab_size"]
     tokens = libmt.language_tokens(model)
-    assert len(tokens) == 100 and "__fr__" in tokens and "__en__" in tokens
-    assert any("encode to <unk>" in note for note in conversion.notes)
+    assert len(tokens) in (100, 4)  # M2M-100's list; the NLLB fixture's four codes
+    for case in expected["cases"]:
+        language_id(model, case["source_language"]), language_id(model, case["target_language"])
 
 
 def test_source_ids_are_transformers(converted):
     _, expected, model, _ = converted
-    tokens = libmt.language_tokens(model)
     for case in expected["cases"]:
-        ids = [tokens[f"__{case['source_language']}__"]] + model.vocabulary.encode(case["text"]) + [EOS]
+        ids = [language_id(model, case["source_language"])] + model.vocabulary.encode(case["text"]) + [EOS]
         assert ids == case["source_ids"], case["text"]
 
 
@@ -91,6 +97,9 @@ def test_beam_top1_is_transformers_where_not_tied(converted):
 
 
 def test_unknown_languages_are_refused_by_name(converted):
-    _, _, _, translator = converted
+    _, expected, _, translator = converted
+    source = expected["cases"][0]["source_language"]
     with pytest.raises(ValueError, match="'xx': not one of this model's languages"):
-        translator.translate(["a"], source_language="en", target_language="xx")
+        translator.translate(["a"], source_language=source, target_language="xx")
+    with pytest.raises(ValueError, match="target_prefix has id 2"):
+        translator.translate_batch([[5, 6]], target_prefix=[EOS])
