@@ -3,6 +3,7 @@
 // a target vocabulary in model-id order decodes (format version 3).
 #include <algorithm>
 
+#include "mt/languages.hpp"
 #include "remapped_model.hpp"
 #include "test_util.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -187,5 +188,53 @@ TEST_CASE("model ids that do not fit the model are refused by name", "[text]") {
     writer->set_target_vocabulary(r.target);
     writer->set_format_version(2);
     CHECK_THAT(writer->serialize().status().message(), Catch::Contains("vocabulary model_ids needs format version 3"));
+  }
+}
+
+TEST_CASE("language tokens resolve to text, source and target prefixes by token or code", "[text]") {
+  const ModelConfig config = test::tiny_config();
+  auto with_languages = [&](const std::string& tokens, const std::string& placement) {
+    auto writer = random_model_writer(config, 5);
+    REQUIRE(writer.ok());
+    ModelMetadata metadata;
+    metadata.extra = {{"language_tokens", tokens}, {"language_placement", placement}};
+    writer->set_metadata(metadata);
+    auto bytes = writer->serialize();
+    REQUIRE(bytes.ok());
+    const std::string path = test::scratch_path("languages-" + placement + ".mtm");
+    REQUIRE(writer->write(path).ok());
+    auto model = Model::load(path);
+    REQUIRE(model.ok());
+    return model.value();
+  };
+  SECTION("M2M-100 and NLLB: source and target prefixes") {
+    auto model = with_languages("__en__=40 __fr__=41 fra_Latn=42 broken= __xx__=99999", "prefix");
+    const auto tokens = language_tokens(*model);
+    REQUIRE(tokens.size() == 3);  // the damaged and out-of-range entries are skipped
+    auto p = language_prefixes(*model, "en", "fr");
+    REQUIRE(p.ok());
+    CHECK(p->source_prefix == std::vector<int32_t>{40});
+    CHECK(p->target_prefix == std::vector<int32_t>{41});
+    CHECK(p->text_prefix.empty());
+    p = language_prefixes(*model, "", "fra_Latn");
+    REQUIRE(p.ok());
+    CHECK(p->source_prefix.empty());
+    CHECK(p->target_prefix == std::vector<int32_t>{42});
+    CHECK_THAT(language_prefixes(*model, "en", "de").status().message(),
+               Catch::Contains("target language 'de': not one of this model's languages (__en__ __fr__ fra_Latn)"));
+  }
+  SECTION("Marian: the target's code starts the text") {
+    auto model = with_languages(">>fra<<=40 >>deu<<=41", "source_text");
+    auto p = language_prefixes(*model, "", "deu");
+    REQUIRE(p.ok());
+    CHECK(p->text_prefix == ">>deu<< ");
+    CHECK(p->source_prefix.empty());
+    CHECK_THAT(language_prefixes(*model, "en", "deu").status().message(), Catch::Contains("target language alone"));
+  }
+  SECTION("a model of one language pair") {
+    auto model = with_languages("", "");
+    CHECK(language_tokens(*model).empty());
+    CHECK(language_prefixes(*model, "", "").ok());
+    CHECK_THAT(language_prefixes(*model, "", "fr").status().message(), Catch::Contains("no language tokens"));
   }
 }

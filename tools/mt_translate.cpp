@@ -41,6 +41,10 @@ options:
   --max-length-ratio R      also at most R x source tokens + --max-length-offset (default off)
   --max-length-offset N     (default 0)
   --min-length N            no EOS before N tokens (default 0)
+  --source-language L       multilingual models: the source's language, by its token or the code in it
+                            (M2M-100 "en", NLLB "eng_Latn"); `mt_model info` lists language_tokens
+  --target-language L       multilingual models: the language to translate into (Marian "fra", M2M-100
+                            "fr", NLLB "fra_Latn")
   --max-source-length N     longest source in tokens (default 256)
   --max-line-bytes N        longest input line read, in bytes (default 65536); memory is planned
                             for this, never for the input
@@ -148,6 +152,7 @@ int run(int argc, char** argv) {
   }
   args.reject_unknown({"-m", "--model", "-i", "--input", "--ids", "--beam", "--nbest", "--scores", "--length-penalty",
                        "--max-length", "--max-length-ratio", "--max-length-offset", "--min-length",
+                       "--source-language", "--target-language",
                        "--max-source-length", "--max-line-bytes", "--truncate", "--batch-size", "--threads", "--thread-split", "--device", "--gpu", "--tf32",
                        "--fp16", "--cuda-int8", "--cuda-dequantize"});
   const std::string model_path = args.get("-m", args.get("--model", ""));
@@ -179,6 +184,17 @@ int run(int argc, char** argv) {
   if (!model) return fail(model.status().message());
   const mt::ModelConfig& config = (*model)->config();
   const bool text_mode = (*model)->vocabulary() != nullptr && !args.has("--ids");
+  auto languages = mt::language_prefixes(**model, args.get("--source-language", ""), args.get("--target-language", ""));
+  if (!languages) return fail(languages.status().message());
+  topts.source_prefix = languages->source_prefix;
+  topts.target_prefix = languages->target_prefix;
+  std::vector<int32_t> code_id;  // Marian's code as one token, for ids
+  if (!languages->text_prefix.empty() && !text_mode) {
+    for (const mt::LanguageToken& t : mt::language_tokens(**model)) {
+      if (t.token + " " == languages->text_prefix) code_id = {t.id};
+    }
+    topts.source_prefix = code_id;
+  }
   // The default follows a model with fewer positions; an explicit value must fit.
   if (!args.has("--max-source-length")) max_source = std::min(max_source, config.max_positions - 1);
   if (max_source + 1 > config.max_positions) {
@@ -213,6 +229,7 @@ int run(int argc, char** argv) {
                        (text_mode ? " (see --truncate)" : "");
       line.clear();
     }
+    if (text_mode && !languages->text_prefix.empty() && !line.empty()) line = languages->text_prefix + line;
     longest = std::max(longest, line.size());
     if (!text_mode) {
       std::vector<int32_t> ids;

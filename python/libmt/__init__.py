@@ -10,9 +10,9 @@ Errors are ValueError (bad options, naming the option), OSError /
 FileNotFoundError (files), libmt.ModelError (not a valid model file).
 """
 
-from ._libmt import Model, ModelConfig, ModelError, ModelWriter, Vocabulary, __version__, tensor_specs
+from ._libmt import Model, ModelConfig, ModelError, ModelWriter, Vocabulary, __version__, language_tokens, tensor_specs
 from ._results import FileStats, TranslationResult
-from ._translator import Translator, language_tokens
+from ._translator import Translator
 
 __all__ = [
     "FileStats",

@@ -117,11 +117,12 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
     if lacking:
         conversion.note(f"{len(lacking)} source.spm pieces are not in vocab.json and encode to <unk>, as in "
                         f"transformers (e.g. {', '.join(lacking[:3])})")
-    language_tokens = [p for p in target_pieces if p.startswith(">>") and p.endswith("<<")]
+    # Multilingual-target models' >>xx<< tokens start the source: source ids.
+    language_tokens = [p for p in source_pieces if p.startswith(">>") and p.endswith("<<")]
     if language_tokens:
         conversion.note(f"{len(language_tokens)} target-language tokens ({', '.join(language_tokens[:4])}"
                         f"{', ...' if len(language_tokens) > 4 else ''}): start the text with one, as with transformers")
-        conversion.metadata["language_tokens"] = " ".join(f"{t}={target_vocab[t]}" for t in language_tokens)
+        conversion.metadata["language_tokens"] = " ".join(f"{t}={vocab[t]}" for t in language_tokens)
         conversion.metadata["language_placement"] = "source_text"
 
     # HF ties lm_head to its input embeddings: the shared table, or (separate vocabularies) the

@@ -97,7 +97,7 @@ class Translator(_libmt._Translator):
         _check_list(source_ids, "translate_batch")
         text_prefix, source_lang_ids, target_ids = _languages(self.model, source_language, target_language)
         if text_prefix:  # Marian: its code is one token in front of the source
-            source_lang_ids = [language_tokens(self.model)[text_prefix.strip()]]
+            source_lang_ids = [_libmt.language_tokens(self.model)[text_prefix.strip()]]
         raw = self._translate_ids(source_ids, beam_size, num_hypotheses, length_penalty, max_decoding_length,
                                   max_length_ratio, max_length_offset, min_decoding_length, truncate,
                                   source_lang_ids + list(source_prefix), target_ids + list(target_prefix))
@@ -180,43 +180,13 @@ class Translator(_libmt._Translator):
             repr(self.model), self.device, self.num_threads, self.max_batch_size, self.memory_size / 1e6)
 
 
-def language_tokens(model) -> dict:
-    """A multilingual model's language tokens (token -> id, e.g. {'>>fra<<': 93}), from its
-    metadata (written by libmt.convert); empty for a model of one language pair."""
-    tokens = {}
-    for entry in model.metadata.get("language_tokens", "").split():
-        token, _, index = entry.rpartition("=")
-        if token and index.isdigit():
-            tokens[token] = int(index)
-    return tokens
-
-
-def _language_token(model, code: str, kind: str) -> str:
-    tokens = language_tokens(model)
-    for token in (code, f">>{code}<<", f"__{code}__"):
-        if token in tokens:
-            return token
-    if not tokens:
-        raise ValueError(f"{kind} = {code!r}: this model has no language tokens (it translates one language pair)")
-    listed = " ".join(sorted(tokens)[:12]) + (" ..." if len(tokens) > 12 else "")
-    raise ValueError(f"{kind} = {code!r}: not one of this model's languages ({listed})")
-
-
 def _languages(model, source_language, target_language):
-    """(text prefix, source prefix ids, target prefix ids) for the languages asked."""
+    """(text prefix, source prefix ids, target prefix ids) for the languages asked (libmt's
+    language_prefixes: the model's own tokens, from its metadata)."""
     if source_language is None and target_language is None:
         return "", [], []
-    placement = model.metadata.get("language_placement", "")
-    tokens = language_tokens(model)
-    if placement == "source_text":  # Marian: the target's code starts the source text
-        if source_language is not None:
-            raise ValueError("source_language: this model's languages are chosen by the target language alone")
-        if target_language is None:
-            return "", [], []
-        return _language_token(model, target_language, "target_language") + " ", [], []
-    source_ids = [] if source_language is None else [tokens[_language_token(model, source_language, "source_language")]]
-    target_ids = [] if target_language is None else [tokens[_language_token(model, target_language, "target_language")]]
-    return "", source_ids, target_ids
+    text, source, target = _libmt._language_prefixes(model, source_language or "", target_language or "")
+    return text, list(source), list(target)
 
 
 def _prefixed(prefix: str, source):

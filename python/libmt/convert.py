@@ -28,6 +28,11 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
 
     if source_format not in SOURCES:
         raise ConversionError(f"--from {source_format!r}: libmt converts from {', '.join(sorted(SOURCES))}")
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        raise ConversionError("libmt.convert reads checkpoints with numpy, which is not installed: "
+                              "pip install 'libmt[convert]' (or numpy)") from None
     if quantize not in (None, "int8"):
         raise ConversionError(f"--quantize {quantize!r}: libmt quantizes to int8")
     conversion = Conversion(source_format, str(source), quantize)

@@ -8,6 +8,7 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "mt/languages.hpp"
 #include "text.hpp"
 
 namespace py = pybind11;
@@ -72,6 +73,19 @@ const Model& model_of(const PyVocabulary& v) { return *v.model; }
 }  // namespace
 
 void bind_model(py::module_& m) {
+  m.def("language_tokens", [](const PyModel& p) {
+        py::dict tokens;
+        for (const LanguageToken& t : mt::language_tokens(*p.model)) tokens[py::str(t.token)] = t.id;
+        return tokens;
+      }, py::arg("model"),
+      "A multilingual model's language tokens, {token: id} (e.g. {'>>fra<<': 93}); empty for a model of one "
+      "language pair.");
+  m.def("_language_prefixes", [](const PyModel& p, const std::string& source, const std::string& target) {
+        Expected<LanguagePrefixes> prefixes = mt::language_prefixes(*p.model, source, target);
+        check(prefixes.status());
+        return py::make_tuple(prefixes->text_prefix, prefixes->source_prefix, prefixes->target_prefix);
+      }, py::arg("model"), py::arg("source_language"), py::arg("target_language"));
+
   py::class_<PyModel>(m, "Model", R"(A libmt model file, loaded once and shared by any number of translators.
 
 Model(source, check_weights_finite=False, read_into_memory=False, load_vocabulary=True)

@@ -235,3 +235,18 @@ def test_prefix_options_reach_the_search(tmp_path):
     assert translator.translate_batch(ids, source_prefix=[93])[0].ids == translator.translate_batch([[93] + ids[0]])[0].ids
     with pytest.raises(ValueError, match="target_prefix has id"):
         translator.translate_batch(ids, target_prefix=[0])  # </s>
+
+
+def test_mt_translate_takes_the_target_language(mt_translate, tmp_path):
+    model_path = tmp_path / "m.mtm"
+    convert.convert("transformers", FIXTURES / "marian-shared" / "hf", model_path)
+    texts = ["the small dog runs", "", "a woman sits near the river"]
+    run = subprocess.run([mt_translate, "-m", str(model_path), "--beam", "4", "--target-language", "deu"],
+                         input="\n".join(texts) + "\n", capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    translator = libmt.Translator(libmt.Model(model_path), max_beam_size=4)
+    want = translator.translate([t for t in texts if t], beam_size=4, target_language="deu")
+    assert run.stdout.split("\n")[:-1] == [want[0], "", want[1]]  # an empty line stays empty
+    run = subprocess.run([mt_translate, "-m", str(model_path), "--target-language", "xx"], input="a\n",
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "'xx': not one of this model's languages (>>fra<< >>deu<<)" in run.stderr
