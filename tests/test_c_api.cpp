@@ -204,3 +204,50 @@ TEST_CASE("C API lengths near SIZE_MAX are refused, never wrapped", "[c_api][hos
   mt_session_free(session);
   mt_model_free(model);
 }
+
+TEST_CASE("C API language prefixes pick the model's tokens and reach the search", "[c_api]") {
+  auto writer = mt::random_model_writer(tiny_config(), 93);
+  REQUIRE(writer.ok());
+  mt::ModelMetadata metadata;
+  metadata.extra = {{"language_tokens", "__en__=40 __fr__=41"}, {"language_placement", "prefix"}};
+  writer->set_metadata(metadata);
+  const std::string path = mt::test::scratch_path("c-api-languages.mtm");
+  REQUIRE(writer->write(path).ok());
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(path.c_str(), &model) == MT_OK);
+  int32_t source = 0, target = 0;
+  REQUIRE(mt_language_prefixes(model, "en", "__fr__", &source, &target) == MT_OK);
+  CHECK(source == 40);
+  CHECK(target == 41);
+  REQUIRE(mt_language_prefixes(model, nullptr, "fr", &source, &target) == MT_OK);
+  CHECK(source == -1);
+  CHECK(target == 41);
+  CHECK(mt_language_prefixes(model, "en", "xx", &source, &target) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::strstr(mt_last_error(), "target language 'xx': not one of this model's languages") != nullptr);
+  CHECK(mt_language_prefixes(model, "en", "fr", nullptr, &target) == MT_ERROR_INVALID_ARGUMENT);
+
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, nullptr, &session) == MT_OK);
+  mt_translate_options options;
+  mt_translate_options_init(&options);
+  const int32_t source_prefix[] = {40}, target_prefix[] = {41};
+  options.source_prefix = source_prefix;
+  options.source_prefix_length = 1;
+  options.target_prefix = target_prefix;
+  options.target_prefix_length = 1;
+  const int32_t sentence[] = {5, 6, 7};
+  const int32_t* sources[] = {sentence};
+  const size_t lengths[] = {3};
+  REQUIRE(mt_translate_ids(session, sources, lengths, 1, &options) == MT_OK);
+  const int32_t* tokens = nullptr;
+  size_t length = 0;
+  REQUIRE(mt_result_hypothesis(session, 0, 0, &tokens, &length, nullptr) == MT_OK);
+  REQUIRE(length >= 1);
+  CHECK(tokens[0] == 41);  // forced
+  const int32_t eos[] = {tiny_config().eos_id};
+  options.target_prefix = eos;
+  CHECK(mt_translate_ids(session, sources, lengths, 1, &options) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::strstr(mt_last_error(), "target_prefix has id") != nullptr);
+  mt_session_free(session);
+  mt_model_free(model);
+}

@@ -188,13 +188,6 @@ int run(int argc, char** argv) {
   if (!languages) return fail(languages.status().message());
   topts.source_prefix = languages->source_prefix;
   topts.target_prefix = languages->target_prefix;
-  std::vector<int32_t> code_id;  // Marian's code as one token, for ids
-  if (!languages->text_prefix.empty() && !text_mode) {
-    for (const mt::LanguageToken& t : mt::language_tokens(**model)) {
-      if (t.token + " " == languages->text_prefix) code_id = {t.id};
-    }
-    topts.source_prefix = code_id;
-  }
   // The default follows a model with fewer positions; an explicit value must fit.
   if (!args.has("--max-source-length")) max_source = std::min(max_source, config.max_positions - 1);
   if (max_source + 1 > config.max_positions) {
@@ -229,7 +222,6 @@ int run(int argc, char** argv) {
                        (text_mode ? " (see --truncate)" : "");
       line.clear();
     }
-    if (text_mode && !languages->text_prefix.empty() && !line.empty()) line = languages->text_prefix + line;
     longest = std::max(longest, line.size());
     if (!text_mode) {
       std::vector<int32_t> ids;

@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "mt/languages.hpp"
 #include "mt/session.hpp"
 
 struct mt_model {
@@ -84,6 +85,9 @@ mt::TranslateOptions to_cpp(const mt_translate_options* o) {
     t.max_length_offset = o->max_length_offset;
     t.min_decoding_length = o->min_decoding_length;
     t.truncate_long_sources = o->truncate_long_sources != 0;
+    // Checked by the translate calls (ids, lengths within the session's limits).
+    if (o->source_prefix != nullptr) t.source_prefix = {o->source_prefix, o->source_prefix_length};
+    if (o->target_prefix != nullptr) t.target_prefix = {o->target_prefix, o->target_prefix_length};
   }
   return t;
 }
@@ -165,7 +169,22 @@ void mt_translate_options_init(mt_translate_options* o) {
   const mt::TranslateOptions d;
   *o = {d.beam_size,        d.num_hypotheses,    d.length_penalty,
         d.max_decoding_length, d.max_length_ratio,  d.max_length_offset,
-        d.min_decoding_length, d.truncate_long_sources ? 1 : 0};
+        d.min_decoding_length, d.truncate_long_sources ? 1 : 0, nullptr, 0, nullptr, 0};
+}
+
+mt_status mt_language_prefixes(const mt_model* model, const char* source_language, const char* target_language,
+                               int32_t* source_id, int32_t* target_id) {
+  if (model == nullptr || source_id == nullptr || target_id == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "model, source_id and target_id must not be null");
+  *source_id = *target_id = -1;
+  return guarded([&] {
+    auto prefixes = mt::language_prefixes(*model->model, source_language ? source_language : "",
+                                          target_language ? target_language : "");
+    if (!prefixes) return report(prefixes.status());
+    if (!prefixes->source_prefix.empty()) *source_id = prefixes->source_prefix.front();
+    if (!prefixes->target_prefix.empty()) *target_id = prefixes->target_prefix.front();
+    return MT_OK;
+  });
 }
 
 mt_status mt_session_memory_size(const mt_model* model, const mt_session_options* options, size_t* bytes) {

@@ -78,8 +78,8 @@ Expected<LanguagePrefixes> language_prefixes(const Model& model, std::string_vie
     return unknown("source language", source_language, tokens);
   if (!target_language.empty() && (target = find(tokens, target_language)) == nullptr)
     return unknown("target language", target_language, tokens);
-  if (marian) {  // >>xx<< starts the text
-    if (target != nullptr) out.text_prefix = target->token + " ";
+  if (marian) {  // >>xx<< starts the source
+    if (target != nullptr) out.source_prefix.push_back(target->id);
     return out;
   }
   if (source != nullptr) out.source_prefix.push_back(source->id);

@@ -68,8 +68,8 @@ class Translator(_libmt._Translator):
         truncate: cut a source longer than max_source_length tokens or
           max_text_bytes bytes to fit (the result says it was) instead of raising ValueError.
         source_language, target_language: for multilingual models, the language codes the model's
-          own tokens stand for (libmt.language_tokens(model) lists them): Marian's ">>fra<<" is put before
-          the text, M2M-100's and NLLB's tokens before the source ids and forced first in the output.
+          own tokens stand for (libmt.language_tokens(model) lists them): Marian's ">>fra<<" starts the
+          source, M2M-100's and NLLB's source token starts it and their target token is forced first.
         source_prefix, target_prefix: token ids put before every source, and forced first in every
           output (scored 0, as Hugging Face's forced_bos_token_id).
 
@@ -77,9 +77,7 @@ class Translator(_libmt._Translator):
         """
         _check_list(sources, "translate")
         detail = bool(return_scores) or num_hypotheses > 1
-        text_prefix, source_ids, target_ids = _languages(self.model, source_language, target_language)
-        if text_prefix:
-            sources = [_prefixed(text_prefix, s) for s in sources]
+        source_ids, target_ids = _languages(self.model, source_language, target_language)
         raw = self._translate_text(sources, detail, beam_size, num_hypotheses, length_penalty, max_decoding_length,
                                    max_length_ratio, max_length_offset, min_decoding_length, truncate,
                                    source_ids + list(source_prefix), target_ids + list(target_prefix))
@@ -95,9 +93,7 @@ class Translator(_libmt._Translator):
         libmt appends EOS). Options as translate(). Each result's hypotheses
         are the decoded texts (None when the model has no vocabulary)."""
         _check_list(source_ids, "translate_batch")
-        text_prefix, source_lang_ids, target_ids = _languages(self.model, source_language, target_language)
-        if text_prefix:  # Marian: its code is one token in front of the source
-            source_lang_ids = [_libmt.language_tokens(self.model)[text_prefix.strip()]]
+        source_lang_ids, target_ids = _languages(self.model, source_language, target_language)
         raw = self._translate_ids(source_ids, beam_size, num_hypotheses, length_penalty, max_decoding_length,
                                   max_length_ratio, max_length_offset, min_decoding_length, truncate,
                                   source_lang_ids + list(source_prefix), target_ids + list(target_prefix))
@@ -181,18 +177,12 @@ class Translator(_libmt._Translator):
 
 
 def _languages(model, source_language, target_language):
-    """(text prefix, source prefix ids, target prefix ids) for the languages asked (libmt's
-    language_prefixes: the model's own tokens, from its metadata)."""
+    """(source prefix ids, target prefix ids) for the languages asked (libmt's language_prefixes:
+    the model's own tokens, from its metadata)."""
     if source_language is None and target_language is None:
-        return "", [], []
-    text, source, target = _libmt._language_prefixes(model, source_language or "", target_language or "")
-    return text, list(source), list(target)
-
-
-def _prefixed(prefix: str, source):
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return prefix.encode("utf-8") + bytes(source)
-    return prefix + source
+        return [], []
+    source, target = _libmt._language_prefixes(model, source_language or "", target_language or "")
+    return list(source), list(target)
 
 
 def _check_list(sources, method: str) -> None:

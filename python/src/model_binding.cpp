@@ -83,7 +83,7 @@ void bind_model(py::module_& m) {
   m.def("_language_prefixes", [](const PyModel& p, const std::string& source, const std::string& target) {
         Expected<LanguagePrefixes> prefixes = mt::language_prefixes(*p.model, source, target);
         check(prefixes.status());
-        return py::make_tuple(prefixes->text_prefix, prefixes->source_prefix, prefixes->target_prefix);
+        return py::make_tuple(prefixes->source_prefix, prefixes->target_prefix);
       }, py::arg("model"), py::arg("source_language"), py::arg("target_language"));
 
   py::class_<PyModel>(m, "Model", R"(A libmt model file, loaded once and shared by any number of translators.

@@ -25,12 +25,14 @@ struct LanguageToken {
 MT_API std::vector<LanguageToken> language_tokens(const Model& model);
 
 // What translating from `source_language` to `target_language` (either may
-// be empty: not given) takes. A language is named by its token or by the
-// code inside it ("fra" for ">>fra<<", "fr" for "__fr__").
+// be empty: not given) takes: TranslateOptions' prefixes. A language is named
+// by its token or by the code inside it ("fra" for ">>fra<<", "fr" for
+// "__fr__"). Marian's target language token starts the source (as writing
+// ">>fra<<" before the text does); M2M-100's and NLLB's source language token
+// starts the source and their target language token is forced first.
 struct LanguagePrefixes {
-  std::string text_prefix;             // put before the text (Marian: ">>fra<< ")
-  std::vector<int32_t> source_prefix;  // TranslateOptions::source_prefix (M2M-100, NLLB)
-  std::vector<int32_t> target_prefix;  // TranslateOptions::target_prefix (M2M-100, NLLB)
+  std::vector<int32_t> source_prefix;
+  std::vector<int32_t> target_prefix;
 };
 
 // Errors: a language the model does not have (the message lists some it

@@ -73,6 +73,13 @@ typedef struct mt_translate_options {
   int max_length_offset;    /* (default 0) */
   int min_decoding_length;  /* EOS forbidden before this many tokens (default 0) */
   int truncate_long_sources; /* nonzero: cut over-long sources to fit instead of failing (default 0) */
+  /* Ids put before every source, e.g. a multilingual model's language token (mt_language_prefixes).
+   * The caller keeps them alive during the call. (default NULL, 0) */
+  const int32_t* source_prefix;
+  size_t source_prefix_length;
+  /* Ids every hypothesis starts with, forced and scored 0 (M2M-100's, NLLB's target language). (default NULL, 0) */
+  const int32_t* target_prefix;
+  size_t target_prefix_length;
 } mt_translate_options;
 
 /* Message of the calling thread's last failed call ("" if none). The string
@@ -148,6 +155,15 @@ MT_API mt_status mt_translate_text(mt_session* session, const char* const* texts
  * MT_ERROR_INVALID_ARGUMENT (no such sentence or hypothesis, no text results). */
 MT_API mt_status mt_result_text(const mt_session* session, size_t sentence, size_t k, const char** text, size_t* length,
                                 float* score);
+/* A multilingual model's language tokens for translating from source_language to target_language
+ * (either may be NULL or "": not given), named by token or by the code inside it (">>fra<<" or
+ * "fra", "__fr__" or "fr", "fra_Latn"): *source_id (-1: none) goes first in
+ * mt_translate_options.source_prefix, *target_id (-1: none) in target_prefix. Errors:
+ * MT_ERROR_INVALID_ARGUMENT (a language the model does not have, named with some it has; a model
+ * of one language pair; a source language for a Marian model, whose target language alone counts). */
+MT_API mt_status mt_language_prefixes(const mt_model* model, const char* source_language, const char* target_language,
+                                      int32_t* source_id, int32_t* target_id);
+
 /* Whether sentence i of the last translation was truncated to fit (0 or 1). */
 MT_API mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);
 
