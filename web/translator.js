@@ -6,6 +6,7 @@
 //   (examples/web/index.html is a page that does this)
 //   const t = await Translator.create(createLibmt, modelBytes, { max_batch_size: 8 });
 //   t.translate(['A man is walking.'], { beam_size: 4 });   // ['Ein Mann geht.']
+//   t.translate(['Where is it?'], { source_language: 'en', target_language: 'fr' });  // multilingual models
 //   t.free();
 //
 // The model's bytes are copied once into the module's memory and used there
@@ -21,6 +22,8 @@ const TRANSLATE_FIELDS = [['beam_size', 'i32'], ['num_hypotheses', 'i32'], ['len
                           ['max_decoding_length', 'i32'], ['max_length_ratio', 'f32'],
                           ['max_length_offset', 'i32'], ['min_decoding_length', 'i32'],
                           ['truncate_long_sources', 'i32']];
+// After them: source_prefix, source_prefix_length, target_prefix, target_prefix_length.
+const PREFIX_SLOT = TRANSLATE_FIELDS.length;
 const OPTIONS_BYTES = 256;  // room for the fields of later versions
 
 class LibmtError extends Error {
@@ -79,16 +82,56 @@ class Translator {
     if (status !== 0) throw new LibmtError(status, this.m.UTF8ToString(this.m._mt_last_error()));
   }
 
+  // The model's token ids for a language pair (either may be omitted):
+  // [source id or -1, target id or -1] (mt_language_prefixes).
+  languagePrefixes(sourceLanguage, targetLanguage) {
+    const m = this.m, encoder = new TextEncoder();
+    const strings = [sourceLanguage, targetLanguage].map((s) => (s ? encoder.encode(s) : null));
+    const block = m._malloc(8 + strings.reduce((n, s) => n + (s ? s.length + 1 : 0), 0));
+    try {
+      let at = block + 8;
+      const pointers = strings.map((s) => {
+        if (!s) return 0;
+        const p = at;
+        m.HEAPU8.set(s, p);
+        m.HEAPU8[p + s.length] = 0;
+        at += s.length + 1;
+        return p;
+      });
+      this.check(m._mt_language_prefixes(this.model, pointers[0], pointers[1], block, block + 4));
+      return [m.HEAP32[block >> 2], m.HEAP32[(block >> 2) + 1]];
+    } finally {
+      m._free(block);
+    }
+  }
+
   // One translation per line (the best hypothesis), in order; lines are
-  // sent in batches of the session's max_batch_size.
+  // sent in batches of the session's max_batch_size. Besides mt.h's
+  // translate options: source_language and target_language (a
+  // multilingual model's languages), source_prefix and target_prefix
+  // (arrays of token ids put before every source, and forced first).
   translate(lines, options = {}) {
     const m = this.m;
     const encoder = new TextEncoder(), decoder = new TextDecoder();
     const results = [];
-    const opts = m._malloc(OPTIONS_BYTES);
+    const { source_language, target_language, source_prefix = [], target_prefix = [], ...rest } = options;
+    const source = [...source_prefix], target = [...target_prefix];
+    if (source_language || target_language) {
+      const [s, t] = this.languagePrefixes(source_language, target_language);
+      if (s >= 0) source.unshift(s);
+      if (t >= 0) target.unshift(t);
+    }
+    const opts = m._malloc(OPTIONS_BYTES + 4 * (source.length + target.length));
     try {
       m._mt_translate_options_init(opts);
-      fillOptions(m, opts, TRANSLATE_FIELDS, options, 'translate');
+      fillOptions(m, opts, TRANSLATE_FIELDS, rest, 'translate');
+      const ids = opts + OPTIONS_BYTES;
+      source.concat(target).forEach((id, i) => { m.HEAP32[(ids >> 2) + i] = id; });
+      const slot = (opts >> 2) + PREFIX_SLOT;
+      m.HEAPU32[slot] = source.length ? ids : 0;
+      m.HEAPU32[slot + 1] = source.length;
+      m.HEAPU32[slot + 2] = target.length ? ids + 4 * source.length : 0;
+      m.HEAPU32[slot + 3] = target.length;
       for (let b = 0; b < lines.length; b += this.maxBatch) {
         const batch = lines.slice(b, b + this.maxBatch).map((line) => encoder.encode(line));
         const bytes = batch.reduce((n, t) => n + t.length, 0);
