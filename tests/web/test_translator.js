@@ -12,23 +12,6 @@ const [webDir, modelsDir, dataDir] = process.argv.slice(2);
 const createLibmt = require(path.resolve(webDir, 'libmt.js'));
 const { Translator, LibmtError } = require(path.resolve(webDir, 'translator.js'));
 
-// The first token of the model's own translation of "Two dogs." ('▁Zwei'), through the C API.
-function twoId(t) {
-  const m = t.m;
-  const block = m._malloc(64);
-  try {
-    const text = new TextEncoder().encode('Two dogs.');
-    m.HEAPU8.set(text, block + 16);
-    m.HEAPU32[block >> 2] = block + 16;
-    m.HEAPU32[(block >> 2) + 1] = text.length;
-    t.check(m._mt_translate_text(t.session, block, block + 4, 1, 0));
-    t.check(m._mt_result_hypothesis(t.session, 0, 0, block + 8, block + 12, 0));
-    return m.HEAP32[m.HEAPU32[(block + 8) >> 2] >> 2];
-  } finally {
-    m._free(block);
-  }
-}
-
 const lines = (file) => fs.readFileSync(path.join(dataDir, file), 'utf8').split('\n').filter((l) => l.length);
 
 async function main() {
@@ -51,9 +34,14 @@ async function main() {
   assert.throws(() => t.translate(sources, { beam: 4 }), /unknown translate option 'beam'/);
   assert.deepStrictEqual(t.translate(sources.slice(0, 2), { beam_size: 1, max_length_ratio: 2, max_length_offset: 10 }),
                          expected.slice(0, 2));
-  // Prefixes reach the search: a forced first target token starts every translation.
-  const forced = t.translate(sources.slice(0, 2), { beam_size: 1, target_prefix: [twoId(t)] });
-  assert.ok(forced.every((s) => s.startsWith('Zwei')), forced.join(' | '));
+  // Prefixes reach the search: a forced first target token (its text: the translation cut after it)
+  // starts every translation, greedy and beam.
+  const piece = t.translate(sources.slice(0, 1), { target_prefix: [100], max_decoding_length: 1 })[0];
+  assert.ok(piece.length > 0);
+  for (const beam_size of [1, 4]) {
+    const forced = t.translate(sources.slice(0, 3), { beam_size, target_prefix: [100] });
+    assert.ok(forced.every((s) => s.startsWith(piece)), `${piece}: ${forced.join(' | ')}`);
+  }
   assert.throws(() => t.translate(sources.slice(0, 1), { target_language: 'fr' }),
                 (e) => e instanceof LibmtError && /no language tokens/.test(e.message));
   t.free();
