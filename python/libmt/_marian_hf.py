@@ -97,7 +97,11 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
     if len(source_pieces) != vocab_size or len(target_pieces) != target_size:
         raise ConversionError(f"vocabularies of {len(source_pieces)} and {len(target_pieces)} entries, the model's of "
                               f"{vocab_size} and {target_size}")
-    eos, unk, pad = (tokenizer_config.get(k + "_token", d) for k, d in (("eos", "</s>"), ("unk", "<unk>"), ("pad", "<pad>")))
+    def special(name, default):  # a string, or an AddedToken saved as a dict
+        value = tokenizer_config.get(name + "_token", default)
+        return value.get("content", default) if isinstance(value, dict) else value
+
+    eos, unk, pad = special("eos", "</s>"), special("unk", "<unk>"), special("pad", "<pad>")
     for name, token in (("eos", eos), ("unk", unk), ("pad", pad)):
         if token not in vocab or token not in target_vocab:
             raise ConversionError(f"the {name} token {token!r} is not in the vocabularies")
@@ -121,7 +125,8 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
     language_tokens = [p for p in source_pieces if p.startswith(">>") and p.endswith("<<")]
     if language_tokens:
         conversion.note(f"{len(language_tokens)} target-language tokens ({', '.join(language_tokens[:4])}"
-                        f"{', ...' if len(language_tokens) > 4 else ''}): start the text with one, as with transformers")
+                        f"{', ...' if len(language_tokens) > 4 else ''}): choose one with target_language= "
+                        "(mt_translate --target-language), or start the text with it as with transformers")
         conversion.metadata["language_tokens"] = " ".join(f"{t}={vocab[t]}" for t in language_tokens)
         conversion.metadata["language_placement"] = "source_text"
 
