@@ -10,6 +10,7 @@ refused with the reason; the output is written atomically (never a partial file)
 """
 
 import argparse
+import importlib.util
 import pathlib
 import sys
 from typing import List, Optional
@@ -28,11 +29,9 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
 
     if source_format not in SOURCES:
         raise ConversionError(f"--from {source_format!r}: libmt converts from {', '.join(sorted(SOURCES))}")
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("numpy") is None:
         raise ConversionError("libmt.convert reads checkpoints with numpy, which is not installed: "
-                              "pip install 'libmt[convert]' (or numpy)") from None
+                              "pip install 'libmt[convert]' (or numpy)")
     if quantize not in (None, "int8"):
         raise ConversionError(f"--quantize {quantize!r}: libmt quantizes to int8")
     conversion = Conversion(source_format, str(source), quantize)
