@@ -215,8 +215,6 @@ uint32_t ModelWriter::format_version() const {
   return version_3_feature() != nullptr ? 3 : 2;
 }
 
-
-
 Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   size_t total = 1 << 16;
   for (const PendingTensor& t : tensors_) total += t.bytes.size() + kTensorAlignment + 256;
