@@ -302,19 +302,6 @@ TEST_CASE("source and target prefixes put ids before every source and force the 
       }
     }
   }
-  SECTION("sessions split by sentences give the same results") {
-    Session one = make_session(model, 8, 4);
-    Session lanes = make_session(model, 8, 4, 2, ThreadSplit::sentences);
-    TranslateOptions options;
-    options.source_prefix = source_prefix;
-    options.target_prefix = target_prefix;
-    for (const int beam : {1, 4}) {
-      options.beam_size = beam;
-      const Output a = run(one, sources, options), b = run(lanes, sources, options);
-      CHECK(a.tokens == b.tokens);
-      CHECK(a.scores == b.scores);
-    }
-  }
   SECTION("bad prefixes are refused by name") {
     Session session = make_session(model, 8, 4);
     Translations results;
@@ -328,6 +315,25 @@ TEST_CASE("source and target prefixes put ids before every source and force the 
     const std::vector<int32_t> long_prefix(40, 5);
     options.source_prefix = long_prefix;
     CHECK_THAT(session.translate(spans(sources), options, &results).message(), Catch::Contains("source_prefix"));
+  }
+}
+
+TEST_CASE("sessions split by sentences give prefixed sources and forced targets the same results", "[decoder]") {
+  if (!kHasThreads) MT_SKIP("this build has no threads (see the num_threads test)");
+  const ModelConfig config = tiny_config();
+  auto model = random_model(config, 47);
+  const auto sources = make_sources({7, 3, 12, 0, 5}, config.source_vocab_size, 10);
+  const std::vector<int32_t> source_prefix = {11, 12}, target_prefix = {21, 22};
+  Session one = make_session(model, 8, 4);
+  Session lanes = make_session(model, 8, 4, 2, ThreadSplit::sentences);
+  TranslateOptions options;
+  options.source_prefix = source_prefix;
+  options.target_prefix = target_prefix;
+  for (const int beam : {1, 4}) {
+    options.beam_size = beam;
+    const Output a = run(one, sources, options), b = run(lanes, sources, options);
+    CHECK(a.tokens == b.tokens);
+    CHECK(a.scores == b.scores);
   }
 }
 
