@@ -3,27 +3,19 @@
 // a target vocabulary in model-id order decodes (format version 3).
 #include <algorithm>
 
+#include "corpus_vocabulary.hpp"
 #include "mt/languages.hpp"
 #include "remapped_model.hpp"
 #include "test_util.hpp"
 #include "tokenizer/tokenizer.hpp"
-#include "vocab/vocab_train.hpp"
 
 using namespace mt;
 
 namespace {
 
+// Without byte fallback, so that unknown text stays unknown runs.
 const VocabularyData& corpus_vocabulary() {
-  static const VocabularyData vocab = [] {
-    vocab::TrainOptions o;
-    o.inputs = {std::string(MT_TEXT_DATA_DIR) + "/corpus.txt"};
-    o.vocab_size = 300;
-    o.soft_limit = true;
-    auto v = vocab::train(o);
-    INFO(v.status().message());
-    REQUIRE(v.ok());
-    return v.value();
-  }();
+  static const VocabularyData vocab = test::train_corpus_vocabulary(300, /*byte_fallback=*/false);
   return vocab;
 }
 

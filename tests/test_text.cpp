@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "mt/mt.h"
+#include "corpus_vocabulary.hpp"
 #include "line_break_model.hpp"
 #include "test_util.hpp"
 #include "tokenizer/line_breaks.hpp"
@@ -15,17 +16,7 @@ namespace {
 
 // A unigram vocabulary of 500 pieces trained once on tests/data/text/corpus.txt.
 const VocabularyData& corpus_vocabulary() {
-  static const VocabularyData vocab = [] {
-    vocab::TrainOptions o;
-    o.inputs = {std::string(MT_TEXT_DATA_DIR) + "/corpus.txt"};
-    o.vocab_size = 500;
-    o.byte_fallback = true;
-    o.soft_limit = true;
-    auto v = vocab::train(o);
-    INFO(v.status().message());
-    REQUIRE(v.ok());
-    return v.value();
-  }();
+  static const VocabularyData vocab = test::train_corpus_vocabulary(500, /*byte_fallback=*/true);
   return vocab;
 }
 

@@ -112,6 +112,21 @@ def reorder_file(path, order, out_path):
         f.write(b"".join(lines[i] for i in order))
 
 
+def random_ids_workload(args, tools, name, directory, models, vocab):
+    """A workload of random ids below `vocab` on a random-weights model: 15 ids + the EOS both
+    engines append = 16 source tokens, exactly 16 target tokens; the int8 model calibrated on more
+    random ids. Returns it and the calibration file."""
+    calibration = os.path.join(directory, "calibration.ids")
+    random_ids(calibration, 64, 15, vocab, seed=1)
+    if not os.path.exists(models["int8"]):
+        run([tools["quantize"], models["float32"], "--calibration", calibration, "-o", models["int8"]])
+    inputs = {b: os.path.join(directory, "b%d.ids" % b) for b in (1, 32, 128)}
+    random_ids(inputs[1], args.fixed_sentences_b1, 15, vocab, seed=2)
+    random_ids(inputs[32], 32 * args.fixed_batches_b32, 15, vocab, seed=3)
+    random_ids(inputs[128], 128 * args.fixed_batches_b32, 15, vocab, seed=4)
+    return Workload(name, models, inputs, 16, 16), calibration
+
+
 def prepare(args, tools):
     workloads = []
     for name in args.workloads.split(","):
@@ -149,16 +164,7 @@ def prepare(args, tools):
             vocab = 32000 if name == "base" else 8000
             if not os.path.exists(fp32):
                 run([tools["model"], "random", "--config", name, "-o", fp32])
-            calibration = os.path.join(directory, "calibration.ids")
-            random_ids(calibration, 64, 15, vocab, seed=1)
-            if not os.path.exists(models["int8"]):
-                run([tools["quantize"], fp32, "--calibration", calibration, "-o", models["int8"]])
-            # 15 ids + the EOS both engines append = 16 source tokens.
-            inputs = {b: os.path.join(directory, "b%d.ids" % b) for b in (1, 32, 128)}
-            random_ids(inputs[1], args.fixed_sentences_b1, 15, vocab, seed=2)
-            random_ids(inputs[32], 32 * args.fixed_batches_b32, 15, vocab, seed=3)
-            random_ids(inputs[128], 128 * args.fixed_batches_b32, 15, vocab, seed=4)
-            w = Workload(name, models, inputs, 16, 16)
+            w, calibration = random_ids_workload(args, tools, name, directory, models, vocab)
         elif name == "opus-mt":
             # A random MarianMTModel of OPUS-MT's size (bench/converters/make_opus_mt_random.py, with
             # transformers), converted by each engine's own converter from the same directory.
@@ -171,15 +177,7 @@ def prepare(args, tools):
             if not os.path.exists(fp32):
                 run([sys.executable, "-m", "libmt.convert", "--from", "transformers", hf, "-o", fp32])
             vocab = 58100  # <pad> (the last id) is never fed
-            calibration = os.path.join(directory, "calibration.ids")
-            random_ids(calibration, 64, 15, vocab, seed=1)
-            if not os.path.exists(models["int8"]):
-                run([tools["quantize"], fp32, "--calibration", calibration, "-o", models["int8"]])
-            inputs = {b: os.path.join(directory, "b%d.ids" % b) for b in (1, 32, 128)}
-            random_ids(inputs[1], args.fixed_sentences_b1, 15, vocab, seed=2)
-            random_ids(inputs[32], 32 * args.fixed_batches_b32, 15, vocab, seed=3)
-            random_ids(inputs[128], 128 * args.fixed_batches_b32, 15, vocab, seed=4)
-            w = Workload(name, models, inputs, 16, 16)
+            w, calibration = random_ids_workload(args, tools, name, directory, models, vocab)
             w.hf = hf
         else:
             sys.exit("compare.py: unknown workload %s" % name)

@@ -35,6 +35,21 @@ def weights(directory: pathlib.Path, conversion: Conversion) -> Dict[str, np.nda
     raise ConversionError(f"{directory}: no model.safetensors or pytorch_model.bin")
 
 
+def tensor_reader(table: Dict[str, np.ndarray]):
+    """tensor(name, shape=None): the checkpoint's tensor, or a ConversionError naming what is missing
+    or of the wrong shape."""
+
+    def tensor(name, shape=None):
+        value = table.get(name)
+        if value is None:
+            raise ConversionError(f"the checkpoint has no tensor '{name}'")
+        if shape is not None and tuple(value.shape) != tuple(shape):
+            raise ConversionError(f"tensor '{name}' has shape {list(value.shape)}, expected {list(shape)}")
+        return value
+
+    return tensor
+
+
 def vocab_ids(vocab: dict, path: pathlib.Path) -> List[str]:
     """vocab.json inverted: the piece of every id, which must run 0..V-1 without gaps."""
     pieces = [None] * len(vocab)

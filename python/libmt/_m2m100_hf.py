@@ -18,7 +18,7 @@ import pathlib
 import numpy as np
 
 from ._conversion import Conversion, ConversionError
-from ._hf_common import add_layers, read_json, vocab_ids, weights
+from ._hf_common import add_layers, read_json, tensor_reader, vocab_ids, weights
 
 # M2M100Tokenizer's FAIRSEQ_LANGUAGE_CODES["m2m100"], in id order (facts of the released models).
 M2M100_LANGUAGES = (
@@ -197,15 +197,7 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
                           unknown_ids=vocabularies.unknown_ids)
     writer.set_target_vocabulary(vocabularies.spm_bytes, vocabularies.target_pieces, control=vocabularies.control)
 
-    table = weights(directory, conversion)
-
-    def tensor(name, shape=None):
-        value = table.get(name)
-        if value is None:
-            raise ConversionError(f"the checkpoint has no tensor '{name}'")
-        if shape is not None and tuple(value.shape) != tuple(shape):
-            raise ConversionError(f"tensor '{name}' has shape {list(value.shape)}, expected {list(shape)}")
-        return value
+    tensor = tensor_reader(weights(directory, conversion))
 
     writer.add_tensor("target_embedding", tensor("model.shared.weight", (vocab_size, d)))
     writer.add_tensor("output/bias", np.zeros(vocab_size, dtype=np.float32))

@@ -16,7 +16,7 @@ import pathlib
 import numpy as np
 
 from ._conversion import Conversion, ConversionError
-from ._hf_common import add_layers, read_json as _read_json, vocab_ids as _vocab_ids, weights as _weights
+from ._hf_common import add_layers, read_json as _read_json, tensor_reader, vocab_ids as _vocab_ids, weights as _weights
 
 ACTIVATIONS = {"swish": "swish", "silu": "swish", "relu": "relu", "gelu": "gelu"}
 
@@ -76,14 +76,7 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
     target_size = vocab_size if shared else config.get("decoder_vocab_size") or vocab_size
 
     weights = _weights(directory, conversion)
-
-    def tensor(name, shape=None):
-        value = weights.get(name)
-        if value is None:
-            raise ConversionError(f"the checkpoint has no tensor '{name}'")
-        if shape is not None and tuple(value.shape) != tuple(shape):
-            raise ConversionError(f"tensor '{name}' has shape {list(value.shape)}, expected {list(shape)}")
-        return value
+    tensor = tensor_reader(weights)
 
     # Vocabularies: source.spm encodes, vocab.json gives model ids; target ids decode through
     # (target_)vocab.json's strings with target.spm's rules.
