@@ -66,6 +66,15 @@ def main():
                                 additional_special_tokens=languages)
     V = len(vocab) + 100 + 8
 
+    record(out, hf, work, tokenizer, M2M100Tokenizer, V, 24, CASES, lambda t, code: t.get_lang_id(code), leave_out,
+           "m2m100")
+
+
+def record(out, hf, work, tokenizer, tokenizer_class, V, weight_seed, cases_in, language_id, leave_out, label):
+    """A random M2M100ForConditionalGeneration of vocabulary V saved with `tokenizer` into `hf`,
+    loaded back as a user would, and what transformers computes on `cases_in` (source language,
+    target language, text) in out/expected.json. `language_id(tokenizer, code)` is the tokenizer's
+    id of a language. Shared with make_nllb_fixture.py."""
     torch.manual_seed(23)
     config = M2M100Config(vocab_size=V, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
                           decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
@@ -73,7 +82,7 @@ def main():
                           decoder_start_token_id=2, init_std=0.2, dropout=0.0, attention_dropout=0.0,
                           activation_dropout=0.0, activation_function="relu")
     model = M2M100ForConditionalGeneration(config).eval()
-    g = torch.Generator().manual_seed(24)
+    g = torch.Generator().manual_seed(weight_seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "layer_norm" in name:
@@ -83,14 +92,14 @@ def main():
     model.save_pretrained(hf, safe_serialization=True)
     tokenizer.save_pretrained(hf)
     model = M2M100ForConditionalGeneration.from_pretrained(hf).eval()
-    tokenizer = M2M100Tokenizer.from_pretrained(hf)
+    tokenizer = tokenizer_class.from_pretrained(hf)
     shutil.rmtree(work)
 
     cases = []
-    for src_lang, tgt_lang, text in CASES:
+    for src_lang, tgt_lang, text in cases_in:
         tokenizer.src_lang = src_lang
         ids = tokenizer(text).input_ids
-        forced = tokenizer.get_lang_id(tgt_lang)
+        forced = language_id(tokenizer, tgt_lang)
         src = torch.tensor([ids])
         options = dict(forced_bos_token_id=forced, do_sample=False, max_length=20, bad_words_ids=[[1]])
         with torch.no_grad():
@@ -108,7 +117,7 @@ def main():
     expected = {"transformers": transformers.__version__, "torch": torch.__version__, "vocab_size": V,
                 "left_out": leave_out, "cases": cases}
     (out / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=0))
-    print("m2m100 V", V, sorted(p.name for p in hf.iterdir()))
+    print(label, "V", V, sorted(p.name for p in hf.iterdir()))
     for c in cases:
         print(c["source_ids"], c["greedy"], repr(c["greedy_text"]), c["beam_scores"])
 

@@ -15,7 +15,6 @@ Variants: "marian-shared" (safetensors, fp32, shared vocabulary, swish), "marian
 "marian-separate" (separate source and target vocabularies, gelu).
 """
 
-import io
 import json
 import os
 import pathlib

@@ -8,23 +8,18 @@ decoded text. Rebuild as make_marian_fixture.py says:
     HF_HUB_OFFLINE=1 V/bin/python tests/data/converters/make_nllb_fixture.py
 """
 
-import json
 import os
 import pathlib
 import random
 import shutil
+import sys
 import tempfile
 
-import numpy as np
 import sentencepiece as spm
-import torch
-import transformers
-from transformers import M2M100Config, M2M100ForConditionalGeneration, NllbTokenizer
+from transformers import NllbTokenizer
 
-HERE = pathlib.Path(__file__).resolve().parent
-WORDS = ("the a small red house dog cat runs near river man woman two green tree water plays and in "
-         "le la petit rouge maison chien chat court pres homme femme deux vert arbre eau joue et dans "
-         "der die das kleine rote haus hund katze lauft mann frau zwei baum wasser spielt und im").split()
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from make_m2m100_fixture import HERE, WORDS, record  # noqa: E402
 
 LANGUAGES = ["eng_Latn", "fra_Latn", "deu_Latn", "zho_Hans"]
 CASES = [
@@ -55,51 +50,8 @@ def main():
     leave_out = []
     V = len(tokenizer)  # (HF cannot decode ids beyond it: the M2M-100 fixture has some)
 
-    torch.manual_seed(23)
-    config = M2M100Config(vocab_size=V, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-                          decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
-                          scale_embedding=True, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-                          decoder_start_token_id=2, init_std=0.2, dropout=0.0, attention_dropout=0.0,
-                          activation_dropout=0.0, activation_function="relu")
-    model = M2M100ForConditionalGeneration(config).eval()
-    g = torch.Generator().manual_seed(34)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "layer_norm" in name:
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g) if name.endswith("weight")
-                        else 0.2 * torch.randn(p.shape, generator=g))
-        model.model.shared.weight[2] *= 4.0  # </s>: some outputs end before max_length
-    model.save_pretrained(hf, safe_serialization=True)
-    tokenizer.save_pretrained(hf)
-    model = M2M100ForConditionalGeneration.from_pretrained(hf).eval()
-    tokenizer = NllbTokenizer.from_pretrained(hf)
-    shutil.rmtree(work)
-
-    cases = []
-    for src_lang, tgt_lang, text in CASES:
-        tokenizer.src_lang = src_lang
-        ids = tokenizer(text).input_ids
-        forced = tokenizer.convert_tokens_to_ids(tgt_lang)
-        src = torch.tensor([ids])
-        options = dict(forced_bos_token_id=forced, do_sample=False, max_length=20, bad_words_ids=[[1]])
-        with torch.no_grad():
-            greedy = model.generate(src, num_beams=1, **options)[0].tolist()
-            beam = model.generate(src, num_beams=4, num_return_sequences=2, output_scores=True,
-                                  return_dict_in_generate=True, early_stopping=True, length_penalty=1.0, **options)
-            logits = model(input_ids=src, decoder_input_ids=torch.tensor([greedy[:-1]])).logits[0].double().numpy()
-        cases.append({
-            "source_language": src_lang, "target_language": tgt_lang, "text": text, "source_ids": ids,
-            "greedy": greedy[1:], "greedy_text": tokenizer.decode(greedy, skip_special_tokens=True),
-            "beam": [s[1:] for s in beam.sequences.tolist()],
-            "beam_scores": [float(x) for x in beam.sequences_scores],
-            "forced_logits": np.round(logits, 7).tolist(),
-        })
-    expected = {"transformers": transformers.__version__, "torch": torch.__version__, "vocab_size": V,
-                "left_out": leave_out, "cases": cases}
-    (out / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=0))
-    print("nllb V", V, sorted(p.name for p in hf.iterdir()))
-    for c in cases:
-        print(c["source_ids"], c["greedy"], repr(c["greedy_text"]), c["beam_scores"])
+    record(out, hf, work, tokenizer, NllbTokenizer, V, 34, CASES, lambda t, code: t.convert_tokens_to_ids(code),
+           leave_out, "nllb")
 
 
 if __name__ == "__main__":
