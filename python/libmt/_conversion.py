@@ -60,6 +60,8 @@ class Conversion:
         self.metadata: Dict[str, str] = {}
         self._writer = None
         self.config = None
+        self.data: bytes = b""  # the model file, once finished
+        self.size = 0
 
     def note(self, text: str) -> None:
         self.notes.append(text)
