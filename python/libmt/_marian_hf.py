@@ -32,6 +32,11 @@ def hf_sinusoid(positions: int, dim: int) -> np.ndarray:
     return table
 
 
+def language_codes(tokens) -> list:
+    """A multilingual-target model's >>xx<< tokens, which start the source."""
+    return [t for t in tokens if t.startswith(">>") and t.endswith("<<")]
+
+
 def convert(directory, conversion: Conversion, source_lang=None, target_lang=None) -> None:
     from . import _libmt
 
@@ -115,7 +120,7 @@ def convert(directory, conversion: Conversion, source_lang=None, target_lang=Non
         conversion.note(f"{len(lacking)} source.spm pieces are not in vocab.json and encode to <unk>, as in "
                         f"transformers (e.g. {', '.join(lacking[:3])})")
     # Multilingual-target models' >>xx<< tokens start the source: source ids.
-    language_tokens = [p for p in source_pieces if p.startswith(">>") and p.endswith("<<")]
+    language_tokens = language_codes(source_pieces)
     if language_tokens:
         conversion.note(f"{len(language_tokens)} target-language tokens ({', '.join(language_tokens[:4])}"
                         f"{', ...' if len(language_tokens) > 4 else ''}): choose one with target_language= "

@@ -4,7 +4,8 @@
     libmt-convert --from transformers opus-mt-en-de/ -o en-de.mtm   (the same, as a console script)
 
 Sources: ``transformers`` (Hugging Face model directories: MarianMTModel, the OPUS-MT models, and
-M2M100ForConditionalGeneration with M2M100Tokenizer). The file holds
+M2M100ForConditionalGeneration with M2M100Tokenizer or NllbTokenizer) and ``ctranslate2``
+(CTranslate2 model directories; Argos Translate packages, .argosmodel files). The file holds
 everything needed to translate, both tokenizers included. A model libmt cannot run exactly is
 refused with the reason; the output is written atomically (never a partial file).
 """
@@ -17,14 +18,18 @@ from typing import List, Optional
 
 from ._conversion import Conversion, ConversionError, report, write_atomically
 
-SOURCES = {"transformers": "Hugging Face model directory: MarianMTModel (OPUS-MT), M2M100ForConditionalGeneration"}
+SOURCES = {"transformers": "Hugging Face model directory: MarianMTModel (OPUS-MT), M2M100ForConditionalGeneration",
+           "ctranslate2": "CTranslate2 model directory, or an Argos Translate package (.argosmodel or unpacked)"}
 
 
 def convert(source_format: str, source, output=None, *, quantize: Optional[str] = None,
-            source_lang: Optional[str] = None, target_lang: Optional[str] = None) -> Conversion:
+            source_lang: Optional[str] = None, target_lang: Optional[str] = None, source_spm=None,
+            target_spm=None, source_eos: Optional[bool] = None) -> Conversion:
     """Converts `source` (a path) from `source_format`; writes `output` when given. Returns the
     Conversion (notes, warnings, config). quantize="int8" writes int8 weights as they are read
-    (dynamic activation scales). Raises ConversionError for models libmt cannot run."""
+    (dynamic activation scales). source_spm/target_spm: SentencePiece models for sources that do not
+    hold their own (ctranslate2); source_eos: whether sources end with </s> where the source does
+    not record it (ctranslate2). Raises ConversionError for models libmt cannot run."""
     from . import __version__
 
     if source_format not in SOURCES:
@@ -37,6 +42,11 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
     conversion = Conversion(source_format, str(source), quantize)
     if source_format == "transformers":
         _convert_transformers(pathlib.Path(source), conversion, source_lang, target_lang)
+    elif source_format == "ctranslate2":
+        from . import _ctranslate2
+
+        _ctranslate2.convert(source, conversion, source_lang=source_lang, target_lang=target_lang,
+                             source_spm=source_spm, target_spm=target_spm, source_eos=source_eos)
     data = conversion.finish(__version__)
     conversion.size = len(data)
     if output is not None:
@@ -74,10 +84,18 @@ def main(argv: Optional[List[str]] = None) -> int:
                              "for calibrated activations convert to fp32 and run mt_quantize --calibration")
     parser.add_argument("--source-lang", help="source language code to record (default: the model's own)")
     parser.add_argument("--target-lang", help="target language code to record (default: the model's own)")
+    parser.add_argument("--source-spm", help="SentencePiece model of the source side (ctranslate2: default the one "
+                                             "beside the model: sentencepiece.model, source.spm)")
+    parser.add_argument("--target-spm", help="SentencePiece model of the target side (default: as --source-spm)")
+    parser.add_argument("--source-eos", choices=["yes", "no"],
+                        help="whether sources end with </s> (ctranslate2: default config.json's add_source_eos; "
+                             "models converted from Transformers, such as OPUS-MT and M2M-100, need yes)")
     args = parser.parse_args(argv)
     try:
         conversion = convert(args.source_format, args.source, args.output, quantize=args.quantize,
-                             source_lang=args.source_lang, target_lang=args.target_lang)
+                             source_lang=args.source_lang, target_lang=args.target_lang,
+                             source_spm=args.source_spm, target_spm=args.target_spm,
+                             source_eos=None if args.source_eos is None else args.source_eos == "yes")
     except (ConversionError, OSError, ValueError) as e:
         print(f"libmt-convert: error: {e}", file=sys.stderr)
         return 1
