@@ -503,6 +503,47 @@ TEST_CASE("beam search returns sorted n-best lists that beat greedy", "[decoder]
   }
 }
 
+TEST_CASE("a model's length offset counts in every score, greedy and beam, lanes included", "[decoder]") {
+  // OpenNMT-py divides by the length plus its start token: converters write
+  // metadata decoding.length_offset = 1 for its models.
+  const ModelConfig config = tiny_config();
+  auto with_offset = [&](const std::string& value) {
+    auto writer = random_model_writer(config, 52);
+    REQUIRE(writer.ok());
+    ModelMetadata metadata;
+    if (!value.empty()) metadata.extra = {{"decoding.length_offset", value}};
+    writer->set_metadata(metadata);
+    const std::string path = test::scratch_path("length-offset-" + value + ".mtm");
+    REQUIRE(writer->write(path).ok());
+    auto model = Model::load(path);
+    REQUIRE(model.ok());
+    return std::shared_ptr<const Model>(std::move(model.value()));
+  };
+  const auto sources = make_sources({6, 14, 3, 9}, config.source_vocab_size, 7);
+  for (const int beam : {1, 4}) {
+    for (const ThreadSplit split : {ThreadSplit::layers, ThreadSplit::sentences}) {
+      TranslateOptions options;
+      options.beam_size = beam;
+      options.num_hypotheses = beam;
+      Session plain = make_session(with_offset(""), 8, 4, 2, split);
+      Session offset = make_session(with_offset("1"), 8, 4, 2, split);
+      Translations a, b;
+      REQUIRE(plain.translate(spans(sources), options, &a).ok());
+      REQUIRE(offset.translate(spans(sources), options, &b).ok());
+      for (size_t i = 0; i < sources.size(); ++i) {
+        for (const Hypothesis& h : b[i]) {
+          const float length = float(h.tokens.size()) + (h.tokens.size() < 24 ? 1.0f : 0.0f);
+          CHECK(h.score == Approx(h.log_prob / (length + 1.0f)).epsilon(1e-5));
+        }
+        if (beam == 1) CHECK(a[i][0].log_prob == b[i][0].log_prob);  // the same path, scored otherwise
+      }
+    }
+  }
+  SessionOptions o;
+  CHECK_THAT(Session::create(with_offset("2"), o).status().message(),
+             Catch::Contains("model metadata decoding.length_offset = '2': must be 0 or 1"));
+}
+
 TEST_CASE("decoding lengths follow the options", "[decoder]") {
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 61);

@@ -20,6 +20,7 @@ SentenceBeams SearchBookkeeping::sentence(int b) const {
   s.history = f.history + beams * f.T;
   s.scratch = f.history_scratch;
   s.candidates = f.candidates;
+  s.length_offset = limits_.length_offset;
   s.finished = f.finished + finished;
   s.finished_tokens = f.finished_tokens + finished * f.T;
   s.finished_count = f.finished_counts + b;
@@ -51,7 +52,7 @@ bool SearchBookkeeping::advance_greedy(int b, int t, int32_t token, float token_
   if (!eos) buffers_.finished_tokens[row * buffers_.T + t] = token;
   if (!eos && t + 1 < buffers_.length_limits[b]) return false;
   const int length = eos ? t : t + 1;
-  buffers_.finished[row] = {normalized_score(log_prob, t + 1, limits_.length_penalty), log_prob, length};
+  buffers_.finished[row] = {normalized_score(log_prob, t + 1 + limits_.length_offset, limits_.length_penalty), log_prob, length};
   buffers_.finished_counts[b] = 1;
   emit(b, 1);
   return true;

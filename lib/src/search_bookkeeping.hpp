@@ -23,6 +23,9 @@ struct SearchLimits {
   float length_penalty = 1.0f;
   // Tokens the first steps take, whatever the model says (log-probability 0).
   std::span<const int32_t> forced_prefix = {};
+  // Added to |y| before the length penalty: the model's own convention
+  // (OpenNMT-py counts its start token, 1; everyone else 0).
+  int length_offset = 0;
 };
 
 // The search's host buffers (a session's SessionPlan, or a test's arrays).

@@ -4,8 +4,8 @@
 // CPU search and the GPU search's host bookkeeping, search_bookkeeping.cpp)
 // and, compiled by nvcc, on the device (cuda/device_search.cu).
 //
-// Scores: log P(y | x) / |y|^length_penalty, |y| counting EOS when it was
-// generated.
+// Scores: log P(y | x) / (|y| + length_offset)^length_penalty, |y| counting
+// EOS when it was generated.
 #pragma once
 
 #include <cmath>
@@ -77,6 +77,8 @@ struct SentenceBeams {
   // off can keep another hypothesis; with the host's table both divide by the
   // same. Null: computed here.
   const float* length_scales = nullptr;
+  // Added to each scored length (without a table): see SearchLimits.
+  int length_offset = 0;
 };
 
 MT_HOST_DEVICE inline void copy_tokens(const int32_t* from, int n, int32_t* to) {
@@ -89,7 +91,7 @@ MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32
                                              float log_prob, int scored_length, float length_penalty) {
   const float score = length_penalty == 0.0f ? log_prob
                       : s.length_scales   ? log_prob / s.length_scales[scored_length]
-                                          : normalized_score(log_prob, scored_length, length_penalty);
+                                          : normalized_score(log_prob, scored_length + s.length_offset, length_penalty);
   int slot = *s.finished_count;
   if (slot == s.K) {
     slot = 0;

@@ -200,10 +200,25 @@ Expected<size_t> Session::required_memory(const Model& model, const SessionOptio
 
 namespace {
 
+// Metadata decoding.length_offset: "0" or "1" (absent: 0). Converters write it
+// for frameworks whose length normalization counts the start token.
+Expected<int> metadata_length_offset(const Model& model) {
+  for (const KeyValue& kv : model.metadata().extra) {
+    if (kv.key != "decoding.length_offset") continue;
+    if (kv.value == "0" || kv.value == "1") return int(kv.value[0] - '0');
+    return Status::error(Errc::invalid_model, "model metadata decoding.length_offset = '%s': must be 0 or 1",
+                         kv.value.c_str());
+  }
+  return 0;
+}
+
 Expected<Session::Impl*> make_impl(std::shared_ptr<const Model>& model, const SessionOptions& options) {
   if (model == nullptr) return Status::error(Errc::invalid_argument, "session needs a model");
   MT_RETURN_IF_ERROR(options.validate(model->config()));
+  auto offset = metadata_length_offset(*model);
+  if (!offset) return offset.status();
   auto* impl = new Session::Impl;
+  impl->length_offset = offset.value();
   impl->model = std::move(model);
   impl->options = options;
   impl->plan = SessionPlan::make(*impl->model, options);
@@ -296,6 +311,7 @@ void Session::Impl::bind() {
       lane->kernels = kernels;
       lane->arena = arena + offset;
       lane->pool = shared_pool;
+      lane->length_offset = length_offset;
       lane->bind();
       return lane;
     };
@@ -413,8 +429,9 @@ Status Session::Impl::run(int B, const TranslateOptions& options) {
     return {};
   }
   encode(B);
-  const detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
-                                    options.length_penalty, options.target_prefix};
+  detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
+                              options.length_penalty, options.target_prefix};
+  search.length_offset = length_offset;
   if (options.beam_size == 1) {
     greedy_search(B, search);
   } else {

@@ -74,6 +74,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // Device::cuda: the model runs on the GPU; the arena then holds only the
   // host side (sources, search bookkeeping, results, text).
   std::unique_ptr<detail::CudaSession> cuda;
+  // The model's length convention for scores (metadata decoding.length_offset).
+  int length_offset = 0;
   // Split by sentences: the single-threaded sessions in this arena that
   // translate the batch, sentence b in lane b % lanes.size(); and (automatic,
   // large models) the wide lane, on all the threads split by layers, for

@@ -10,6 +10,7 @@ import collections
 import json
 import pickle
 import struct
+import types
 import zipfile
 from typing import Dict
 
@@ -95,16 +96,26 @@ def _rebuild_tensor(storage, offset, size, stride, *_):
     return _as_float32(np.ascontiguousarray(view))
 
 
+class Namespace(types.SimpleNamespace):
+    """What an argparse.Namespace in a checkpoint (OpenNMT-py's opt, fairseq's args) is read as:
+    attributes only, no argparse."""
+
+
 class _TorchUnpickler(pickle.Unpickler):
-    def __init__(self, file, archive, prefix):
+    def __init__(self, file, archive, prefix, namespaces=False):
         super().__init__(file)
         self._archive = archive
         self._prefix = prefix
         self._storages = {}
+        self._namespaces = namespaces
 
     def find_class(self, module, name):
         if module == "collections" and name == "OrderedDict":
             return collections.OrderedDict
+        if self._namespaces and module == "argparse" and name == "Namespace":
+            return Namespace
+        if self._namespaces and module in ("builtins", "__builtin__") and name in ("set", "frozenset"):
+            return {"set": set, "frozenset": frozenset}[name]  # options held as sets
         if module == "torch._utils" and name in ("_rebuild_tensor_v2", "_rebuild_tensor"):
             return _rebuild_tensor
         if module == "torch" and name in _TORCH_STORAGES:
@@ -127,8 +138,10 @@ class _TorchUnpickler(pickle.Unpickler):
         return self._storages[key]
 
 
-def read_torch_zip(path) -> Dict[str, np.ndarray]:
-    """The tensors of a state dict saved by torch.save (zip format, PyTorch >= 1.6)."""
+def load_torch_zip(path, namespaces: bool = False):
+    """What torch.save wrote (zip format, PyTorch >= 1.6), with tensors as numpy arrays: dicts,
+    lists, strings and numbers, and (namespaces=True) argparse.Namespace objects as Namespace.
+    Any other class is refused."""
     if not zipfile.is_zipfile(path):
         raise CheckpointError(f"{path}: not a zip-format PyTorch checkpoint (legacy torch.save files are "
                               "not read: re-save it with PyTorch >= 1.6, or convert it to safetensors)")
@@ -138,7 +151,12 @@ def read_torch_zip(path) -> Dict[str, np.ndarray]:
             raise CheckpointError(f"{path}: expected one data.pkl in the archive, found {len(pickles)}")
         prefix = pickles[0][:-len("/data.pkl")]
         with archive.open(pickles[0]) as f:
-            state = _TorchUnpickler(f, archive, prefix).load()
+            return _TorchUnpickler(f, archive, prefix, namespaces).load()
+
+
+def read_torch_zip(path) -> Dict[str, np.ndarray]:
+    """The tensors of a state dict saved by torch.save (zip format, PyTorch >= 1.6)."""
+    state = load_torch_zip(path)
     if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
         state = state["state_dict"]
     if not isinstance(state, dict):

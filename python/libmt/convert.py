@@ -5,7 +5,8 @@
 
 Sources: ``transformers`` (Hugging Face model directories: MarianMTModel, the OPUS-MT models, and
 M2M100ForConditionalGeneration with M2M100Tokenizer or NllbTokenizer) and ``ctranslate2``
-(CTranslate2 model directories; Argos Translate packages, .argosmodel files). The file holds
+(CTranslate2 model directories; Argos Translate packages, .argosmodel files) and ``opennmt-py``
+(OpenNMT-py v3 checkpoints). The file holds
 everything needed to translate, both tokenizers included. A model libmt cannot run exactly is
 refused with the reason; the output is written atomically (never a partial file).
 """
@@ -19,7 +20,8 @@ from typing import List, Optional
 from ._conversion import Conversion, ConversionError, report, write_atomically
 
 SOURCES = {"transformers": "Hugging Face model directory: MarianMTModel (OPUS-MT), M2M100ForConditionalGeneration",
-           "ctranslate2": "CTranslate2 model directory, or an Argos Translate package (.argosmodel or unpacked)"}
+           "ctranslate2": "CTranslate2 model directory, or an Argos Translate package (.argosmodel or unpacked)",
+           "opennmt-py": "OpenNMT-py v3 checkpoint (.pt), with the SentencePiece model it was trained with"}
 
 
 def convert(source_format: str, source, output=None, *, quantize: Optional[str] = None,
@@ -42,6 +44,13 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
     conversion = Conversion(source_format, str(source), quantize)
     if source_format == "transformers":
         _convert_transformers(pathlib.Path(source), conversion, source_lang, target_lang)
+    elif source_format == "opennmt-py":
+        from . import _opennmt_py
+
+        if source_eos:
+            raise ConversionError("--source-eos: OpenNMT-py sources never end with </s>")
+        _opennmt_py.convert(source, conversion, source_lang=source_lang, target_lang=target_lang,
+                            source_spm=source_spm, target_spm=target_spm)
     elif source_format == "ctranslate2":
         from . import _ctranslate2
 
@@ -84,8 +93,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                              "for calibrated activations convert to fp32 and run mt_quantize --calibration")
     parser.add_argument("--source-lang", help="source language code to record (default: the model's own)")
     parser.add_argument("--target-lang", help="target language code to record (default: the model's own)")
-    parser.add_argument("--source-spm", help="SentencePiece model of the source side (ctranslate2: default the one "
-                                             "beside the model: sentencepiece.model, source.spm)")
+    parser.add_argument("--source-spm", help="SentencePiece model of the source side (ctranslate2, opennmt-py: "
+                                             "default the one beside the model: sentencepiece.model, source.spm)")
     parser.add_argument("--target-spm", help="SentencePiece model of the target side (default: as --source-spm)")
     parser.add_argument("--source-eos", choices=["yes", "no"],
                         help="whether sources end with </s> (ctranslate2: default config.json's add_source_eos; "

@@ -91,7 +91,8 @@ struct MT_API SessionOptions {
 struct MT_API TranslateOptions {
   int beam_size = 1;             // 1: greedy search
   int num_hypotheses = 1;        // n-best per sentence, <= beam_size
-  float length_penalty = 1.0f;   // score = log P(y|x) / |y|^length_penalty, |y| with EOS
+  float length_penalty = 1.0f;   // score = log P(y|x) / (|y| + o)^length_penalty, |y| with EOS, o the
+                                 // model's metadata decoding.length_offset (0; OpenNMT-py models 1)
   int max_decoding_length = 0;   // generated tokens at most; 0: the session's max_target_length
   float max_length_ratio = 0.0f; // > 0: also at most ratio * source length + max_length_offset
   int max_length_offset = 0;

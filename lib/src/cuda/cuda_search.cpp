@@ -201,7 +201,7 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   std::copy(buffers.parents, buffers.parents + R, pinned<int32_t>(plan_.up_parents));
   std::copy(buffers.length_limits, buffers.length_limits + B, pinned<int>(plan_.up_limits));
   float* scales = pinned<float>(plan_.up_length_scales);
-  for (int length = 0; length <= T; ++length) scales[length] = length_scale(length, limits.length_penalty);
+  for (int length = 0; length <= T; ++length) scales[length] = length_scale(length + limits.length_offset, limits.length_penalty);
   *alive = alive_at_start;
   const auto up = [&](void* device, const void* host, size_t bytes) {
     return cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_);

@@ -308,8 +308,9 @@ Status CudaSession::step_logits(const int32_t* tokens, int R, int t, int rows_pe
 
 Status CudaSession::run(Session::Impl& s, int B, const TranslateOptions& options) {
   MT_RETURN_IF_ERROR(encode(s, B));
-  const SearchLimits limits{options.beam_size, options.num_hypotheses, options.min_decoding_length,
-                            options.length_penalty};
+  SearchLimits limits{options.beam_size, options.num_hypotheses, options.min_decoding_length,
+                      options.length_penalty};
+  limits.length_offset = s.length_offset;
   if (options.beam_size == 1) return greedy_search(s, B, limits);
   return plan_.device_search ? beam_search_on_device(s, B, limits) : beam_search(s, B, limits);
 }
