@@ -2,10 +2,11 @@
 (en-de), so that the OpenNMT-py converter is checked on a model that translates, not only on random
 ones. One joint SentencePiece unigram model (8,000 pieces) segments both sides, as Argos Translate's
 models are made; OpenNMT-py's defaults otherwise (pre-norm, relu, no q/k/v biases), d_model 256,
-3+3 layers, 4 heads, d_ff 1024; a checkpoint every 500 steps, so that a run cut short still gives one.
+3+3 layers, 4 heads, d_ff 1024, batches of 2,048 tokens; a checkpoint every 100 steps, so that a run
+cut short still gives one (on two CPU cores a step takes a few seconds).
 
     V=/work/onmtvenv   # OpenNMT-py 3.3 on Debian's torch: docs/bring-your-own-model.md, "Rebuilding the fixtures"
-    V/bin/python bench/converters/train_opennmt_py.py --data ../shared/data/multi30k --out runs/onmt-en-de --steps 3000
+    V/bin/python bench/converters/train_opennmt_py.py --data ../shared/data/multi30k --out runs/onmt-en-de --steps 1500
     then bench/converters/compare_opennmt_py.py (same venv) for the side-by-side.
 
 Tuned on nothing: a fixed recipe; val is OpenNMT-py's validation set only, test_2016_flickr is for reporting.
@@ -27,7 +28,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", required=True, type=pathlib.Path)
     parser.add_argument("--out", required=True, type=pathlib.Path)
-    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     out = args.out.resolve()
@@ -58,11 +59,11 @@ data:
     path_src: {out}/val.en.sp
     path_tgt: {out}/val.de.sp
 save_model: {out}/model
-save_checkpoint_steps: 500
-keep_checkpoint: 20
+save_checkpoint_steps: 100
+keep_checkpoint: 40
 train_steps: {args.steps}
-valid_steps: 1000
-report_every: 100
+valid_steps: 100000
+report_every: 25
 seed: 1234
 encoder_type: transformer
 decoder_type: transformer
@@ -77,13 +78,15 @@ dropout: [0.1]
 attention_dropout: [0.1]
 label_smoothing: 0.1
 batch_type: tokens
-batch_size: 4096
+batch_size: 2048
+bucket_size: 32768
+num_workers: 0
 valid_batch_size: 2048
 optim: adam
 adam_beta2: 0.998
 learning_rate: 2.0
 decay_method: noam
-warmup_steps: 800
+warmup_steps: 400
 param_init: 0
 param_init_glorot: true
 max_grad_norm: 0

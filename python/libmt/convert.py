@@ -5,8 +5,8 @@
 
 Sources: ``transformers`` (Hugging Face model directories: MarianMTModel, the OPUS-MT models, and
 M2M100ForConditionalGeneration with M2M100Tokenizer or NllbTokenizer) and ``ctranslate2``
-(CTranslate2 model directories; Argos Translate packages, .argosmodel files) and ``opennmt-py``
-(OpenNMT-py v3 checkpoints). The file holds
+(CTranslate2 model directories; Argos Translate packages, .argosmodel files) ``opennmt-py``
+(OpenNMT-py v3 checkpoints) and ``marian`` (native Marian .npz models, OPUS-MT releases). The file holds
 everything needed to translate, both tokenizers included. A model libmt cannot run exactly is
 refused with the reason; the output is written atomically (never a partial file).
 """
@@ -21,6 +21,7 @@ from ._conversion import Conversion, ConversionError, report, write_atomically
 
 SOURCES = {"transformers": "Hugging Face model directory: MarianMTModel (OPUS-MT), M2M100ForConditionalGeneration",
            "ctranslate2": "CTranslate2 model directory, or an Argos Translate package (.argosmodel or unpacked)",
+           "marian": "native Marian model: an OPUS-MT release directory (model .npz, decoder.yml, vocab.yml, .spm)",
            "opennmt-py": "OpenNMT-py v3 checkpoint (.pt), with the SentencePiece model it was trained with"}
 
 
@@ -44,6 +45,10 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
     conversion = Conversion(source_format, str(source), quantize)
     if source_format == "transformers":
         _convert_transformers(pathlib.Path(source), conversion, source_lang, target_lang)
+    elif source_format == "marian":
+        from . import _marian_npz
+
+        _marian_npz.convert(source, conversion, source_lang=source_lang, target_lang=target_lang)
     elif source_format == "opennmt-py":
         from . import _opennmt_py
 
