@@ -60,8 +60,9 @@ def vocab_ids(vocab: dict, path: pathlib.Path) -> List[str]:
     return pieces
 
 
-def add_layers(writer, tensor, cfg) -> None:
-    """Every encoder and decoder layer (and, pre-norm, each stack's final LayerNorm), q/k/v fused."""
+def add_layers(writer, tensor, cfg, prefix: str = "model.") -> None:
+    """Every encoder and decoder layer (and, pre-norm, each stack's final LayerNorm), q/k/v fused.
+    fairseq's own checkpoints name them the same way without the "model." prefix."""
 
     def linear(scope, hf):
         writer.add_tensor(scope + "/weight", tensor(hf + ".weight"))
@@ -77,7 +78,7 @@ def add_layers(writer, tensor, cfg) -> None:
 
     for side, count in (("encoder", cfg.encoder_layers), ("decoder", cfg.decoder_layers)):
         for i in range(count):
-            ours, hf = f"{side}/layer_{i}", f"model.{side}.layers.{i}"
+            ours, hf = f"{side}/layer_{i}", f"{prefix}{side}.layers.{i}"
             fused(ours + "/self_attention/qkv", [hf + ".self_attn.q_proj", hf + ".self_attn.k_proj",
                                                  hf + ".self_attn.v_proj"])
             linear(ours + "/self_attention/out", hf + ".self_attn.out_proj")
@@ -91,5 +92,5 @@ def add_layers(writer, tensor, cfg) -> None:
             linear(ours + "/ffn/linear_1", hf + ".fc2")
             norm(ours + "/ffn/norm", hf + ".final_layer_norm")
     if cfg.pre_norm:
-        norm("encoder/norm", "model.encoder.layer_norm")
-        norm("decoder/norm", "model.decoder.layer_norm")
+        norm("encoder/norm", prefix + "encoder.layer_norm")
+        norm("decoder/norm", prefix + "decoder.layer_norm")

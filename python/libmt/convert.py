@@ -6,7 +6,8 @@
 Sources: ``transformers`` (Hugging Face model directories: MarianMTModel, the OPUS-MT models, and
 M2M100ForConditionalGeneration with M2M100Tokenizer or NllbTokenizer) and ``ctranslate2``
 (CTranslate2 model directories; Argos Translate packages, .argosmodel files) ``opennmt-py``
-(OpenNMT-py v3 checkpoints) and ``marian`` (native Marian .npz models, OPUS-MT releases). The file holds
+(OpenNMT-py v3 checkpoints) and ``marian`` (native Marian .npz models, OPUS-MT releases) and ``fairseq`` (transformer checkpoints).
+The file holds
 everything needed to translate, both tokenizers included. A model libmt cannot run exactly is
 refused with the reason; the output is written atomically (never a partial file).
 """
@@ -22,6 +23,7 @@ from ._conversion import Conversion, ConversionError, report, write_atomically
 SOURCES = {"transformers": "Hugging Face model directory: MarianMTModel (OPUS-MT), M2M100ForConditionalGeneration",
            "ctranslate2": "CTranslate2 model directory, or an Argos Translate package (.argosmodel or unpacked)",
            "marian": "native Marian model: an OPUS-MT release directory (model .npz, decoder.yml, vocab.yml, .spm)",
+           "fairseq": "fairseq transformer checkpoint (.pt) with dict.src.txt, dict.tgt.txt and its SentencePiece model",
            "opennmt-py": "OpenNMT-py v3 checkpoint (.pt), with the SentencePiece model it was trained with"}
 
 
@@ -49,6 +51,13 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
         from . import _marian_npz
 
         _marian_npz.convert(source, conversion, source_lang=source_lang, target_lang=target_lang)
+    elif source_format == "fairseq":
+        from . import _fairseq
+
+        if source_eos is False:
+            raise ConversionError("--source-eos no: fairseq sources always end with </s>")
+        _fairseq.convert(source, conversion, source_lang=source_lang, target_lang=target_lang,
+                         source_spm=source_spm, target_spm=target_spm)
     elif source_format == "opennmt-py":
         from . import _opennmt_py
 
