@@ -126,8 +126,8 @@ def test_what_cannot_be_converted_is_refused_with_the_reason(tmp_path):
     with pytest.raises(convert.ConversionError, match="gelu_new"):
         convert.convert("transformers", tmp_path, tmp_path / "m.mtm")
     assert not (tmp_path / "m.mtm").exists()
-    with pytest.raises(convert.ConversionError, match="--from 'fairseq'"):
-        convert.convert("fairseq", tmp_path)
+    with pytest.raises(convert.ConversionError, match="--from 'sockeye'"):
+        convert.convert("sockeye", tmp_path)
 
 
 def test_a_damaged_checkpoint_is_refused_not_misread(tmp_path):
