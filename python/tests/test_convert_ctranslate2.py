@@ -122,6 +122,19 @@ def libmt_source(case, ids):
     return [ids.get(t, ids["<unk>"]) for t in tokens]
 
 
+def test_min_decoding_length_1_is_ctranslate2s_default(converted):
+    # CTranslate2 masks </s> at the first step before the softmax by default; so does libmt's
+    # min_decoding_length=1.
+    _, _, expected, _, translator, ids = converted
+    length = expected["max_decoding_length"]
+    for case in expected["cases"]:
+        for beam, key in ((1, "default_greedy"), (4, "default_beam")):
+            result = translator.translate_batch([libmt_source(case, ids)], beam_size=beam, max_decoding_length=length,
+                                                min_decoding_length=1, **languages(case))[0]
+            assert result.ids[0] == [ids[t] for t in case[key]], case["text"]
+            assert result.scores[0] == pytest.approx(case[key + "_score"], abs=1e-4), case["text"]
+
+
 def test_beam_top1_is_ctranslate2_where_not_tied(converted):
     _, _, expected, _, translator, ids = converted
     length = expected["max_decoding_length"]

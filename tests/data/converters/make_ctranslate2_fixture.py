@@ -91,6 +91,11 @@ def record(directory, cases, spm_path, source_eos):
         beam = translator.translate_batch([tokens], prefix, beam_size=4, num_hypotheses=2,
                                           max_decoding_length=MAX_DECODING_LENGTH, min_decoding_length=0,
                                           return_scores=True)[0]
+        # CTranslate2's defaults too (min_decoding_length 1): libmt's min_decoding_length=1 is the same rule.
+        default_greedy = translator.translate_batch([tokens], prefix, beam_size=1, max_decoding_length=MAX_DECODING_LENGTH,
+                                                    return_scores=True)[0]
+        default_beam = translator.translate_batch([tokens], prefix, beam_size=4, max_decoding_length=MAX_DECODING_LENGTH,
+                                                  return_scores=True)[0]
         target = greedy.hypotheses[0]
         scored = translator.score_batch([tokens], [target])[0]
         full_text = " ".join(list(source_prefix) + [text]) if source_prefix and prefix_tokens is None else text
@@ -98,6 +103,8 @@ def record(directory, cases, spm_path, source_eos):
                     "greedy": target, "greedy_score": greedy.scores[0],
                     "greedy_text": sp.decode([t for t in target if t not in (prefix_tokens or [])]),
                     "beam": beam.hypotheses, "beam_scores": beam.scores,
+                    "default_greedy": default_greedy.hypotheses[0], "default_greedy_score": default_greedy.scores[0],
+                    "default_beam": default_beam.hypotheses[0], "default_beam_score": default_beam.scores[0],
                     "forced_tokens": scored.tokens, "forced_log_probs": [round(x, 7) for x in scored.log_probs]})
     return out
 
