@@ -380,8 +380,6 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
       return Status::error(Errc::invalid_argument, "target_prefix has id %d: must be a target id other than eos_id %d", id,
                            cfg.eos_id);
   }
-  if (!forced.empty() && cuda != nullptr)
-    return Status::error(Errc::unsupported, "target_prefix: CUDA sessions do not force prefixes yet; use the CPU");
   const size_t room = size_t(plan.S) - 1 - prefix.size();  // source tokens that fit beside the prefix and EOS
   offsets[0] = 0;
   for (size_t b = 0; b < sources.size(); ++b) {

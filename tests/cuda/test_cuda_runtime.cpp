@@ -3,9 +3,13 @@
 // the shipped English-German model, errors, and sessions on threads. Cases
 // that need a GPU say why and pass without one (MT_REQUIRE_CUDA_DEVICE=1
 // makes that a failure).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_runtime_util.hpp"
@@ -153,6 +157,55 @@ size_t same_best_translations(Session& a, Session& b, const std::vector<std::str
   size_t same = 0;
   for (size_t i = 0; i < lines.size(); ++i) same += x[i][0].text == y[i][0].text;
   return same;
+}
+
+
+// What models converted from other frameworks use, all at once (format
+// version 3): pre-norm with swish, an embedding scale other than sqrt(d), the
+// decoder started from pad (Marian), sources without EOS (OpenNMT-py), a
+// stored position table and `suppressed` ids (HF's OPUS-MT models: <pad>).
+ModelConfig converted_like_config(std::vector<int32_t> suppressed) {
+  ModelConfig c = test::tiny_config();
+  c.pre_norm = true;
+  c.activation = Activation::swish;
+  c.embedding_scale = 1.0f;
+  c.decoder_start_id = c.pad_id;
+  c.source_eos = false;
+  c.stored_positions = true;
+  c.suppressed_ids = std::move(suppressed);
+  return c;
+}
+
+// random_model stores the sinusoid; shifted by two rows (fairseq's offset)
+// the table is one that the computed formula cannot give, so a session that
+// ignored it would differ. `image` holds the model's bytes and must outlive it.
+std::shared_ptr<const Model> with_shifted_positions(const ModelConfig& config, uint64_t seed, const std::string& name,
+                                                    std::unique_ptr<test::AlignedFile>& image) {
+  auto model = test::random_model(config, seed, name);
+  const TensorView* table = model->find_tensor("position_encoding");
+  REQUIRE(table != nullptr);
+  image = std::make_unique<test::AlignedFile>(test::scratch_path(std::to_string(seed) + "-" + name));
+  const size_t offset = size_t(table->data.data() - model->bytes().data()), C = size_t(config.d_model);
+  float* rows = reinterpret_cast<float*>(image->data + offset);
+  std::memmove(rows, rows + 2 * C, (size_t(config.max_positions) - 2) * C * sizeof(float));
+  auto shifted = Model::from_buffer(image->span(image->size));
+  INFO(shifted.status().message());
+  REQUIRE(shifted.ok());
+  return shifted.value();
+}
+
+// Each sentence's n-best as ids and scores.
+std::vector<std::vector<std::pair<std::vector<int32_t>, float>>> translate_ids(
+    Session& session, const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options) {
+  Translations results;
+  const Status status = session.translate(test::spans(sources), options, &results);
+  INFO(status.message());
+  REQUIRE(status.ok());
+  std::vector<std::vector<std::pair<std::vector<int32_t>, float>>> out(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    for (const Hypothesis& h : results[i]) out[i].push_back({{h.tokens.begin(), h.tokens.end()}, h.score});
+  }
+  return out;
 }
 
 }  // namespace
@@ -494,6 +547,86 @@ TEST_CASE("cuda runtime: fp16 weights take half the memory, one copy per form", 
     const auto out = translate_all(gpu, {"A man is riding a bike."}, TranslateOptions{});
     CHECK(!out[0][0].text.empty());
   }
+}
+
+TEST_CASE("cuda runtime: a converted model's features and forced prefixes work as on the CPU", "[cuda][runtime]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  SessionOptions o = small_options();
+  o.max_batch_size = 8;
+  const auto sources = test::make_sources({9, 4, 13, 6, 1, 11}, test::tiny_config().source_vocab_size, 5);
+  TranslateOptions greedy;
+  TranslateOptions beam;
+  beam.beam_size = 4;
+  beam.num_hypotheses = 2;
+
+  // The id the model emits most when nothing is suppressed: suppressing it
+  // (with pad) must change the translations.
+  std::unique_ptr<test::AlignedFile> plain_image, image;
+  auto plain = with_shifted_positions(converted_like_config({}), 83, "converted-plain.mtm", plain_image);
+  Session plain_cpu = make_session(plain, o, Device::cpu);
+  std::map<int32_t, int> counts;
+  for (const auto& nbest : translate_ids(plain_cpu, sources, greedy)) {
+    for (const int32_t id : nbest[0].first) ++counts[id];
+  }
+  REQUIRE(!counts.empty());
+  const int32_t often =
+      std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  std::vector<int32_t> suppressed = {test::tiny_config().pad_id, often};
+  std::sort(suppressed.begin(), suppressed.end());
+  suppressed.erase(std::unique(suppressed.begin(), suppressed.end()), suppressed.end());
+  const ModelConfig config = converted_like_config(suppressed);
+  auto model = with_shifted_positions(config, 83, "converted.mtm", image);
+  REQUIRE(model->format_version() == 3);
+
+  const bool device_search = GENERATE(false, true);
+  const bool graphs = GENERATE(true, false);
+  INFO("cuda_device_search " << device_search << ", cuda_graphs " << graphs);
+  Session cpu = make_session(model, o, Device::cpu);
+  SessionOptions gpu_options = o;
+  gpu_options.cuda_device_search = device_search;
+  gpu_options.cuda_graphs = graphs;
+  Session gpu = make_session(model, gpu_options, Device::cuda);
+
+  {  // Logits: the table, scale, swish and pre-norm on the GPU.
+    const std::vector<std::vector<int32_t>> two(sources.begin(), sources.begin() + 2);
+    Translations results;
+    REQUIRE(cpu.translate(test::spans(two), {}, &results).ok());
+    REQUIRE(gpu.translate(test::spans(two), {}, &results).ok());
+    Session::Impl& g = *gpu.impl();
+    REQUIRE(g.cuda != nullptr);
+    REQUIRE(g.cuda->encode(g, 2).ok());
+    compare_step_logits(*cpu.impl(), g, config, 20, kLogitsRelativeTol);
+  }
+
+  // Greedy and beam, with no prefix, a language token's one, and one longer
+  // than a greedy ring of steps (kGreedyStepsPerSync).
+  const std::vector<std::vector<int32_t>> prefixes = {{}, {9}, {5, 7, 11, 13, 17, 19}};
+  bool changed_by_suppression = false;
+  for (const auto& prefix : prefixes) {
+    for (TranslateOptions options : {greedy, beam}) {
+      options.target_prefix = prefix;
+      INFO("beam " << options.beam_size << ", target prefix of " << prefix.size());
+      const auto want = translate_ids(cpu, sources, options), got = translate_ids(gpu, sources, options);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        INFO("sentence " << i);
+        REQUIRE(got[i].size() == want[i].size());
+        for (size_t k = 0; k < want[i].size(); ++k) {
+          const auto& [ids, score] = got[i][k];
+          CHECK(ids == want[i][k].first);
+          CHECK(std::fabs(score - want[i][k].second) <= 1e-3f * (1.0f + std::fabs(want[i][k].second)));
+          for (const int32_t id : suppressed) CHECK(std::count(ids.begin(), ids.end(), id) == 0);
+          if (sources[i].empty() || ids.size() < prefix.size()) continue;
+          CHECK(std::equal(prefix.begin(), prefix.end(), ids.begin()));
+        }
+      }
+      if (prefix.empty() && options.beam_size == 1) {
+        const auto unsuppressed = translate_ids(plain_cpu, sources, options);
+        for (size_t i = 0; i < want.size(); ++i) changed_by_suppression |= unsuppressed[i][0].first != want[i][0].first;
+      }
+    }
+  }
+  CHECK(changed_by_suppression);
 }
 
 TEST_CASE("cuda runtime: bad options and a missing device give clear errors", "[cuda][runtime]") {

@@ -92,11 +92,13 @@ TEST_CASE("cuda runtime: translate allocates no device or host memory", "[cuda][
   MT_REQUIRE_CUDA_DEVICE();
   // The int8 GEMMs' quantized rows and sums, the fp16 GEMMs' half rows, and
   // the device search's state live in the session's block too.
-  const int variant = GENERATE(0, 1, 2, 3);
-  const bool int8 = variant == 1, device_search = variant == 2, fp16 = variant == 3;
+  // A forced target prefix (a language token's) adds the forced tokens' fill.
+  const int variant = GENERATE(0, 1, 2, 3, 4);
+  const bool int8 = variant == 1, device_search = variant == 2, fp16 = variant == 3, forced = variant == 4;
   INFO((int8             ? "int8 model, int8 GEMMs"
         : device_search ? "fp32 model, device search"
         : fp16          ? "fp32 model, fp16 GEMMs"
+        : forced        ? "fp32 model, forced target prefix"
                         : "fp32 model"));
   auto model = test::load_model(int8 ? "models/en-de-tiny.int8.mtm" : "models/en-de-tiny.mtm");
   const std::vector<std::string> lines = test::shipped_sentences();
@@ -115,6 +117,8 @@ TEST_CASE("cuda runtime: translate allocates no device or host memory", "[cuda][
   greedy.max_length_offset = beam.max_length_offset = 10;
   beam.beam_size = 4;
   beam.num_hypotheses = 2;
+  const int32_t prefix[] = {12, 40};
+  if (forced) greedy.target_prefix = beam.target_prefix = prefix;
   TextTranslations results;
   Status status;
   // Warm-up: CUDA loads kernels lazily on their first launch (CUDA_MODULE_LOADING=LAZY).

@@ -1,5 +1,6 @@
 // The small kernels of the device search: the KV-cache row gather of beam
-// search and the column set that forbids EOS, against plain loops.
+// search, the column set that forbids EOS, the suppressed ids' mask and the
+// forced tokens' fill, against plain loops.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -76,6 +77,42 @@ TEST_CASE("cuda: decode_step_end masks EOS below the minimum length and moves po
   require_equal(x, d_x.download(), "decode_step_end logits");
   CHECK(d_positions.download() == positions);
   CHECK(d_lengths.download() == lengths);
+}
+
+TEST_CASE("cuda: mask_columns_f32 sets the listed columns of every row, and nothing else", "[cuda][search]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  TestStream stream;
+  const int M = GENERATE(1, 7, 300);
+  const std::vector<int32_t> columns = GENERATE(std::vector<int32_t>{0}, std::vector<int32_t>{3, 10},
+                                                std::vector<int32_t>{1, 2, 4, 8, 9});
+  const size_t ld = 11;
+  std::vector<float> x = random_vector(M * ld, 5u + M, -1.0f, 1.0f);
+  DeviceVector<float> d_x(x);
+  DeviceVector<int32_t> d_columns(columns);
+  const float value = -std::numeric_limits<float>::infinity();
+  for (int m = 0; m < M; ++m)
+    for (const int32_t c : columns) x[m * ld + c] = value;
+  require_ok(mask_columns_f32_cuda(d_x.get(), ld, M, d_columns.get(), int(columns.size()), value, stream.get()),
+             "mask_columns_f32_cuda");
+  require_finished(stream.get(), "mask_columns_f32_cuda");
+  INFO("M " << M << ", " << columns.size() << " columns");
+  require_equal(x, d_x.download(), "mask_columns_f32");
+  CHECK(mask_columns_f32_cuda(d_x.get(), ld, -1, d_columns.get(), 1, value, stream.get()) != 0);
+  CHECK(mask_columns_f32_cuda(d_x.get(), 0, M, d_columns.get(), 1, value, stream.get()) != 0);
+  CHECK(mask_columns_f32_cuda(d_x.get(), ld, M, d_columns.get(), 0, value, stream.get()) == 0);  // nothing to do
+}
+
+TEST_CASE("cuda: fill_i32 writes one value n times", "[cuda][search]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  TestStream stream;
+  const int n = GENERATE(1, 3, 257);
+  DeviceVector<int32_t> d_x(std::vector<int32_t>(size_t(n) + 2, -5));
+  require_ok(fill_i32_cuda(d_x.get(), n, 42, stream.get()), "fill_i32_cuda");
+  require_finished(stream.get(), "fill_i32_cuda");
+  std::vector<int32_t> expected(size_t(n), 42);
+  expected.push_back(-5), expected.push_back(-5);  // past n: untouched
+  CHECK(d_x.download() == expected);
+  CHECK(fill_i32_cuda(d_x.get(), -1, 0, stream.get()) != 0);
 }
 
 }  // namespace

@@ -37,6 +37,11 @@ Status CudaSession::enqueue_step(int rows, int rows_per_source, int cache) {
                                       step_min_length(), step_positions(), step_cache_lengths(), stream_),
                  "EOS mask");
   MT_CUDA_LAUNCH(log_softmax_f32_cuda(logits, logits, nullptr, rows, V, stream_), "log_softmax");
+  if (plan_.suppressed_count > 0) {  // after the log-softmax: they keep their share of the mass, as on the CPU
+    MT_CUDA_LAUNCH(mask_columns_f32_cuda(logits, size_t(V), rows, dev<int32_t>(plan_.suppressed),
+                                         plan_.suppressed_count, -std::numeric_limits<float>::infinity(), stream_),
+                   "suppressed ids");
+  }
   if (K == 1) {
     // The next step's tokens stay on the device.
     MT_CUDA_LAUNCH(argmax_f32_cuda(logits, rows, V, dev<int32_t>(plan_.step_tokens), dev<float>(plan_.top_values),

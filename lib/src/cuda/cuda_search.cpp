@@ -46,14 +46,23 @@ Status CudaSession::greedy_search(Session::Impl& s, int B, const SearchLimits& l
                             cudaMemcpyDeviceToHost, stream_);
       }
       if (e != cudaSuccess) return cuda_error(Errc::internal, "copying tokens from the GPU failed", e);
+      // A forced step's token replaces the pick as the next input (the host
+      // records it below, scored 0 as on the CPU).
+      if (const size_t t = size_t(t0 + i); t < limits.forced_prefix.size()) {
+        MT_CUDA_LAUNCH(fill_i32_cuda(dev<int32_t>(plan_.step_tokens), rows, limits.forced_prefix[t], stream_),
+                       "forced token");
+      }
     }
     MT_RETURN_IF_ERROR(sync("greedy steps"));
     for (int i = 0; i < steps && alive > 0; ++i) {
       const int t = t0 + i;
       const int32_t* picked = ring_tokens + size_t(i) * plan_.R;
       const float* picked_log_prob = ring_values + size_t(i) * plan_.R;
+      const bool forced = size_t(t) < limits.forced_prefix.size();
       for (int b = 0; b < B; ++b) {
-        if (!book.done(b)) alive -= book.advance_greedy(b, t, picked[b], picked_log_prob[b]);
+        if (book.done(b)) continue;
+        alive -= forced ? book.advance_greedy(b, t, limits.forced_prefix[size_t(t)], 0.0f)
+                        : book.advance_greedy(b, t, picked[b], picked_log_prob[b]);
       }
     }
   }
@@ -111,6 +120,10 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
       for (int k = 0; k < K; ++k) {
         const int row = b * K + k;
         if (scores[row] == kNegInf) continue;
+        if (size_t(t) < limits.forced_prefix.size()) {  // one continuation, scored 0, as on the CPU
+          candidates[n++] = {scores[row], limits.forced_prefix[size_t(t)], k};
+          continue;
+        }
         for (int i = 0; i < width; ++i) {
           const size_t at = size_t(row) * width + i;
           if (top_tokens[at] < 0) break;  // the row had fewer candidates

@@ -23,6 +23,8 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWei
                B = size_t(p.B), top = R * 2 * size_t(p.K);
   ArenaPlanner d;
   p.positions = d.reserve<float>(size_t(p.P) * C);
+  p.suppressed_count = int(cfg.suppressed_ids.size());
+  p.suppressed = d.reserve<int32_t>(cfg.suppressed_ids.size());
   p.src_tokens = d.reserve<int32_t>(N);
   p.src_positions = d.reserve<int32_t>(N);
   p.src_offsets = d.reserve<int32_t>(B);
@@ -127,11 +129,6 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
     return Status::error(Errc::unsupported, "session option max_beam_size = %d: CUDA sessions support beams of at most %d",
                          options.max_beam_size, kCudaTopKMax / 2);
   }
-  if (!cfg.suppressed_ids.empty()) {  // the device search masks only eos (decode_step_end_cuda)
-    return Status::error(Errc::unsupported,
-                         "CUDA sessions do not yet mask suppressed ids (this model never emits %zu ids); use the CPU",
-                         cfg.suppressed_ids.size());
-  }
   MT_RETURN_IF_ERROR(check_device(options.cuda_device));
   // int8 GEMMs where there are int8 weights, else fp16 ones when asked.
   CudaWeightForm asked = CudaWeightForm::f32;
@@ -189,6 +186,10 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   }
   cudaError_t e = cudaMemcpyAsync(s->dev<float>(p.positions), positions.data(), positions.size() * sizeof(float),
                                   cudaMemcpyHostToDevice, s->stream_);
+  if (e == cudaSuccess && p.suppressed_count > 0) {  // the ids the model never emits, likewise
+    e = cudaMemcpyAsync(s->dev<int32_t>(p.suppressed), cfg.suppressed_ids.data(),
+                        cfg.suppressed_ids.size() * sizeof(int32_t), cudaMemcpyHostToDevice, s->stream_);
+  }
   if (e == cudaSuccess) e = cudaStreamSynchronize(s->stream_);  // `positions` goes out of scope
   if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the position encodings to the GPU failed", e);
   const GemmMath math = options.allow_tf32 ? GemmMath::tf32 : GemmMath::f32;
@@ -309,10 +310,12 @@ Status CudaSession::step_logits(const int32_t* tokens, int R, int t, int rows_pe
 Status CudaSession::run(Session::Impl& s, int B, const TranslateOptions& options) {
   MT_RETURN_IF_ERROR(encode(s, B));
   SearchLimits limits{options.beam_size, options.num_hypotheses, options.min_decoding_length,
-                      options.length_penalty};
+                      options.length_penalty, options.target_prefix};
   limits.length_offset = s.length_offset;
   if (options.beam_size == 1) return greedy_search(s, B, limits);
-  return plan_.device_search ? beam_search_on_device(s, B, limits) : beam_search(s, B, limits);
+  // A forced prefix is the host bookkeeping's to apply (beam_search).
+  const bool on_device = plan_.device_search && limits.forced_prefix.empty();
+  return on_device ? beam_search_on_device(s, B, limits) : beam_search(s, B, limits);
 }
 
 }  // namespace mt::detail

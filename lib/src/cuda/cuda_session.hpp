@@ -38,6 +38,9 @@ struct CudaPlan : TransformerBufferPlan {
   int B = 0, S = 0, T = 0, K = 0, R = 0, N = 0, P = 0;
   // Device.
   size_t positions = 0, src_tokens = 0, src_positions = 0, src_offsets = 0, src_lengths = 0;
+  // The model's suppressed ids [suppressed_count], masked after every step's log-softmax.
+  size_t suppressed = 0;
+  int suppressed_count = 0;
   size_t self_cache[2] = {0, 0};  // double-buffered: beams gather from one into the other
   size_t step_tokens = 0, gather_index = 0, top_values = 0, top_indices = 0;
   // int8 weights: the int8 layers' quantized rows [rows, max padded k],

@@ -110,6 +110,14 @@ CudaStatus decode_step_end_cuda(float* logits, size_t ld, int M, int column, flo
                                 const int32_t* min_length, int32_t* positions, int32_t* lengths,
                                 CudaStream stream);
 
+// x[m, columns[j]] = value for every row m < M of x [M, ld] and j < count:
+// the ids a model never emits (ModelConfig::suppressed_ids), masked after the
+// log-softmax. columns: device [count], each < ld.
+CudaStatus mask_columns_f32_cuda(float* x, size_t ld, int M, const int32_t* columns, int count, float value,
+                                 CudaStream stream);
+// x[i] = value for i < n: a forced target token for every row of a step.
+CudaStatus fill_i32_cuda(int32_t* x, int n, int32_t value, CudaStream stream);
+
 // --- attention ----------------------------------------------------------
 // Where the rows of each sequence of a batch are, for queries or for keys.
 // Sequence b has rows [first(b), first(b) + count(b)) of its matrix:
