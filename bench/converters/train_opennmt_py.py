@@ -84,7 +84,7 @@ num_workers: 0
 valid_batch_size: 2048
 optim: adam
 adam_beta2: 0.998
-learning_rate: 2.0
+learning_rate: 0.5
 decay_method: noam
 warmup_steps: 400
 param_init: 0

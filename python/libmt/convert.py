@@ -27,14 +27,16 @@ SOURCES = {"transformers": "Hugging Face model directory: MarianMTModel (OPUS-MT
            "opennmt-py": "OpenNMT-py v3 checkpoint (.pt), with the SentencePiece model it was trained with"}
 
 
-def convert(source_format: str, source, output=None, *, quantize: Optional[str] = None,
+def convert(source_format: str, source, output=None, *, quantize: Optional[str] = None, calibration=None,
             source_lang: Optional[str] = None, target_lang: Optional[str] = None, source_spm=None,
             target_spm=None, source_eos: Optional[bool] = None) -> Conversion:
     """Converts `source` (a path) from `source_format`; writes `output` when given. Returns the
     Conversion (notes, warnings, config). quantize="int8" writes int8 weights as they are read
-    (dynamic activation scales). source_spm/target_spm: SentencePiece models for sources that do not
-    hold their own (ctranslate2); source_eos: whether sources end with </s> where the source does
-    not record it (ctranslate2). Raises ConversionError for models libmt cannot run."""
+    (dynamic activation scales); with `calibration` (a text file, one source sentence a line) the
+    fp32 conversion is quantized as mt_quantize does, activations calibrated on it.
+    source_spm/target_spm: SentencePiece models for sources that do not hold their own
+    (ctranslate2); source_eos: whether sources end with </s> where the source does not record it
+    (ctranslate2). Raises ConversionError for models libmt cannot run."""
     from . import __version__
 
     if source_format not in SOURCES:
@@ -44,7 +46,10 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
                               "pip install 'libmt[convert]' (or numpy)")
     if quantize not in (None, "int8"):
         raise ConversionError(f"--quantize {quantize!r}: libmt quantizes to int8")
-    conversion = Conversion(source_format, str(source), quantize)
+    if calibration is not None and quantize != "int8":
+        raise ConversionError("--calibration calibrates an int8 conversion: add --quantize int8")
+    sentences = _calibration_text(calibration) if calibration is not None else None
+    conversion = Conversion(source_format, str(source), None if sentences else quantize)
     if source_format == "transformers":
         _convert_transformers(pathlib.Path(source), conversion, source_lang, target_lang)
     elif source_format == "marian":
@@ -71,11 +76,28 @@ def convert(source_format: str, source, output=None, *, quantize: Optional[str] 
         _ctranslate2.convert(source, conversion, source_lang=source_lang, target_lang=target_lang,
                              source_spm=source_spm, target_spm=target_spm, source_eos=source_eos)
     data = conversion.finish(__version__)
+    if sentences:
+        from . import _libmt
+
+        data, agreement = _libmt._quantize_int8(data, sentences)
+        conversion.quantize = "int8"
+        conversion.note(f"int8: activations calibrated on {len(sentences)} sentences of {calibration} (as mt_quantize); "
+                        f"greedy output identical to fp32 on {100 * agreement['identical_sentences']:.1f}% of them")
     conversion.size = len(data)
     if output is not None:
         write_atomically(pathlib.Path(output), data)
     conversion.data = data
     return conversion
+
+
+def _calibration_text(path) -> List[str]:
+    try:
+        lines = [line for line in pathlib.Path(path).read_text(encoding="utf-8").split("\n") if line.strip()]
+    except UnicodeDecodeError as e:
+        raise ConversionError(f"--calibration {path}: not UTF-8 ({e})") from None
+    if not lines:
+        raise ConversionError(f"--calibration {path}: the file has no sentences")
+    return lines
 
 
 def _convert_transformers(directory: pathlib.Path, conversion: Conversion, source_lang, target_lang) -> None:
@@ -104,7 +126,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("-o", "--output", required=True, help="the libmt model file to write")
     parser.add_argument("--quantize", choices=["int8"],
                         help="write int8 weights (per row, as mt_quantize) with activations quantized at run time; "
-                             "for calibrated activations convert to fp32 and run mt_quantize --calibration")
+                             "(with --calibration, activations calibrated as mt_quantize does)")
+    parser.add_argument("--calibration", metavar="FILE",
+                        help="source sentences, one a line, to calibrate the int8 activations on (with --quantize "
+                             "int8; the fp32 model is held in memory, so it must be under 2 GiB)")
     parser.add_argument("--source-lang", help="source language code to record (default: the model's own)")
     parser.add_argument("--target-lang", help="target language code to record (default: the model's own)")
     parser.add_argument("--source-spm", help="SentencePiece model of the source side (ctranslate2, opennmt-py: "
@@ -116,6 +141,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         conversion = convert(args.source_format, args.source, args.output, quantize=args.quantize,
+                             calibration=args.calibration,
                              source_lang=args.source_lang, target_lang=args.target_lang,
                              source_spm=args.source_spm, target_spm=args.target_spm,
                              source_eos=None if args.source_eos is None else args.source_eos == "yes")

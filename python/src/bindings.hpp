@@ -28,6 +28,7 @@ struct PyVocabulary {
 
 void bind_config(pybind11::module_& m);
 void bind_model(pybind11::module_& m);
+void bind_quantize(pybind11::module_& m);
 void bind_translator(pybind11::module_& m);
 void bind_writer(pybind11::module_& m);
 

@@ -136,3 +136,28 @@ def test_options_libmt_cannot_run_are_refused_by_name(monkeypatch, tmp_path, opt
     with pytest.raises(convert.ConversionError, match=reason):
         convert.convert("opennmt-py", FIXTURES / "opennmt-py" / "model.pt", tmp_path / "m.mtm")
     assert not (tmp_path / "m.mtm").exists()
+
+
+def test_calibrated_int8_conversion_is_mt_quantizes_file(tmp_path, mt_translate):
+    # --quantize int8 --calibration FILE: the fp32 conversion quantized in memory exactly as
+    # `mt_quantize --calibration FILE` quantizes the fp32 file.
+    mt_quantize = pathlib.Path(mt_translate).parent / "mt_quantize"
+    if not mt_quantize.exists():
+        pytest.skip(f"no mt_quantize beside {mt_translate}")
+    expected = json.loads((FIXTURES / "opennmt-py" / "expected.json").read_text(encoding="utf-8"))
+    (tmp_path / "calibration.txt").write_text("\n".join(c["text"] for c in expected["cases"]) + "\n")
+    source = FIXTURES / "opennmt-py" / "model.pt"
+    conversion = convert.convert("opennmt-py", source, tmp_path / "int8.mtm", quantize="int8",
+                                 calibration=tmp_path / "calibration.txt")
+    assert any("calibrated on 5 sentences" in note for note in conversion.notes)
+    convert.convert("opennmt-py", source, tmp_path / "fp32.mtm")
+    run = subprocess.run([str(mt_quantize), str(tmp_path / "fp32.mtm"), "--calibration", str(tmp_path / "calibration.txt"),
+                          "-o", str(tmp_path / "by-tool.mtm")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "int8.mtm").read_bytes() == (tmp_path / "by-tool.mtm").read_bytes()
+    assert libmt.Model(tmp_path / "int8.mtm").quantization["activations"] == "calibrated"
+    with pytest.raises(convert.ConversionError, match="add --quantize int8"):
+        convert.convert("opennmt-py", source, calibration=tmp_path / "calibration.txt")
+    (tmp_path / "empty.txt").write_text("\n")
+    with pytest.raises(convert.ConversionError, match="no sentences"):
+        convert.convert("opennmt-py", source, quantize="int8", calibration=tmp_path / "empty.txt")
