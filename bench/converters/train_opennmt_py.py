@@ -5,6 +5,10 @@ models are made; OpenNMT-py's defaults otherwise (pre-norm, relu, no q/k/v biase
 3+3 layers, 4 heads, d_ff 1024, batches of 2,048 tokens; a checkpoint every 100 steps, so that a run
 cut short still gives one (on two CPU cores a step takes a few seconds).
 
+Debian's python3-torch multiplies through whatever libblas.so.3 is selected: without OpenBLAS
+(apt-get install libopenblas0-pthread) that is the reference BLAS, about 6x slower (4 against 29
+GFLOP/s for a 2048x256x1024 product on one thread here).
+
     V=/work/onmtvenv   # OpenNMT-py 3.3 on Debian's torch: docs/bring-your-own-model.md, "Rebuilding the fixtures"
     V/bin/python bench/converters/train_opennmt_py.py --data ../shared/data/multi30k --out runs/onmt-en-de --steps 1500
     then bench/converters/compare_opennmt_py.py (same venv) for the side-by-side.
