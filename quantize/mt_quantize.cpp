@@ -17,8 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "guarded_main.hpp"
 #include "cli_args.hpp"
+#include "cli_files.hpp"
+#include "guarded_main.hpp"
 #include "eval/scoring.hpp"
 #include "quantizer.hpp"
 
@@ -27,37 +28,42 @@ namespace {
 using namespace mt;
 using namespace mt::quantize;
 
-constexpr const char* kUsage = R"(usage: mt_quantize MODEL --calibration FILE [options]
+using cli::Option;
+constexpr const char* kTool = "mt_quantize";
+
+constexpr const char* kSynopsis = R"(usage: mt_quantize MODEL --calibration FILE [options]
 
 Writes an int8 copy of the fp32 model MODEL: every linear layer and the
 embeddings as int8 with one scale per output row; LayerNorm and biases stay
 fp32. Activations entering the int8 layers are quantized with ranges
 calibrated on FILE (one sentence per line, e.g. 1000 lines of training text;
-token ids per line for a model without a vocabulary), or per row at run time.
+token ids per line for a model without a vocabulary), or per row at run time.)";
 
-options:
-  -o, --output FILE          int8 model to write (default: MODEL with .mtm replaced by .int8.mtm)
-  -c, --calibration FILE     calibration text (required)
-  --activations MODE         calibrated (default) or dynamic (per-row ranges at run time)
-  --method METHOD            calibration: max, percentile [P], mse, entropy (default mse),
-                             or auto: the one with the best BLEU on --dev-src/--dev-ref
-  --dev-src FILE, --dev-ref FILE   dev set for --method auto (never the test set)
-  --dev-tokenize TOK         BLEU tokenization for auto: 13a (default) or zh
-  --keep-fp32 SCOPE          keep layers whose name starts with SCOPE in fp32, e.g. output,
-                             decoder/layer_3, encoder/layer_0/ffn (repeatable)
-  --fp32-embeddings          keep the embeddings fp32 (with tied embeddings, the output layer too)
-  --max-sentences N          calibrate on the first N lines (default: all)
-  --threads N                threads for the translations (default 1)
-  --report FILE              also write the per-layer report as TSV
-  -h, --help                 this text
+constexpr Option kOptions[] = {
+    {"--output", "-o", "FILE", "int8 model to write (default: MODEL with .mtm replaced by .int8.mtm)"},
+    {"--force", nullptr, nullptr, "replace an existing output file"},
+    {"--calibration", "-c", "FILE", "calibration text (required)"},
+    {"--activations", nullptr, "MODE", "calibrated (default) or dynamic (per-row ranges at run time)"},
+    {"--method", nullptr, "METHOD",
+     "calibration: max, percentile [P], mse, entropy (default mse), or auto: the\n"
+     "one with the best BLEU on --dev-src/--dev-ref"},
+    {"--dev-src", nullptr, "FILE", "dev source for --method auto (never the test set)"},
+    {"--dev-ref", nullptr, "FILE", "dev reference for --method auto", false, "--dev-tgt"},
+    {"--dev-tokenize", nullptr, "TOK", "BLEU tokenization for auto: 13a (default), zh or none"},
+    {"--keep-fp32", nullptr, "SCOPE",
+     "keep layers whose name starts with SCOPE in fp32, e.g. output,\n"
+     "decoder/layer_3, encoder/layer_0/ffn (repeatable)",
+     true},
+    {"--fp32-embeddings", nullptr, nullptr, "keep the embeddings fp32 (with tied embeddings, the output layer too)"},
+    {"--max-sentences", nullptr, "N", "calibrate on the first N lines (default: all)"},
+    {"--threads", nullptr, "N", "threads for the translations (default 1, as every tool)"},
+    {"--report", nullptr, "FILE", "also write the per-layer report as TSV"},
+};
 
-Nothing is written unless the whole run succeeds.
-)";
+constexpr const char* kEpilog = "Nothing is written unless the whole run succeeds; an existing output needs --force.\n";
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "mt_quantize: %s\n", message.c_str());
-  return 1;
-}
+int fail(const std::string& message) { return cli::fail(kTool, message); }
+int usage(const std::string& message) { return cli::usage_error(kTool, message); }
 
 Expected<std::vector<std::string>> read_lines(const std::string& path, size_t max_lines) {
   std::ifstream in(path, std::ios::binary);
@@ -74,7 +80,7 @@ Expected<std::vector<std::string>> read_lines(const std::string& path, size_t ma
 Status write_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Status::error(Errc::io_error, "cannot create '%s': %s", tmp.c_str(), std::strerror(errno));
+  if (f == nullptr) return Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(errno));
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
@@ -150,21 +156,21 @@ Expected<QuantizeOptions> choose_by_dev_bleu(const Model& fp32, const Calibratio
 }
 
 int run(int argc, char** argv) {
-  cli::Args args(argc, argv, {"--fp32-embeddings", "-h", "--help"});
-  if (args.has("-h") || args.has("--help")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  args.reject_unknown({"-o", "--output", "-c", "--calibration", "--activations", "--method", "--dev-src",
-                       "--dev-ref", "--dev-tokenize", "--keep-fp32", "--fp32-embeddings", "--max-sentences",
-                       "--threads", "--report"});
+  cli::Args args(argc, argv, kOptions);
+  const std::string help = cli::help_text(kSynopsis, kOptions, kEpilog);
+  if (const int rc = cli::standard_options(kTool, args, help); rc >= 0) return rc;
   QuantizeOptions options;
   options.threads = args.get_int("--threads", 1, 1, 256);
   const int max_sentences = args.get_int("--max-sentences", 0, 0, 100000000);
-  if (!args.ok()) return fail(args.error());
-  if (args.positional().size() != 1) return fail("expected one model file (see --help)");
+  const std::string activations = args.get_choice("--activations", {"calibrated", "dynamic"}, "calibrated");
+  const std::string tokenize = args.get_choice("--dev-tokenize", {"13a", "zh", "none"}, "13a");
+  if (!args.ok()) return usage(args.error());
+  if (args.positional().size() != 1) {
+    return usage(args.positional().empty() ? "a model file is required"
+                                           : "one model file, not " + std::to_string(args.positional().size()));
+  }
   const std::string input = args.positional()[0];
-  std::string output = args.get("-o", args.get("--output", ""));
+  std::string output = args.get("--output", "");
   if (output.empty()) {
     const bool mtm = input.size() > 4 && input.compare(input.size() - 4, 4, ".mtm") == 0;
     output = (mtm ? input.substr(0, input.size() - 4) : input) + ".int8.mtm";
@@ -172,27 +178,37 @@ int run(int argc, char** argv) {
   // "./m.mtm" names "m.mtm" too: the rename would replace the fp32 model.
   std::error_code same_error;
   if (output == input || std::filesystem::equivalent(input, output, same_error)) {
-    return fail("the output would overwrite the input model");
+    return usage("the output would overwrite the input model");
   }
-  const std::string calibration_path = args.get("-c", args.get("--calibration", ""));
-  if (calibration_path.empty()) return fail("--calibration FILE is required (see --help)");
-  const std::string activations = args.get("--activations", "calibrated");
+  const std::string calibration_path = args.get("--calibration", "");
+  if (calibration_path.empty()) return usage("--calibration FILE is required");
   if (activations == "dynamic") options.activations = ActivationScales::dynamic_per_row;
-  else if (activations != "calibrated") return fail("--activations must be calibrated or dynamic, not '" + activations + "'");
   const std::string method = args.get("--method", "mse");
   const bool auto_method = method == "auto";
   if (!auto_method) {
     auto m = MethodChoice::parse(method);
-    if (!m) return fail(m.status().message());
+    if (!m) return usage(std::string(m.status().message()) + ", or auto");
     options.method = *m;
   }
   if (auto_method && (!args.has("--dev-src") || !args.has("--dev-ref"))) {
-    return fail("--method auto needs --dev-src and --dev-ref");
+    return usage("--method auto needs --dev-src and --dev-ref");
   }
   eval::BleuOptions bleu;
-  const std::string tokenize = args.get("--dev-tokenize", "13a");
   if (tokenize == "zh") bleu.tokenizer = eval::BleuTokenizer::zh;
-  else if (tokenize != "13a") return fail("--dev-tokenize must be 13a or zh");
+  if (tokenize == "none") bleu.tokenizer = eval::BleuTokenizer::none;
+  // Every file checked before the calibration's minutes, not after.
+  for (const std::string& path : {input, calibration_path}) {
+    if (std::string why = cli::unreadable_file(path); !why.empty()) return fail(why);
+  }
+  if (auto_method) {
+    for (const char* dev : {"--dev-src", "--dev-ref"}) {
+      if (std::string why = cli::unreadable_file(args.get(dev, "")); !why.empty()) return fail(why);
+    }
+  }
+  if (std::string why = cli::unwritable_file(output, args.has("--force")); !why.empty()) return fail(why);
+  if (args.has("--report")) {
+    if (std::string why = cli::unwritable_file(args.get("--report", ""), true); !why.empty()) return fail(why);
+  }
   options.keep_fp32 = args.all("--keep-fp32");
   options.fp32_embeddings = args.has("--fp32-embeddings");
 
@@ -255,4 +271,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return mt::cli::guarded_main("mt_quantize", argc, argv, run); }
+int main(int argc, char** argv) { return mt::cli::guarded_main(kTool, argc, argv, run); }

@@ -31,7 +31,7 @@ for pair in "${pairs[@]}"; do
     en-de)
       corpus=$data/multi30k
       head -n 1000 "$corpus/train.en" > "$tmp/calibration.en"
-      build/tools/mt_quantize models/en-de-tiny.mtm -c "$tmp/calibration.en" --method auto \
+      build/tools/mt_quantize models/en-de-tiny.mtm -c "$tmp/calibration.en" --method auto --force \
         --dev-src "$corpus/val.en" --dev-ref "$corpus/val.de" --report "$tmp/en-de.report.tsv"
       for m in models/en-de-tiny.mtm models/en-de-tiny.int8.mtm; do
         score "$m" "$corpus/test_2016_flickr.en" "$corpus/test_2016_flickr.de" de
@@ -39,7 +39,7 @@ for pair in "${pairs[@]}"; do
     en-zh)
       corpus=$data/tatoeba-cmn
       head -n 1000 "$corpus/train.en" > "$tmp/calibration.en"
-      build/tools/mt_quantize models/en-zh-tiny.mtm -c "$tmp/calibration.en" --method auto \
+      build/tools/mt_quantize models/en-zh-tiny.mtm -c "$tmp/calibration.en" --method auto --force \
         --dev-src "$corpus/dev.en" --dev-ref "$corpus/dev.zh" --dev-tokenize zh
       for m in models/en-zh-tiny.mtm models/en-zh-tiny.int8.mtm; do
         score "$m" "$corpus/test.en" "$corpus/test.zh" zh --tokenize zh

@@ -14,7 +14,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build -j2 --target mt_train mt_translate mt_bleu
 
 build/tools/mt_train --train-src "$data/train.en" --train-tgt "$data/train.de" \
-  --dev-src "$data/val.en" --dev-tgt "$data/val.de" --src-lang en --tgt-lang de --out "$run" \
+  --dev-src "$data/val.en" --dev-ref "$data/val.de" --src-lang en --tgt-lang de --out "$run" \
   --config tiny --vocab-size 8000 --max-tokens 4096 --lr 0.005 --warmup 1500 --dropout 0.3 \
   --label-smoothing 0.1 --threads 2 --time-budget 85 --log-every 50
 

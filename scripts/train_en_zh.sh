@@ -14,7 +14,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build -j2 --target mt_train mt_translate mt_bleu
 
 build/tools/mt_train --train-src "$data/train.en" --train-tgt "$data/train.zh" \
-  --dev-src "$data/dev.en" --dev-tgt "$data/dev.zh" --src-lang en --tgt-lang zh --out "$run" \
+  --dev-src "$data/dev.en" --dev-ref "$data/dev.zh" --src-lang en --tgt-lang zh --out "$run" \
   --config tiny --vocab-size 8000 --character-coverage 0.9995 --byte-fallback --max-tokens 4096 \
   --lr 0.005 --warmup 1500 --dropout 0.3 --label-smoothing 0.1 --threads 1 --time-budget 42 --log-every 50
 

@@ -44,5 +44,5 @@ run "int8 text, greedy" 0 -m models/en-de-tiny.int8.mtm --beam 1 -i "$scratch/in
 run "int8 text, beam 4, n-best 2, 2 threads" 0 -m models/en-de-tiny.int8.mtm --beam 4 --nbest 2 --threads 2 -i "$scratch/in.txt"
 run "fp32 text, beam 3, batch 2" 0 -m models/en-de-tiny.mtm --beam 3 --batch-size 2 -i "$scratch/in.txt"
 run "fp32 ids, greedy" 0 -m models/en-de-tiny.mtm --ids --beam 1 -i "$scratch/ids.txt"
-run "an error exit (beam 0)" 1 -m models/en-de-tiny.mtm --beam 0 -i "$scratch/ids.txt"
+run "a usage error exit (beam 0)" 2 -m models/en-de-tiny.mtm --beam 0 -i "$scratch/ids.txt"
 run "an error exit (truncated model)" 1 -m "$scratch/cut.mtm" -i "$scratch/in.txt"

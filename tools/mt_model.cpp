@@ -4,6 +4,8 @@
 //   mt_model info model.mtm
 //   mt_model upgrade old.mtm -o new.mtm
 //   mt_model check model.mtm
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -11,58 +13,70 @@
 #include <string>
 #include <vector>
 
-#include "guarded_main.hpp"
 #include "cli_args.hpp"
+#include "cli_files.hpp"
+#include "guarded_main.hpp"
 #include "mt/mt.hpp"
+#include "vocabulary_file.hpp"
 
 namespace {
 
-constexpr const char* kUsage = R"(usage:
+using mt::cli::Option;
+constexpr const char* kTool = "mt_model";
+
+constexpr const char* kSynopsis = R"(usage:
   mt_model random --config NAME -o FILE [options]   write a model with seeded random weights
   mt_model info FILE                                describe a model file
   mt_model upgrade FILE -o OUT                      rewrite a model in the current format version
   mt_model check FILE                               verify a model file, reading every weight (NaN, Inf)
+  mt_model vocab extract FILE -o OUT                write the model's SentencePiece vocabulary (.model))";
 
-random options:
-  --config NAME     base, small or tiny (see README)
-  -o, --output FILE where to write the model
-  --seed N          random seed (default 1)
-  --pre-norm        LayerNorm before each sublayer instead of after
-  --gelu            GELU feed-forward activation instead of ReLU
-  --swish           swish (SiLU) feed-forward activation instead of ReLU (format version 3)
-  --untied          separate source, target and output embeddings
-  --max-positions N longest sentence the model accepts (default 1024)
-  --vocab FILE      embed this SentencePiece vocabulary (mt_vocab train); the
-                    vocabulary sizes and special ids follow it
-)";
+constexpr Option kOptions[] = {
+    {"--output", "-o", "FILE", "random, upgrade, vocab extract: where to write"},
+    {"--force", nullptr, nullptr, "random, upgrade, vocab extract: replace an existing output file"},
+    {"--config", nullptr, "NAME", "random: base, small or tiny (see README)"},
+    {"--seed", nullptr, "N", "random: random seed (default 1)"},
+    {"--pre-norm", nullptr, nullptr, "random: LayerNorm before each sublayer instead of after"},
+    {"--gelu", nullptr, nullptr, "random: GELU feed-forward activation instead of ReLU"},
+    {"--swish", nullptr, nullptr, "random: swish (SiLU) feed-forward activation instead of ReLU (format version 3)"},
+    {"--untied", nullptr, nullptr, "random: separate source, target and output embeddings"},
+    {"--max-positions", nullptr, "N", "random: longest sentence the model accepts (default 1024)"},
+    {"--vocab", nullptr, "FILE",
+     "random: embed this vocabulary (a SentencePiece .model, or a libmt model\n"
+     "whose vocabulary is taken); the vocabulary sizes and special ids follow it"},
+};
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "mt_model: %s\n", message.c_str());
-  return 1;
-}
+int fail(const std::string& message) { return mt::cli::fail(kTool, message); }
+int usage(const std::string& message) { return mt::cli::usage_error(kTool, message); }
 
-// Reads a SentencePiece .model and points the config's sizes and special ids at it.
+// Reads a vocabulary and points the config's sizes and special ids at it.
 mt::Status apply_vocabulary(const std::string& path, mt::ModelConfig* config, mt::VocabularyData* vocab) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return mt::Status::error(mt::Errc::io_error, "cannot open '%s'", path.c_str());
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  auto v = mt::VocabularyData::from_sentencepiece(
-      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-  if (!v) return mt::Status::error(v.status().code(), "%s: %s", path.c_str(), v.status().message());
+  auto v = mt::cli::read_vocabulary(path);
+  if (!v) return v.status();
   *vocab = std::move(v.value());
   const mt::Status used = config->use_vocabulary(*vocab);
   if (!used.ok()) return mt::Status::error(used.code(), "%s: %s", path.c_str(), used.message());
   return {};
 }
 
+// Options given to a command that does not read them.
+std::string stray_option(const mt::cli::Args& args, const char* command, std::initializer_list<const char*> used) {
+  for (const Option& o : kOptions) {
+    if (!args.has(o.name)) continue;
+    if (std::find_if(used.begin(), used.end(), [&](const char* u) { return std::string(u) == o.name; }) == used.end())
+      return std::string("option ") + o.name + " does not apply to '" + command + "'";
+  }
+  return "";
+}
+
 // Rewrites a model's tensors, vocabulary, metadata and quantization with
 // this libmt's writer: the same model in the current format version (int8
 // tensors unpacked and packed again, byte for byte the same).
 int upgrade(mt::cli::Args& args, const std::string& input) {
-  args.reject_unknown({"-o", "--output"});
-  const std::string output = args.get("-o", args.get("--output", ""));
-  if (!args.ok()) return fail(args.error());
-  if (output.empty()) return fail("upgrade needs -o FILE");
+  if (std::string why = stray_option(args, "upgrade", {"--output", "--force"}); !why.empty()) return usage(why);
+  const std::string output = args.get("--output", "");
+  if (output.empty()) return usage("upgrade needs -o FILE");
+  if (std::string why = mt::cli::unwritable_file(output, args.has("--force")); !why.empty()) return fail(why);
   auto model = mt::Model::load(input);
   if (!model) return fail(model.status().message());
   const mt::Model& m = **model;
@@ -94,18 +108,17 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
 }
 
 int random_model(mt::cli::Args& args) {
-  args.reject_unknown({"--config", "-o", "--output", "--seed", "--pre-norm", "--gelu", "--swish", "--untied",
-                       "--max-positions", "--vocab"});
-  const std::string output = args.get("-o", args.get("--output", ""));
+  const std::string output = args.get("--output", "");
   const int seed = args.get_int("--seed", 1, 0, 2147483647);
   const int max_positions = args.get_int("--max-positions", 1024, 2, 65536);
-  if (!args.ok()) return fail(args.error());
-  if (!args.has("--config")) return fail("random needs --config (base, small or tiny)");
-  if (output.empty()) return fail("random needs -o FILE");
+  if (!args.ok()) return usage(args.error());
+  if (!args.has("--config")) return usage("random needs --config (base, small or tiny)");
+  if (output.empty()) return usage("random needs -o FILE");
+  if (args.has("--gelu") && args.has("--swish")) return usage("--gelu and --swish: choose one activation");
   auto config = mt::ModelConfig::preset(args.get("--config", ""));
-  if (!config) return fail(config.status().message());
+  if (!config) return usage(config.status().message());
+  if (std::string why = mt::cli::unwritable_file(output, args.has("--force")); !why.empty()) return fail(why);
   config->pre_norm = args.has("--pre-norm");
-  if (args.has("--gelu") && args.has("--swish")) return fail("--gelu and --swish: choose one activation");
   if (args.has("--gelu")) config->activation = mt::Activation::gelu;
   if (args.has("--swish")) config->activation = mt::Activation::swish;
   if (args.has("--untied")) config->shared_embeddings = config->tied_output = false;
@@ -129,8 +142,16 @@ int info(const std::string& path) {
   if (!model) return fail(model.status().message());
   const mt::ModelConfig& c = (*model)->config();
   const mt::ModelMetadata& m = (*model)->metadata();
+  const mt::ModelQuantization& q = (*model)->quantization();
+  std::string precision = "fp32";
+  if (q.int8) {
+    precision = q.activations == mt::ActivationScales::calibrated
+                    ? "int8 weights, calibrated activations" + (q.method.empty() ? std::string() : " (" + q.method + ")")
+                    : "int8 weights, activations quantized per row at run time";
+  }
   std::printf("file            %s (%zu bytes, format version %u)\n", path.c_str(), (*model)->file_size(),
               (*model)->format_version());
+  std::printf("precision       %s\n", precision.c_str());
   std::printf("layers          %d encoder + %d decoder\n", c.encoder_layers, c.decoder_layers);
   std::printf("d_model         %d, heads %d, d_ff %d\n", c.d_model, c.heads, c.d_ff);
   std::printf("vocabulary      source %d, target %d\n", c.source_vocab_size, c.target_vocab_size);
@@ -165,10 +186,47 @@ int info(const std::string& path) {
   } else {
     std::printf("tokenizer       none (translates token ids)\n");
   }
-  if (!m.tool.empty()) std::printf("written by      %s %s\n", m.tool.c_str(), m.tool_version.c_str());
+  if (!m.tool.empty()) {
+    std::printf("written by      %s%s%s\n", m.tool.c_str(), m.tool_version.empty() ? "" : " ", m.tool_version.c_str());
+  }
   if (!m.source_language.empty() || !m.target_language.empty())
     std::printf("languages       %s -> %s\n", m.source_language.c_str(), m.target_language.c_str());
-  for (const mt::KeyValue& kv : m.extra) std::printf("%-15s %s\n", kv.key.c_str(), kv.value.c_str());
+  for (const mt::KeyValue& kv : m.extra) {
+    // Long keys (calibration_sentences) get their own line rather than breaking the column.
+    if (kv.key.size() < 16) {
+      std::printf("%-15s %s\n", kv.key.c_str(), kv.value.c_str());
+    } else {
+      std::printf("%s\n                %s\n", kv.key.c_str(), kv.value.c_str());
+    }
+  }
+  return 0;
+}
+
+// The model's vocabulary as a SentencePiece .model file (what mt_vocab
+// writes, SentencePiece and the trainer read).
+int extract_vocabulary(mt::cli::Args& args, const std::string& input) {
+  if (std::string why = stray_option(args, "vocab extract", {"--output", "--force"}); !why.empty()) return usage(why);
+  const std::string output = args.get("--output", "");
+  if (output.empty()) return usage("vocab extract needs -o FILE");
+  if (std::string why = mt::cli::unwritable_file(output, args.has("--force")); !why.empty()) return fail(why);
+  auto model = mt::Model::load(input);
+  if (!model) return fail(model.status().message());
+  const mt::VocabularyData* v = (*model)->vocabulary();
+  if (v == nullptr) return fail(input + " has no vocabulary (it translates token ids)");
+  const std::vector<uint8_t> bytes = v->to_sentencepiece();
+  const std::string tmp = output + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  const bool written = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (f == nullptr || std::fclose(f) != 0 || !written || std::rename(tmp.c_str(), output.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return fail("cannot write '" + output + "'");
+  }
+  std::printf("wrote %s: %zu pieces (%s)\n", output.c_str(), v->pieces.size(),
+              v->type == mt::VocabularyType::bpe ? "bpe" : "unigram");
+  if (!v->model_ids.empty()) {
+    std::printf("note: the model maps these pieces to ids of its own (a converted model's vocabulary); the file is\n"
+                "      its SentencePiece tokenizer, as the source framework shipped it\n");
+  }
   return 0;
 }
 
@@ -184,24 +242,34 @@ int check(const std::string& path) {
 }
 
 int run(int argc, char** argv) {
-  mt::cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--swish", "--untied", "--help", "-h"});
-  if (args.has("--help") || args.has("-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (!args.ok()) return fail(args.error());
+  mt::cli::Args args(argc, argv, kOptions);
+  const std::string help = mt::cli::help_text(kSynopsis, kOptions);
+  if (const int rc = mt::cli::standard_options(kTool, args, help); rc >= 0) return rc;
   const auto& pos = args.positional();
-  if (pos.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
+  if (pos.empty()) return usage("a command is required: random, info, upgrade, check or vocab extract");
+  const std::string& command = pos[0];
+  const size_t files = pos.size() - 1;
+  if (command == "random") {
+    if (files != 0) return usage("random takes no file argument ('" + pos[1] + "'): -o FILE names the output");
+    return random_model(args);
   }
-  if (pos[0] == "random" && pos.size() == 1) return random_model(args);
-  if (pos[0] == "info" && pos.size() == 2) return info(pos[1]);
-  if (pos[0] == "upgrade" && pos.size() == 2) return upgrade(args, pos[1]);
-  if (pos[0] == "check" && pos.size() == 2) return check(pos[1]);
-  return fail("unknown command '" + pos[0] + "' (see --help)");
+  if (command == "vocab") {
+    if (files == 0 || pos[1] != "extract") return usage("vocab takes 'extract MODEL -o FILE'");
+    if (files != 2) return usage("vocab extract takes one model file, not " + std::to_string(files - 1));
+    return extract_vocabulary(args, pos[2]);
+  }
+  if (command != "info" && command != "upgrade" && command != "check") {
+    return usage("unknown command '" + command + "': random, info, upgrade, check or vocab extract");
+  }
+  if (files != 1) {
+    return usage(command + " takes one model file, not " + std::to_string(files) +
+                 (files > 1 ? " (one at a time)" : ""));
+  }
+  if (command == "upgrade") return upgrade(args, pos[1]);
+  if (std::string why = stray_option(args, command.c_str(), {}); !why.empty()) return usage(why);
+  return command == "info" ? info(pos[1]) : check(pos[1]);
 }
 
 }  // namespace
 
-int main(int argc, char** argv) { return mt::cli::guarded_main("mt_model", argc, argv, run); }
+int main(int argc, char** argv) { return mt::cli::guarded_main(kTool, argc, argv, run); }

@@ -1,81 +1,107 @@
 // mt_translate: translates one sentence per line with a libmt model.
 //
-//   mt_translate -m model.mtm [--input FILE] [--beam 4] [--nbest 2] [--scores] ...
+//   mt_translate -m model.mtm [-i FILE] [-o FILE] [--beam 4] [--nbest 2] [--scores] ...
 //
 // Text in, text out with the model's own vocabulary; token ids in and out
 // (--ids, or a model without a vocabulary) otherwise. Every input line gives
-// one output line, in order; an input that cannot be translated stops the
-// run with a message naming its line, never a silently missing line.
+// one output line, in order, written as soon as its window of lines is
+// translated: a failure later in the input never loses earlier lines, and a
+// terminal on standard input gets each line back as it is typed.
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <numeric>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "guarded_main.hpp"
 #include "cli_args.hpp"
+#include "cli_files.hpp"
+#include "guarded_main.hpp"
 #include "mt/mt.hpp"
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: mt_translate -m MODEL [options] < input > output
+using mt::cli::Option;
+constexpr const char* kTool = "mt_translate";
+
+constexpr Option kOptions[] = {
+    {"--model", "-m", "FILE", "model file (required)", false, "--models"},
+    {"--input", "-i", "FILE", "read this file instead of standard input (- : standard input)"},
+    {"--output", "-o", "FILE", "write to this file instead of standard output (- : standard output)"},
+    {"--ids", nullptr, nullptr,
+     "token ids in and out, even if the model has a vocabulary; the model's EOS is\n"
+     "added to each source (do not write it)"},
+    {"--beam", nullptr, "N", "beam size, 1 = greedy (default 4)", false, "--beam-size -b --beam_size"},
+    {"--nbest", nullptr, "N",
+     "hypotheses per sentence, <= --beam (default 1); each on its own line,\n"
+     "\"INDEX ||| TEXT ||| SCORE\" (INDEX: the input line, from 0)",
+     false, "--n-best --num-hypotheses --num_hypotheses"},
+    {"--nbest-format", nullptr, "F",
+     "libmt (above) or marian: \"INDEX ||| TEXT ||| F0= LOGPROB ||| SCORE\", as\n"
+     "Marian and Moses write them (default libmt)"},
+    {"--scores", nullptr, nullptr, "prefix each line with its score and a tab (without --nbest)"},
+    {"--length-penalty", nullptr, "A", "score = log P / length^A (default 1)", false, "--normalize -n --length_penalty"},
+    {"--max-length", nullptr, "N", "generated tokens at most (default 256)", false, "--max_decoding_length"},
+    {"--max-length-ratio", nullptr, "R", "also at most R x source tokens + --max-length-offset (default off)", false,
+     "--max-length-factor"},
+    {"--max-length-offset", nullptr, "N", "(default 0)"},
+    {"--min-length", nullptr, "N", "no EOS before N tokens (default 0)", false, "--min_decoding_length"},
+    {"--source-language", nullptr, "L",
+     "multilingual models: the source's language, by its token or the code in it\n"
+     "(M2M-100 \"en\", NLLB \"eng_Latn\"); `mt_model info` lists language_tokens"},
+    {"--target-language", nullptr, "L",
+     "multilingual models: the language to translate into (Marian \"fra\", M2M-100\n"
+     "\"fr\", NLLB \"fra_Latn\")"},
+    {"--max-source-length", nullptr, "N",
+     "longest source in tokens (default 256, or the model's limit if lower);\n"
+     "a longer one is cut to fit with a warning naming its line (see --strict)",
+     false, "--max-input-length --max_input_length"},
+    {"--max-line-bytes", nullptr, "N",
+     "longest input line read, in bytes (default 65536); longer ones are cut\n"
+     "like long sources. Memory is planned for this, never for the input"},
+    {"--strict", nullptr, nullptr,
+     "a line longer than --max-source-length or --max-line-bytes is an error naming\n"
+     "it (an empty line in its place, the others translated, exit code 1)"},
+    {"--truncate", nullptr, nullptr, "cut long lines to fit, with a warning (the default)", false,
+     "--max-length-crop"},
+    {"--batch-size", nullptr, "N",
+     "sentences per batch; lines are read in windows of 8 batches, sorted by length\n"
+     "into batches, translated and written in input order (default 16)",
+     false, "--mini-batch --max_batch_size"},
+    {"--threads", nullptr, "N", "threads (default 1, as every tool)", false, "--cpu-threads --intra-threads --intra_threads"},
+    {"--thread-split", nullptr, "S",
+     "how threads share a batch: layers, sentences or automatic (default:\n"
+     "sentences; with a model of 24 MB or more, layers for smaller batches)"},
+};
+
+constexpr const char* kSynopsis = R"(usage: mt_translate -m MODEL [options] [-i INPUT] [-o OUTPUT]
 
 Translates one sentence per line and writes one line per input line, in the
-same order. With a model that carries a vocabulary, lines are UTF-8 text
-(invalid bytes are read as U+FFFD, as SentencePiece does); with --ids, or a
-model without one, lines are space-separated token ids.
+same order, as it goes. With a model that carries a vocabulary, lines are
+UTF-8 text (invalid bytes are read as U+FFFD, as SentencePiece does); with
+--ids, or a model without one, lines are space-separated token ids. On a
+terminal each line is translated as soon as it is typed.)";
 
-options:
-  -m, --model FILE          model file (required)
-  -i, --input FILE          read this file instead of standard input
-  --ids                     token ids in and out, even if the model has a vocabulary
-  --beam N                  beam size, 1 = greedy (default 4)
-  --nbest N                 hypotheses per sentence, <= beam; lines "INDEX ||| HYPOTHESIS ||| SCORE" (default 1)
-  --scores                  prefix each line with its score and a tab
-  --length-penalty A        score = log P / length^A (default 1)
-  --max-length N            generated tokens at most (default 256)
-  --max-length-ratio R      also at most R x source tokens + --max-length-offset (default off)
-  --max-length-offset N     (default 0)
-  --min-length N            no EOS before N tokens (default 0)
-  --source-language L       multilingual models: the source's language, by its token or the code in it
-                            (M2M-100 "en", NLLB "eng_Latn"); `mt_model info` lists language_tokens
-  --target-language L       multilingual models: the language to translate into (Marian "fra", M2M-100
-                            "fr", NLLB "fra_Latn")
-  --max-source-length N     longest source in tokens (default 256)
-  --max-line-bytes N        longest input line read, in bytes (default 65536); memory is planned
-                            for this, never for the input
-  --truncate                cut longer sources (in bytes or tokens) to fit, with a warning naming
-                            the line (default: an error naming the line, an empty output line in its
-                            place, the other lines translated, and exit code 1)
-  --batch-size N            sentences per batch; input is sorted by length into batches (default 16)
-  --threads N               threads (default 1)
-  --thread-split S          how threads share a batch: layers, sentences or automatic (default:
-                            sentences; with a model of 24 MB or more, layers for smaller batches)
-  --device cpu|cuda         where the model runs (default cpu; cuda needs libmt built with CUDA and a GPU)
-  --gpu N                   which GPU with --device cuda (default 0)
-  --tf32                    with --device cuda: GEMMs on TF32 tensor cores (faster, ~1e-3 relative error)
-  --fp16                    with --device cuda: weights in half precision, GEMMs on fp16 tensor cores with
-                            fp32 sums (half the weight memory, ~1e-3 relative error)
-  --cuda-dequantize         with --device cuda and an int8 model: weights dequantized to fp32 and fp32 GEMMs,
-                            instead of int8 GEMMs as on the CPU (the default; --cuda-int8 is accepted)
-  -h, --help                this text
-
-A progress line (sentences, words/s) goes to standard error when it is a terminal.
-Exit codes: 0 all lines translated; 1 any error (a line refused, a bad option, a
-model that does not load, out of memory), with one line on standard error each.
+constexpr const char* kEpilog = R"(A progress line (sentences, words/s) goes to standard error when it is a terminal.
+Exit codes: 0 every line translated; 1 a line refused (an empty line in its
+place, the others translated) or a failure (a model that does not load, out
+of memory); 2 a usage error. Each problem is one line on standard error.
 )";
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "mt_translate: %s\n", message.c_str());
-  return 1;
-}
+// Windows of this many batches are sorted by length (fewer padded steps)
+// and written before the next is read.
+constexpr size_t kBatchesPerWindow = 8;
+// ... and of at most this many bytes of text, whatever --max-line-bytes is.
+constexpr size_t kWindowBytes = size_t(16) << 20;
+
+int fail(const std::string& message) { return mt::cli::fail(kTool, message); }
+int usage(const std::string& message) { return mt::cli::usage_error(kTool, message); }
 
 // Parses "12 7 5" into ids; false with a reason on anything else.
-bool parse_ids(const std::string& line, std::vector<int32_t>* ids, std::string* why) {
+bool parse_ids(const std::string& line, int vocab, std::vector<int32_t>* ids, std::string* why) {
   ids->clear();
   const char* p = line.c_str();
   const char* end = p + line.size();
@@ -86,6 +112,10 @@ bool parse_ids(const std::string& line, std::vector<int32_t>* ids, std::string* 
     const long v = std::strtol(p, &stop, 10);
     if (stop == p || (stop < end && *stop != ' ' && *stop != '\t') || v < 0 || v > INT32_MAX) {
       *why = "expected space-separated non-negative token ids";
+      return false;
+    }
+    if (v >= vocab) {
+      *why = "token id " + std::to_string(v) + " is outside the model's vocabulary of " + std::to_string(vocab);
       return false;
     }
     ids->push_back(int32_t(v));
@@ -134,30 +164,186 @@ bool read_line(std::streambuf* in, size_t keep, std::string* line, size_t* bytes
   return any;
 }
 
-// One output line (or n-best block) per input line, whatever the mode.
-void format_hypothesis(std::string* out, size_t index, size_t k, size_t count, bool nbest, bool scores,
-                       const std::string& text, float score) {
-  if (nbest) {
-    *out += std::to_string(index) + " ||| " + text + " ||| " + std::to_string(score) + (k + 1 < count ? "\n" : "");
+struct Settings {
+  mt::TranslateOptions topts;
+  mt::SessionOptions sopts;
+  bool text_mode = true, strict = false, scores = false, marian_nbest = false;
+  int max_source = 256;  // tokens, as the user counts them (EOS not included)
+  size_t max_line_bytes = 65536;
+};
+
+// One input line of the current window.
+struct Line {
+  size_t number = 0;  // 1-based, in the whole input
+  std::string text;
+  std::vector<int32_t> ids;
+  std::string refused;  // why it is not translated ("" if it is)
+  std::string output;
+};
+
+// The session, created for the first window and again when a window needs
+// more (more sentences, longer lines), up to what the options allow.
+class SessionHolder {
+ public:
+  SessionHolder(std::shared_ptr<const mt::Model> model, const Settings& s) : model_(std::move(model)), s_(s) {}
+
+  // A session for `sentences` lines of at most `bytes` bytes; "" or why not.
+  std::string prepare(size_t sentences, size_t bytes) {
+    mt::SessionOptions o = s_.sopts;
+    o.max_batch_size = int(std::min<size_t>(size_t(s_.sopts.max_batch_size), std::max<size_t>(sentences, 1)));
+    size_t planned_bytes = 256;  // powers of two: few re-creations for a growing line length
+    while (planned_bytes < bytes) planned_bytes *= 2;
+    o.max_text_bytes = int(std::min(planned_bytes, s_.max_line_bytes));
+    if (session_ && o.max_batch_size <= session_->options().max_batch_size &&
+        o.max_text_bytes <= session_->options().max_text_bytes) {
+      return "";
+    }
+    if (session_) {  // grow to the larger of the two
+      o.max_batch_size = std::max(o.max_batch_size, session_->options().max_batch_size);
+      o.max_text_bytes = std::max(o.max_text_bytes, session_->options().max_text_bytes);
+    }
+    session_.reset();
+    auto created = mt::Session::create(model_, o);
+    if (!created) {
+      std::string why = created.status().message();
+      if (created.status().code() == mt::Errc::out_of_memory) {
+        why += "; lower --batch-size (" + std::to_string(s_.sopts.max_batch_size) + "), --beam (" +
+               std::to_string(s_.topts.beam_size) + "), --max-length (" +
+               std::to_string(s_.sopts.max_target_length) + ") or --max-source-length (" +
+               std::to_string(s_.max_source) + ")";
+      }
+      return why;
+    }
+    session_.emplace(std::move(created.value()));
+    return "";
+  }
+  mt::Session& get() { return *session_; }
+
+ private:
+  std::shared_ptr<const mt::Model> model_;
+  const Settings& s_;
+  std::optional<mt::Session> session_;
+};
+
+// "line 41 has 800 tokens; --max-source-length is 256" from the session's
+// "sentence 0 has 800 tokens; the session allows ..." (or its own words).
+std::string refusal(const Settings& s, size_t number, const std::string& message) {
+  const size_t has = message.find(" has ");
+  const size_t tokens = message.find(" tokens;");
+  if (message.rfind("sentence ", 0) == 0 && has != std::string::npos && tokens != std::string::npos && tokens > has) {
+    return "line " + std::to_string(number) + " has " + message.substr(has + 5, tokens - has - 5) +
+           " tokens; --max-source-length is " + std::to_string(s.max_source) +
+           (s.topts.source_prefix.empty() ? "" : " (the language token included)");
+  }
+  return "line " + std::to_string(number) + ": " + message;
+}
+
+void format_hypothesis(const Settings& s, std::string* out, size_t index, size_t k, size_t count,
+                       const std::string& text, const mt::TextHypothesis* th, const mt::Hypothesis* h) {
+  const float score = th != nullptr ? th->score : h->score;
+  const float log_prob = th != nullptr ? th->log_prob : h->log_prob;
+  if (s.topts.num_hypotheses > 1) {
+    *out += std::to_string(index) + " ||| " + text + " ||| ";
+    if (s.marian_nbest) *out += "F0= " + std::to_string(log_prob) + " ||| ";
+    *out += std::to_string(score) + (k + 1 < count ? "\n" : "");
   } else {
-    *out = (scores ? std::to_string(score) + "\t" : std::string()) + text;
+    *out = (s.scores ? std::to_string(score) + "\t" : std::string()) + text;
   }
 }
 
-int run(int argc, char** argv) {
-  mt::cli::Args args(argc, argv, {"--scores", "--ids", "--truncate", "--tf32", "--fp16", "--cuda-int8", "--cuda-dequantize", "--help", "-h"});
-  if (args.has("--help") || args.has("-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
+// What a refused line writes: an empty line, or with --nbest the asked
+// number of empty hypotheses (so every input has --nbest lines).
+std::string empty_output(const Settings& s, size_t index) {
+  if (s.topts.num_hypotheses == 1) return "";
+  std::string out;
+  for (int k = 0; k < s.topts.num_hypotheses; ++k) {
+    out += std::to_string(index) + " |||  ||| " + (s.marian_nbest ? "F0= 0.000000 ||| " : "") + "0.000000" +
+           (k + 1 < s.topts.num_hypotheses ? "\n" : "");
   }
-  args.reject_unknown({"-m", "--model", "-i", "--input", "--ids", "--beam", "--nbest", "--scores", "--length-penalty",
-                       "--max-length", "--max-length-ratio", "--max-length-offset", "--min-length",
-                       "--source-language", "--target-language",
-                       "--max-source-length", "--max-line-bytes", "--truncate", "--batch-size", "--threads", "--thread-split", "--device", "--gpu", "--tf32",
-                       "--fp16", "--cuda-int8", "--cuda-dequantize"});
-  const std::string model_path = args.get("-m", args.get("--model", ""));
-  const std::string input_path = args.get("-i", args.get("--input", ""));
-  mt::TranslateOptions topts;
+  return out;
+}
+
+// Translates the window's lines (refused ones excepted) into their `output`.
+// Returns "" or a failure that ends the run.
+std::string translate_window(const Settings& s, SessionHolder& holder, std::vector<Line>& lines) {
+  std::vector<size_t> order;
+  size_t longest = 1;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].refused.empty()) continue;
+    order.push_back(i);
+    longest = std::max(longest, lines[i].text.size());
+  }
+  if (order.empty()) return "";
+  if (std::string why = holder.prepare(order.size(), longest); !why.empty()) return why;
+  mt::Session& session = holder.get();
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return lines[a].text.size() < lines[b].text.size(); });
+  const size_t batch = size_t(session.options().max_batch_size);
+  std::vector<std::span<const int32_t>> id_batch;
+  std::vector<std::string_view> text_batch;
+  mt::Translations id_results;
+  mt::TextTranslations text_results;
+  for (size_t first = 0; first < order.size(); first += batch) {
+    const size_t last = std::min(order.size(), first + batch);
+    id_batch.clear();
+    text_batch.clear();
+    for (size_t i = first; i < last; ++i) {
+      text_batch.push_back(lines[order[i]].text);
+      id_batch.push_back(lines[order[i]].ids);
+    }
+    const auto translate = [&](size_t from, size_t count) {
+      return s.text_mode ? session.translate_text(std::span(text_batch).subspan(from, count), s.topts, &text_results)
+                         : session.translate(std::span(id_batch).subspan(from, count), s.topts, &id_results);
+    };
+    // A sentence the session cannot take (--strict) fails the batch: then
+    // each is translated alone, and only the one at fault is refused.
+    mt::Status status = translate(0, last - first);
+    const bool one_by_one = !status.ok() && status.code() == mt::Errc::capacity_exceeded;
+    for (size_t i = first; i < last; ++i) {
+      Line& line = lines[order[i]];
+      if (one_by_one) status = translate(i - first, 1);
+      if (!status.ok()) {
+        if (status.code() != mt::Errc::capacity_exceeded) return status.message();
+        line.refused = refusal(s, line.number, status.message()) + " (--strict)";
+        continue;
+      }
+      const size_t j = one_by_one ? 0 : i - first;
+      const bool truncated = s.text_mode ? text_results.truncated(j) : id_results.truncated(j);
+      if (truncated) {
+        mt::cli::warn(kTool, "line " + std::to_string(line.number) + " was truncated to fit --max-source-length " +
+                                 std::to_string(s.max_source) + " (tokens) and --max-line-bytes " +
+                                 std::to_string(s.max_line_bytes));
+      }
+      const size_t index = line.number - 1;
+      bool nothing = false;  // a source with no tokens (empty, blank): one empty hypothesis
+      if (s.text_mode) {
+        const auto hyps = text_results[j];
+        for (size_t k = 0; k < hyps.size(); ++k)
+          format_hypothesis(s, &line.output, index, k, hyps.size(), std::string(hyps[k].text), &hyps[k], nullptr);
+        nothing = hyps.size() == 1 && hyps[0].text.empty() && hyps[0].score == 0.0f;
+      } else {
+        const auto hyps = id_results[j];
+        for (size_t k = 0; k < hyps.size(); ++k)
+          format_hypothesis(s, &line.output, index, k, hyps.size(), join(hyps[k].tokens), nullptr, &hyps[k]);
+        nothing = line.ids.empty();
+      }
+      // --nbest N gives every input N lines, an empty source too.
+      if (nothing) line.output = empty_output(s, index);
+    }
+  }
+  return "";
+}
+
+int run(int argc, char** argv) {
+  std::vector<Option> options(std::begin(kOptions), std::end(kOptions));
+  for (const Option& o : mt::cli::device_option_table()) options.push_back(o);
+  mt::cli::Args args(argc, argv, options);
+  const std::string help = mt::cli::help_text(kSynopsis, options, kEpilog);
+  if (const int rc = mt::cli::standard_options(kTool, args, help); rc >= 0) return rc;
+
+  Settings s;
+  mt::TranslateOptions& topts = s.topts;
+  mt::SessionOptions& sopts = s.sopts;
   topts.beam_size = args.get_int("--beam", 4, 1, 256);
   topts.num_hypotheses = args.get_int("--nbest", 1, 1, 256);
   topts.length_penalty = args.get_float("--length-penalty", 1.0f, 0.0f, 10.0f);
@@ -165,170 +351,111 @@ int run(int argc, char** argv) {
   topts.max_length_ratio = args.get_float("--max-length-ratio", 0.0f, 0.0f, 1000.0f);
   topts.max_length_offset = args.get_int("--max-length-offset", 0, 0, 65536);
   topts.min_decoding_length = args.get_int("--min-length", 0, 0, 65536);
-  topts.truncate_long_sources = args.has("--truncate");
-  mt::SessionOptions sopts;
-  int max_source = args.get_int("--max-source-length", 256, 1, 65536);
-  const size_t max_line_bytes = size_t(args.get_int("--max-line-bytes", 65536, 1, 1 << 24));
+  s.strict = args.has("--strict");
+  topts.truncate_long_sources = !s.strict;
+  s.max_source = args.get_int("--max-source-length", 256, 1, 65536);
+  s.max_line_bytes = size_t(args.get_int("--max-line-bytes", 65536, 1, 1 << 24));
   sopts.max_batch_size = args.get_int("--batch-size", 16, 1, 4096);
   sopts.num_threads = args.get_int("--threads", 1, 1, 256);
-  if (std::string error; !mt::cli::thread_split_option(args, &sopts.thread_split, &error)) return fail(error);
-  if (std::string error; !mt::cli::device_options(args, &sopts, &error)) return fail(error);
-  const bool scores = args.has("--scores");
-  if (!args.ok()) return fail(args.error());
-  if (!args.positional().empty()) return fail("unexpected argument '" + args.positional()[0] + "' (see --help)");
-  if (model_path.empty()) return fail("a model is required: -m FILE (see --help)");
-  if (topts.num_hypotheses > topts.beam_size) return fail("--nbest must not exceed --beam");
-  if (topts.min_decoding_length > max_length) return fail("--min-length must not exceed --max-length");
+  mt::cli::thread_split_option(args, &sopts.thread_split);
+  mt::cli::device_options(args, &sopts);
+  s.scores = args.has("--scores");
+  s.marian_nbest = args.get_choice("--nbest-format", {"libmt", "marian"}, "libmt") == "marian";
+  if (!args.ok()) return usage(args.error());
+  if (!args.positional().empty()) return usage("unexpected argument '" + args.positional()[0] + "'");
+  if (!args.has("--model")) return usage("a model is required: -m FILE");
+  if (s.strict && args.has("--truncate")) return usage("--strict and --truncate: choose one");
+  if (topts.num_hypotheses > topts.beam_size) return usage("--nbest must not exceed --beam");
+  if (topts.num_hypotheses > 1 && s.scores) {
+    return usage("--scores with --nbest: the n-best lines carry their score already (the last field)");
+  }
+  if (args.has("--nbest-format") && topts.num_hypotheses == 1) return usage("--nbest-format applies to --nbest 2 or more");
+  if (topts.min_decoding_length > max_length) return usage("--min-length must not exceed --max-length");
 
-  auto model = mt::Model::load(model_path);
+  auto model = mt::Model::load(args.get("--model", ""));
   if (!model) return fail(model.status().message());
   const mt::ModelConfig& config = (*model)->config();
-  const bool text_mode = (*model)->vocabulary() != nullptr && !args.has("--ids");
+  s.text_mode = (*model)->vocabulary() != nullptr && !args.has("--ids");
   auto languages = mt::language_prefixes(**model, args.get("--source-language", ""), args.get("--target-language", ""));
   if (!languages) return fail(languages.status().message());
   topts.source_prefix = languages->source_prefix;
   topts.target_prefix = languages->target_prefix;
   // The default follows a model with fewer positions; an explicit value must fit.
-  if (!args.has("--max-source-length")) max_source = std::min(max_source, config.max_positions - 1);
-  if (max_source + 1 > config.max_positions) {
-    return fail("--max-source-length " + std::to_string(max_source) + " exceeds the model's limit of " +
-                std::to_string(config.max_positions - 1) + " tokens");
+  if (!args.has("--max-source-length")) s.max_source = std::min(s.max_source, config.max_positions - 1);
+  if (s.max_source + 1 > config.max_positions) {
+    return usage("--max-source-length " + std::to_string(s.max_source) + " exceeds the model's limit of " +
+                 std::to_string(config.max_positions - 1) + " tokens");
   }
-  sopts.max_source_length = max_source + 1;  // + EOS
+  sopts.max_source_length = s.max_source + 1;  // + EOS
   sopts.max_target_length = std::min(max_length, config.max_positions);
   sopts.max_beam_size = topts.beam_size;
   topts.max_decoding_length = sopts.max_target_length;
 
-  // Read everything first: output order is input order, batches go by length.
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  if (!input_path.empty()) {
-    file.open(input_path, std::ios::binary);
-    if (!file) return fail("cannot open '" + input_path + "'");
-    in = &file;
-  }
-  std::vector<std::string> lines;
-  std::vector<std::vector<int32_t>> id_lines;
-  std::vector<std::string> refused;  // per line: why it was not translated ("" if it was)
-  std::string line, why;
-  size_t longest = 1, bytes = 0;
-  // One byte more than the limit is kept: the session then sees the line is
-  // too long and cuts it (--truncate) on a UTF-8 boundary, flagged truncated.
-  while (read_line(in->rdbuf(), max_line_bytes + 1, &line, &bytes)) {
-    refused.emplace_back();
-    if (bytes > max_line_bytes && (!text_mode || !topts.truncate_long_sources)) {
-      refused.back() = "line " + std::to_string(lines.size() + 1) + " has " + std::to_string(bytes) +
-                       " bytes; --max-line-bytes is " + std::to_string(max_line_bytes) +
-                       (text_mode ? " (see --truncate)" : "");
-      line.clear();
-    }
-    longest = std::max(longest, line.size());
-    if (!text_mode) {
-      std::vector<int32_t> ids;
-      if (!parse_ids(line, &ids, &why)) return fail("line " + std::to_string(lines.size() + 1) + ": " + why);
-      for (int32_t id : ids) {
-        if (id >= config.source_vocab_size) {
-          return fail("line " + std::to_string(lines.size() + 1) + ": token id " + std::to_string(id) +
-                      " is outside the model's vocabulary of " + std::to_string(config.source_vocab_size));
-        }
-      }
-      id_lines.push_back(std::move(ids));
-    }
-    lines.push_back(line);
-  }
-  if (in->bad()) return fail("error reading input");
-  // Planned for the lines read, at most --max-line-bytes: longer text is cut (--truncate).
-  sopts.max_text_bytes = int(std::min(longest, max_line_bytes));
+  mt::cli::Input input(args.get("--input", ""));
+  if (input.stream() == nullptr) return fail(input.error());
+  mt::cli::Output output(args.get("--output", ""));
+  if (output.file() == nullptr) return fail(output.error());
+  // A person typing: each line as soon as it is entered.
+  const bool interactive = input.is_stdin() && mt::cli::stdin_is_terminal();
+  const size_t window_lines = interactive ? 1 : size_t(sopts.max_batch_size) * kBatchesPerWindow;
+  const bool progress = mt::cli::stderr_is_terminal() && !interactive;
 
-  auto session = mt::Session::create(model.value(), sopts);
-  if (!session) return fail(session.status().message());
-
-  std::vector<size_t> order(lines.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lines[a].size() < lines[b].size(); });
-  std::vector<std::string> outputs(lines.size());
-  std::vector<std::span<const int32_t>> id_batch;
-  std::vector<std::string_view> text_batch;
-  mt::Translations id_results;
-  mt::TextTranslations text_results;
-  const bool nbest = topts.num_hypotheses > 1;
-  const bool progress = mt::cli::stderr_is_terminal() && lines.size() >= 100;
+  SessionHolder holder(model.value(), s);
+  std::vector<Line> window;
+  size_t number = 0, refused = 0, words = 0;
   const auto start = std::chrono::steady_clock::now();
-  size_t words = 0;
-  for (size_t first = 0; first < order.size(); first += size_t(sopts.max_batch_size)) {
-    const size_t last = std::min(order.size(), first + size_t(sopts.max_batch_size));
-    id_batch.clear();
-    text_batch.clear();
-    for (size_t i = first; i < last; ++i) {
-      if (text_mode) {
-        text_batch.push_back(lines[order[i]]);
-      } else {
-        id_batch.push_back(id_lines[order[i]]);
-      }
-    }
-    const auto translate = [&](size_t from, size_t count) {
-      return text_mode ? session->translate_text(std::span(text_batch).subspan(from, count), topts, &text_results)
-                       : session->translate(std::span(id_batch).subspan(from, count), topts, &id_results);
-    };
-    // A sentence the session cannot take (too many tokens) fails the batch:
-    // then each is translated alone, and only the one at fault is refused.
-    mt::Status status = translate(0, last - first);
-    const bool one_by_one = !status.ok() && status.code() == mt::Errc::capacity_exceeded;
-    for (size_t i = first; i < last; ++i) {
-      if (one_by_one) status = translate(i - first, 1);
-      if (!status.ok()) {
-        if (status.code() != mt::Errc::capacity_exceeded) return fail(status.message());
-        // The message counts sentences within the call: name the input line instead.
-        const std::string message = status.message();
-        const size_t at = message.find(' ', std::string("sentence ").size());
-        refused[order[i]] = "line " + std::to_string(order[i] + 1) +
-                            (message.rfind("sentence ", 0) == 0 && at != std::string::npos ? message.substr(at) : ": " + message) +
-                            " (see --truncate)";
+  std::string text, why;
+  size_t bytes = 0;
+  bool more = true;
+  while (more) {
+    window.clear();
+    size_t window_bytes = 0;
+    // One byte more than the limit is kept: the session then sees the line
+    // is too long and cuts it on a UTF-8 boundary, flagged truncated.
+    while (window.size() < window_lines && window_bytes < kWindowBytes &&
+           (more = read_line(input.stream()->rdbuf(), s.max_line_bytes + 1, &text, &bytes))) {
+      Line& line = window.emplace_back();
+      line.number = ++number;
+      window_bytes += text.size();
+      if (bytes > s.max_line_bytes && (!s.text_mode || s.strict)) {
+        line.refused = "line " + std::to_string(line.number) + " has " + std::to_string(bytes) +
+                       " bytes; --max-line-bytes is " + std::to_string(s.max_line_bytes) +
+                       (s.text_mode ? " (--strict)" : "");
         continue;
       }
-      const size_t index = order[i];
-      const size_t j = one_by_one ? 0 : i - first;
-      std::string& out = outputs[index];
-      const bool truncated = text_mode ? text_results.truncated(j) : id_results.truncated(j);
-      if (truncated) std::fprintf(stderr, "mt_translate: warning: line %zu was truncated to fit\n", index + 1);
-      if (text_mode) {
-        const auto hyps = text_results[j];
-        for (size_t k = 0; k < hyps.size(); ++k)
-          format_hypothesis(&out, index, k, hyps.size(), nbest, scores, std::string(hyps[k].text), hyps[k].score);
-      } else {
-        const auto hyps = id_results[j];
-        for (size_t k = 0; k < hyps.size(); ++k)
-          format_hypothesis(&out, index, k, hyps.size(), nbest, scores, join(hyps[k].tokens), hyps[k].score);
+      if (!s.text_mode && !parse_ids(text, config.source_vocab_size, &line.ids, &why)) {
+        line.refused = "line " + std::to_string(line.number) + ": " + why;
+        continue;
       }
-      words += count_words(lines[index]);
+      line.text = std::move(text);
     }
-    if (progress) {
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::fprintf(stderr, "\r%zu/%zu sentences, %.0f words/s", last, order.size(), double(words) / s);
+    if (input.stream()->bad()) return fail("error reading " + input.name());
+    if (window.empty()) break;
+    if (std::string failure = translate_window(s, holder, window); !failure.empty()) return fail(failure);
+    for (Line& line : window) {
+      if (!line.refused.empty()) {
+        mt::cli::fail(kTool, line.refused);
+        ++refused;
+        line.output = empty_output(s, line.number - 1);
+      }
+      words += count_words(line.text);
+      std::fwrite(line.output.data(), 1, line.output.size(), output.file());
+      std::fputc('\n', output.file());
+    }
+    if (std::fflush(output.file()) != 0) return fail("error writing " + output.name());
+    if (progress && number >= 100) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "\r%zu sentences, %.0f words/s", number, double(words) / seconds);
     }
   }
-  if (progress) std::fputc('\n', stderr);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!refused[i].empty()) outputs[i].clear();  // an empty line holds its place
-  }
-  for (const std::string& out : outputs) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fputc('\n', stdout);
-  }
-  if (std::fflush(stdout) != 0) return fail("error writing output");
-  size_t refused_lines = 0;
-  for (const std::string& why_refused : refused) {
-    if (why_refused.empty()) continue;
-    fail(why_refused);
-    ++refused_lines;
-  }
-  if (refused_lines > 0) return fail(std::to_string(refused_lines) + " line(s) not translated (empty lines in their place)");
+  if (progress && number >= 100) std::fputc('\n', stderr);
+  if (refused > 0) return fail(std::to_string(refused) + " line(s) not translated (empty lines in their place)");
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return mt::cli::guarded_main("mt_translate", argc, argv, run,
+  return mt::cli::guarded_main(kTool, argc, argv, run,
                                "lower --batch-size, --threads, --beam, --max-line-bytes or --max-source-length");
 }

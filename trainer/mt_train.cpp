@@ -21,6 +21,7 @@
 
 #include "guarded_main.hpp"
 #include "cli_args.hpp"
+#include "cli_files.hpp"
 #include "mt/version.hpp"
 #include "eval/scoring.hpp"
 #include "mt/mt.hpp"
@@ -29,7 +30,10 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: mt_train --train-src FILE --train-tgt FILE --dev-src FILE --dev-tgt FILE --out DIR [options]
+using mt::cli::Option;
+constexpr const char* kTool = "mt_train";
+
+constexpr const char* kSynopsis = R"(usage: mt_train --train-src FILE --train-tgt FILE --dev-src FILE --dev-ref FILE --out DIR [options]
 
 Trains an encoder-decoder Transformer and writes, in DIR:
   model_best.mtm   the model with the best dev BLEU so far (libmt model file with vocabulary)
@@ -38,47 +42,59 @@ Trains an encoder-decoder Transformer and writes, in DIR:
   vocab.model      the SentencePiece vocabulary (trained unless --vocab is given)
   train.tsv        step, epoch, loss, ppl, lr, grad_norm, tokens/s, elapsed_s (every --log-every steps)
   dev.tsv          step, epoch, dev_loss, dev_ppl, dev_bleu, dev_chrf, elapsed_s (every epoch)
-Plot the logs with scripts/plot_training.sh DIR.
+Plot the logs with scripts/plot_training.sh DIR. Every option is checked
+before any work; an existing DIR needs --resume (continue) or --force (start over).)";
 
-data:
-  --train-src/--train-tgt FILE   aligned training text, one sentence per line
-  --dev-src/--dev-tgt FILE       aligned dev text (model selection)
-  --src-lang/--tgt-lang CODE     for the model's metadata (default: the files' extensions)
-  --vocab FILE                   an existing SentencePiece vocabulary (pad 0, bos 1, eos 2, unk 3)
-  --vocab-size N                 otherwise train a joint one of N pieces (default 8000)
-  --vocab-type unigram|bpe       (default unigram)
-  --character-coverage X         share of characters the vocabulary covers (default 1.0; 0.9995 for Chinese)
-  --byte-fallback                spell uncovered characters as UTF-8 byte pieces
-  --max-length N                 drop pairs longer than N tokens on either side (default 100)
-model:
-  --config NAME                  tiny, small or base (default tiny)
-  --encoder-layers/--decoder-layers/--d-model/--heads/--d-ff N   override the config
-  --pre-norm, --gelu             pre-norm and GELU instead of post-norm and ReLU
-training:
-  --max-tokens N                 padded tokens per batch (default 4096)
-  --lr X                         peak learning rate (inverse_sqrt) or factor (noam) (default 5e-4)
-  --warmup N                     warm-up updates (default 4000)
-  --schedule inverse_sqrt|noam   (default inverse_sqrt)
-  --label-smoothing X            (default 0.1)
-  --dropout X                    (default 0.1)
-  --clip-norm X                  gradient norm clipping, 0 off (default 0)
-  --weight-decay X               decoupled weight decay (default 0)
-  --epochs N / --max-steps N     stop after N epochs / updates (default: no limit)
-  --time-budget MINUTES          stop after this much training time (default: no limit)
-  --early-stopping N             stop after N epochs without a better dev BLEU (default off)
-  --dev-beam N                   beam for dev BLEU (default 1)
-  --dev-tokenize 13a|zh|none     BLEU tokenizer for the dev set (default zh when --tgt-lang is zh, else 13a)
-  --seed N                       (default 1)
-  --threads N                    (default 2)
-  --device cpu|cuda              train on the CPU or the first CUDA GPU (default cpu)
-  --log-every N                  (default 50)
-  --resume                       continue from DIR/checkpoint.bin
-)";
+constexpr Option kOptions[] = {
+    {"--train-src", nullptr, "FILE", "training source text, one sentence per line"},
+    {"--train-tgt", nullptr, "FILE", "training target text, aligned with it"},
+    {"--dev-src", nullptr, "FILE", "dev source text (model selection)"},
+    {"--dev-ref", nullptr, "FILE", "dev reference translations, aligned with it", false, "--dev-tgt"},
+    {"--out", nullptr, "DIR", "the run folder (required)", false, "-o --output"},
+    {"--resume", nullptr, nullptr, "continue the run in DIR from DIR/checkpoint.bin"},
+    {"--force", nullptr, nullptr, "start over in an existing DIR, replacing its files"},
+    {"--src-lang", nullptr, "CODE", "for the model's metadata (default: the file's extension)"},
+    {"--tgt-lang", nullptr, "CODE", "(default: the file's extension)"},
+    {"--vocab", nullptr, "FILE",
+     "an existing vocabulary: a SentencePiece .model (pad 0, bos 1, eos 2, unk 3)\n"
+     "or a libmt model's"},
+    {"--vocab-size", nullptr, "N", "otherwise train a joint one of N pieces (default 8000)", false, "--size"},
+    {"--vocab-type", nullptr, "T", "unigram or bpe (default unigram)", false, "--type"},
+    {"--character-coverage", nullptr, "X", "share of characters the vocabulary covers (default 1.0; 0.9995 for Chinese)"},
+    {"--byte-fallback", nullptr, nullptr, "spell uncovered characters as UTF-8 byte pieces"},
+    {"--max-train-length", nullptr, "N", "drop training pairs longer than N tokens on either side (default 100)", false,
+     "--max-length"},
+    {"--config", nullptr, "NAME", "tiny, small or base (default tiny)"},
+    {"--encoder-layers", nullptr, "N", "override the config"},
+    {"--decoder-layers", nullptr, "N", "override the config"},
+    {"--d-model", nullptr, "N", "override the config"},
+    {"--heads", nullptr, "N", "override the config"},
+    {"--d-ff", nullptr, "N", "override the config"},
+    {"--pre-norm", nullptr, nullptr, "pre-norm instead of post-norm"},
+    {"--gelu", nullptr, nullptr, "GELU instead of ReLU"},
+    {"--max-tokens", nullptr, "N", "padded tokens per batch (default 4096)"},
+    {"--lr", nullptr, "X", "peak learning rate (inverse_sqrt) or factor (noam) (default 5e-4)"},
+    {"--warmup", nullptr, "N", "warm-up updates (default 4000)"},
+    {"--schedule", nullptr, "S", "inverse_sqrt or noam (default inverse_sqrt)"},
+    {"--label-smoothing", nullptr, "X", "(default 0.1)"},
+    {"--dropout", nullptr, "X", "(default 0.1)"},
+    {"--clip-norm", nullptr, "X", "gradient norm clipping, 0 off (default 0)"},
+    {"--weight-decay", nullptr, "X", "decoupled weight decay (default 0)"},
+    {"--epochs", nullptr, "N", "stop after N epochs (default: no limit)"},
+    {"--max-steps", nullptr, "N", "stop after N updates (default: no limit)"},
+    {"--time-budget", nullptr, "MINUTES", "stop after this much training time (default: no limit)"},
+    {"--early-stopping", nullptr, "N", "stop after N epochs without a better dev BLEU (default off)"},
+    {"--dev-beam", nullptr, "N", "beam for dev BLEU (default 1)"},
+    {"--dev-tokenize", nullptr, "TOK", "BLEU tokenizer for the dev set: 13a, zh or none (default zh when\n"
+                                        "--tgt-lang is zh, else 13a)"},
+    {"--seed", nullptr, "N", "(default 1)"},
+    {"--threads", nullptr, "N", "threads (default 1, as every tool)"},
+    {"--device", nullptr, "cpu|cuda", "train on the CPU or the first CUDA GPU (default cpu)"},
+    {"--log-every", nullptr, "N", "(default 50)"},
+};
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "mt_train: %s\n", message.c_str());
-  return 1;
-}
+int fail(const std::string& message) { return mt::cli::fail(kTool, message); }
+int usage(const std::string& message) { return mt::cli::usage_error(kTool, message); }
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream f(path);
@@ -155,22 +171,17 @@ std::string format_duration(double s) {
 
 int run(int argc, char** argv) {
   using namespace mt;
-  cli::Args args(argc, argv, {"--pre-norm", "--gelu", "--resume", "--byte-fallback", "--help", "-h"});
-  if (args.has("--help") || args.has("-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  args.reject_unknown({"--train-src", "--train-tgt", "--dev-src", "--dev-tgt", "--src-lang", "--tgt-lang", "--vocab",
-                       "--vocab-size", "--vocab-type", "--character-coverage", "--byte-fallback", "--max-length", "--config", "--encoder-layers",
-                       "--decoder-layers", "--d-model", "--heads", "--d-ff", "--pre-norm", "--gelu", "--max-tokens",
-                       "--lr", "--warmup", "--schedule", "--label-smoothing", "--dropout", "--clip-norm",
-                       "--weight-decay", "--epochs", "--max-steps", "--time-budget", "--early-stopping", "--dev-beam",
-                       "--seed", "--threads", "--device", "--log-every", "--resume", "--out", "--dev-tokenize"});
+  cli::Args args(argc, argv, kOptions);
+  const std::string help = cli::help_text(kSynopsis, kOptions);
+  if (const int rc = cli::standard_options(kTool, args, help); rc >= 0) return rc;
+  if (!args.positional().empty()) return usage("unexpected argument '" + args.positional()[0] + "'");
   const std::string train_src = args.get("--train-src", ""), train_tgt = args.get("--train-tgt", "");
-  const std::string dev_src = args.get("--dev-src", ""), dev_tgt = args.get("--dev-tgt", "");
+  const std::string dev_src = args.get("--dev-src", ""), dev_tgt = args.get("--dev-ref", "");
   const std::string out = args.get("--out", "");
   const int vocab_size = args.get_int("--vocab-size", 8000, 16, 1 << 20);
-  const int max_length = args.get_int("--max-length", 100, 1, 1000);
+  const std::string vocab_type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
+  const float character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
+  const int max_length = args.get_int("--max-train-length", 100, 1, 1000);
   train::TrainerOptions o;
   o.batching.max_tokens = args.get_int("--max-tokens", 4096, 16, 1 << 24);
   o.adam.lr = args.get_float("--lr", 5e-4f, 0.0f, 100.0f);
@@ -180,32 +191,61 @@ int run(int argc, char** argv) {
   o.adam.clip_norm = args.get_float("--clip-norm", 0.0f, 0.0f, 1e6f);
   o.adam.weight_decay = args.get_float("--weight-decay", 0.0f, 0.0f, 1.0f);
   o.seed = uint64_t(args.get_int("--seed", 1, 0, 1 << 30));
-  o.threads = args.get_int("--threads", 2, 1, 256);
+  o.threads = args.get_int("--threads", 1, 1, 256);
   const int max_epochs = args.get_int("--epochs", 0, 0, 1 << 20);
   const int max_steps = args.get_int("--max-steps", 0, 0, 1 << 30);
   const double budget_s = 60.0 * args.get_float("--time-budget", 0.0f, 0.0f, 1e6f);
   const int patience = args.get_int("--early-stopping", 0, 0, 1 << 20);
   const int dev_beam = args.get_int("--dev-beam", 1, 1, 64);
   const int log_every = args.get_int("--log-every", 50, 1, 1 << 20);
-  const std::string schedule = args.get("--schedule", "inverse_sqrt");
-  const std::string device = args.get("--device", "cpu");
-  if (!args.ok()) return fail(args.error());
+  const std::string schedule = args.get_choice("--schedule", {"inverse_sqrt", "noam"}, "inverse_sqrt");
+  const std::string device = args.get_choice("--device", {"cpu", "cuda"}, "cpu");
+  const std::string tgt_lang = args.get("--tgt-lang", extension(train_tgt));
+  const std::string dev_tok =
+      args.get_choice("--dev-tokenize", {"13a", "zh", "none"}, tgt_lang.rfind("zh", 0) == 0 ? "zh" : "13a");
+  // The model's shape, checked now with the preset's vocabulary sizes (the
+  // vocabulary's own are checked once it is read or trained).
+  auto config = ModelConfig::preset(args.get("--config", "tiny"));
+  if (!config) args.set_error("--config: " + std::string(config.status().message()));
+  ModelConfig c = config ? config.value() : ModelConfig{};
+  c.encoder_layers = args.get_int("--encoder-layers", c.encoder_layers, 1, 64);
+  c.decoder_layers = args.get_int("--decoder-layers", c.decoder_layers, 1, 64);
+  c.d_model = args.get_int("--d-model", c.d_model, 8, 8192);
+  c.heads = args.get_int("--heads", c.heads, 1, 256);
+  c.d_ff = args.get_int("--d-ff", c.d_ff, 8, 65536);
+  c.pre_norm = args.has("--pre-norm");
+  if (args.has("--gelu")) c.activation = Activation::gelu;
+  c.max_positions = 1024;
+  if (!args.ok()) return usage(args.error());
+  if (const Status st = c.validate(); !st.ok()) return usage(st.message());
+  if (train_src.empty() || train_tgt.empty() || dev_src.empty() || dev_tgt.empty() || out.empty()) {
+    return usage("--train-src, --train-tgt, --dev-src, --dev-ref and --out are required");
+  }
+  if (args.has("--resume") && args.has("--force")) return usage("--resume and --force: choose one");
+  if (args.has("--resume") && args.has("--vocab")) return usage("--resume uses the run's own vocabulary: drop --vocab");
+  for (const std::string& path : {train_src, train_tgt, dev_src, dev_tgt}) {
+    if (std::string why = cli::unreadable_file(path); !why.empty()) return fail(why);
+  }
+  if (args.has("--vocab")) {
+    if (std::string why = cli::unreadable_file(args.get("--vocab", "")); !why.empty()) return fail(why);
+  }
+  // A run folder is never reused by accident.
+  std::error_code exists_error;
+  const bool has_run = std::filesystem::exists(out + "/checkpoint.bin", exists_error) ||
+                       std::filesystem::exists(out + "/vocab.model", exists_error);
+  if (args.has("--resume") && !std::filesystem::exists(out + "/checkpoint.bin", exists_error)) {
+    return fail("--resume: '" + out + "' holds no checkpoint.bin to continue from");
+  }
+  if (has_run && !args.has("--resume") && !args.has("--force")) {
+    return fail("'" + out + "' holds a run already: --resume continues it, --force starts over");
+  }
   if (device == "cuda") {
     // Checked before any work: no vocabulary is trained for a run that cannot start.
     const std::string why = train::cuda_training_unavailable_reason();
     if (!why.empty()) return fail("--device cuda: " + why);
     o.device = Device::cuda;
-  } else if (device != "cpu") {
-    return fail("unknown --device '" + device + "' (cpu or cuda)");
   }
-  if (train_src.empty() || train_tgt.empty() || dev_src.empty() || dev_tgt.empty() || out.empty()) {
-    return fail("--train-src, --train-tgt, --dev-src, --dev-tgt and --out are required (see --help)");
-  }
-  if (schedule == "noam") {
-    o.adam.schedule = train::Schedule::noam;
-  } else if (schedule != "inverse_sqrt") {
-    return fail("unknown --schedule '" + schedule + "' (inverse_sqrt or noam)");
-  }
+  if (schedule == "noam") o.adam.schedule = train::Schedule::noam;
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) return fail("cannot create '" + out + "': " + ec.message());
@@ -220,21 +260,22 @@ int run(int argc, char** argv) {
                                  : args.has("--resume") && std::filesystem::exists(vocab_path) ? vocab_path
                                                                                                : std::string();
     if (!existing.empty()) {
-      std::ifstream f(existing, std::ios::binary);
-      if (!f) return fail("cannot open '" + existing + "'");
-      proto.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      std::string error;
+      if (!cli::read_file(existing, &proto, &error)) return fail(error);
       auto v = VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(proto.data()), proto.size()});
-      if (!v) return fail(existing + ": " + v.status().message());
+      if (!v) {
+        return fail(existing + ": " + v.status().message() +
+                    " (a SentencePiece .model is needed here: mt_vocab train writes one)");
+      }
       vocab = std::move(v.value());
     } else {
       vocab::TrainOptions vo;
       vo.inputs = {train_src, train_tgt};
       vo.vocab_size = vocab_size;
-      vo.type = args.get("--vocab-type", "unigram") == "bpe" ? VocabularyType::bpe : VocabularyType::unigram;
+      vo.type = vocab_type == "bpe" ? VocabularyType::bpe : VocabularyType::unigram;
       vo.soft_limit = true;
-      vo.character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
+      vo.character_coverage = character_coverage;
       vo.byte_fallback = args.has("--byte-fallback");
-      if (!args.ok()) return fail(args.error());
       std::fprintf(stderr, "mt_train: training a %d-piece vocabulary\n", vocab_size);
       auto v = vocab::train(vo, &proto);
       if (!v) return fail(v.status().message());
@@ -243,19 +284,7 @@ int run(int argc, char** argv) {
     std::ofstream(vocab_path, std::ios::binary).write(proto.data(), std::streamsize(proto.size()));
   }
 
-  auto config = ModelConfig::preset(args.get("--config", "tiny"));
-  if (!config) return fail(config.status().message());
-  ModelConfig& c = config.value();
-  c.encoder_layers = args.get_int("--encoder-layers", c.encoder_layers, 1, 64);
-  c.decoder_layers = args.get_int("--decoder-layers", c.decoder_layers, 1, 64);
-  c.d_model = args.get_int("--d-model", c.d_model, 8, 8192);
-  c.heads = args.get_int("--heads", c.heads, 1, 256);
-  c.d_ff = args.get_int("--d-ff", c.d_ff, 8, 65536);
-  c.pre_norm = args.has("--pre-norm");
-  if (args.has("--gelu")) c.activation = Activation::gelu;
   if (const Status s = c.use_vocabulary(vocab); !s.ok()) return fail(s.message());
-  c.max_positions = 1024;
-  if (!args.ok()) return fail(args.error());
   if (const Status s = c.validate(); !s.ok()) return fail(s.message());
   o.model = c;
   o.adam.d_model = c.d_model;
@@ -283,15 +312,8 @@ int run(int argc, char** argv) {
 
   // Chinese has no spaces for 13a to split on: score it as sacreBLEU's zh does.
   eval::BleuOptions bleu_options;
-  const std::string tgt_lang = args.get("--tgt-lang", extension(train_tgt));
-  const std::string dev_tok = args.get("--dev-tokenize", tgt_lang.rfind("zh", 0) == 0 ? "zh" : "13a");
-  if (dev_tok == "zh") {
-    bleu_options.tokenizer = eval::BleuTokenizer::zh;
-  } else if (dev_tok == "none") {
-    bleu_options.tokenizer = eval::BleuTokenizer::none;
-  } else if (dev_tok != "13a") {
-    return fail("unknown --dev-tokenize '" + dev_tok + "' (13a, zh or none)");
-  }
+  if (dev_tok == "zh") bleu_options.tokenizer = eval::BleuTokenizer::zh;
+  if (dev_tok == "none") bleu_options.tokenizer = eval::BleuTokenizer::none;
 
   ModelMetadata meta;
   meta.source_language = args.get("--src-lang", extension(train_src));

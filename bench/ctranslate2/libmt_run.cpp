@@ -57,10 +57,17 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  mt::cli::Args args(argc, argv, {"--tf32", "--fp16", "--cuda-int8", "--cuda-dequantize", "--load-only", "--vocabulary"});
-  args.reject_unknown({"--model", "--input", "--output", "--batch", "--beam", "--threads", "--sessions", "--min-length",
-                       "--max-length", "--repeat", "--thread-split", "--device", "--gpu", "--tf32",
-                       "--fp16", "--cuda-int8", "--cuda-dequantize", "--load-only", "--vocabulary"});
+  using mt::cli::Option;
+  std::vector<Option> table = {
+      {"--model", nullptr, "FILE"}, {"--input", nullptr, "FILE"}, {"--output", nullptr, "FILE"},
+      {"--batch", nullptr, "N"},    {"--beam", nullptr, "N"},     {"--threads", nullptr, "N"},
+      {"--sessions", nullptr, "N"}, {"--min-length", nullptr, "N"}, {"--max-length", nullptr, "N"},
+      {"--repeat", nullptr, "N"},   {"--thread-split", nullptr, "S"}, {"--load-only"},
+      {"--vocabulary"},
+  };
+  for (const Option& o : mt::cli::device_option_table()) table.push_back(o);
+  mt::cli::Args args(argc, argv, table);
+  if (!args.ok()) return fail(args.error());
   if (args.has("--load-only")) {
     const auto start = std::chrono::steady_clock::now();
     mt::LoadOptions load_options;
@@ -79,9 +86,9 @@ int main(int argc, char** argv) {
             max_length = args.get_int("--max-length", 256, 1, 4096), repeat = args.get_int("--repeat", 3, 0, 1000),
             sessions_count = args.get_int("--sessions", 1, 1, 256);
   mt::ThreadSplit split = mt::ThreadSplit::automatic;
-  if (std::string error; !mt::cli::thread_split_option(args, &split, &error)) return fail(error);
+  mt::cli::thread_split_option(args, &split);
   mt::SessionOptions session_options;
-  if (std::string error; !mt::cli::device_options(args, &session_options, &error)) return fail(error);
+  mt::cli::device_options(args, &session_options);
   if (!args.ok()) return fail(args.error());
   if (model_path.empty() || input.empty()) return fail("--model and --input are required");
   if (threads % sessions_count != 0) return fail("--threads must be a multiple of --sessions");

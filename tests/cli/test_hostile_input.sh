@@ -10,7 +10,7 @@ bin=$1
 dir=$2
 model=$3
 many=${4:-100000}
-mkdir -p "$dir"
+rm -rf "$dir"; mkdir -p "$dir"
 failures=0
 check() {  # check NAME CONDITION...
   local name=$1; shift
@@ -44,9 +44,9 @@ check "odd lines: the output is valid UTF-8" iconv -f UTF-8 -t UTF-8 "$dir/odd-o
 check "odd lines: no warnings" test ! -s "$dir/odd-err.txt"
 translate --batch-size 1 < "$dir/odd.txt" > "$dir/odd-out1.txt"
 check "odd lines: the same translations one at a time" cmp -s "$dir/odd-out.txt" "$dir/odd-out1.txt"
-translate --beam 3 --nbest 2 < "$dir/odd.txt" > "$dir/odd-nbest.txt"
-check "odd lines: n-best gives 2 lines per line, 1 per blank line" \
-  test "$(wc -l < "$dir/odd-nbest.txt")" -eq $((2 * $(lines "$dir/odd.txt") - 2))
+"$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 < "$dir/odd.txt" > "$dir/odd-nbest.txt"
+check "odd lines: n-best gives 2 lines per line, blank ones included" \
+  test "$(wc -l < "$dir/odd-nbest.txt")" -eq $((2 * $(lines "$dir/odd.txt")))
 
 # A 100,000-character line between two ordinary ones.
 {
@@ -54,14 +54,15 @@ check "odd lines: n-best gives 2 lines per line, 1 per blank line" \
   head -c 100000 /dev/zero | tr '\0' 'x' | sed 's/x\{9\}/word and /g'; echo
   echo "A cat sleeps."
 } > "$dir/long.txt"
+translate --strict < "$dir/long.txt" > "$dir/long-out.txt" 2> "$dir/long-err.txt"
+check "100,000 characters, --strict: refused" test $? -eq 1
+check "100,000 characters, --strict: the error names line 2" grep -q "line 2" "$dir/long-err.txt"
+check "100,000 characters, --strict: 3 lines out" test "$(wc -l < "$dir/long-out.txt")" -eq 3
 translate < "$dir/long.txt" > "$dir/long-out.txt" 2> "$dir/long-err.txt"
-check "100,000 characters: refused without --truncate" test $? -ne 0
-check "100,000 characters: the error names line 2" grep -q "line 2" "$dir/long-err.txt"
-translate --truncate < "$dir/long.txt" > "$dir/long-out.txt" 2> "$dir/long-err.txt"
-check "100,000 characters with --truncate: exit 0" test $? -eq 0
-check "100,000 characters with --truncate: 3 lines out" test "$(wc -l < "$dir/long-out.txt")" -eq 3
-check "100,000 characters with --truncate: a warning names line 2" grep -q "line 2 was truncated" "$dir/long-err.txt"
-check "100,000 characters with --truncate: the neighbours are translated as alone" \
+check "100,000 characters, by default cut to fit: exit 0" test $? -eq 0
+check "100,000 characters, by default cut to fit: 3 lines out" test "$(wc -l < "$dir/long-out.txt")" -eq 3
+check "100,000 characters, by default cut to fit: a warning names line 2" grep -q "line 2 was truncated" "$dir/long-err.txt"
+check "100,000 characters, by default cut to fit: the neighbours are translated as alone" \
   test "$(sed -n 3p "$dir/long-out.txt")" = "$(echo "A cat sleeps." | translate)"
 
 # $many short lines (100,000 by default; with empty ones among them), batched
@@ -90,7 +91,7 @@ expect_error "batch 0" "--batch-size = '0'" --batch-size 0
 expect_error "threads 0" "--threads = '0'" --threads 0
 expect_error "length penalty NaN" "--length-penalty = 'nan'" --length-penalty nan
 expect_error "max source length above the model's" "exceeds the model's limit" --max-source-length 5000
-expect_error "an unknown device" "--device must be cpu or cuda" --device tpu
+expect_error "an unknown device" "--device = 'tpu': expected one of cpu, cuda" --device tpu
 expect_error "a value missing at the end" "--beam needs a value" --beam
 expect_error "an unknown option at the end" "unknown option --bogus" --bogus
 

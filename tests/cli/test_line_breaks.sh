@@ -8,7 +8,7 @@ set -u
 writer=$1
 bin=$2
 dir=$3
-mkdir -p "$dir"
+rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=check_lib.sh
 . "$(dirname "$0")/check_lib.sh"
 # Any line separator but the newline ending each line: CR, VT, FF, U+0085, U+2028, U+2029.

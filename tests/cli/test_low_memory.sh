@@ -9,7 +9,7 @@ set -u
 bin=$1
 dir=$2
 model=$3
-mkdir -p "$dir"
+rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=check_lib.sh
 . "$(dirname "$0")/check_lib.sh"
 limited() {  # limited KIB COMMAND...: runs it under ulimit -v KIB, stdout to out.txt, stderr to err.txt
@@ -20,16 +20,16 @@ says() { grep -q -- "$1" "$dir/err.txt"; }
 
 # A 100 MB line between two short ones, under 512 MiB of address space.
 { printf 'A dog runs.\n'; head -c 100000000 /dev/zero | tr '\0' 'a'; printf '\nTwo men sit.\n'; } > "$dir/huge.txt"
+limited 524288 "$bin/mt_translate" -m "$model" --beam 1 --strict -i "$dir/huge.txt"
+check "100 MB line, --strict: exit 1" test $? -eq 1
+check "100 MB line, --strict: refused by line number" says "line 2 has 100000000 bytes; --max-line-bytes is 65536"
+check "100 MB line, --strict: 3 lines out" test "$(lines "$dir/out.txt")" -eq 3
+check "100 MB line, --strict: the others translated" test -n "$(sed -n 1p "$dir/out.txt")" -a -n "$(sed -n 3p "$dir/out.txt")"
+check "100 MB line, --strict: its own line empty" test -z "$(sed -n 2p "$dir/out.txt")"
 limited 524288 "$bin/mt_translate" -m "$model" --beam 1 -i "$dir/huge.txt"
-check "100 MB line: exit 1" test $? -eq 1
-check "100 MB line: refused by line number" says "line 2 has 100000000 bytes; --max-line-bytes is 65536"
-check "100 MB line: 3 lines out" test "$(lines "$dir/out.txt")" -eq 3
-check "100 MB line: the others translated" test -n "$(sed -n 1p "$dir/out.txt")" -a -n "$(sed -n 3p "$dir/out.txt")"
-check "100 MB line: its own line empty" test -z "$(sed -n 2p "$dir/out.txt")"
-limited 524288 "$bin/mt_translate" -m "$model" --beam 1 --truncate -i "$dir/huge.txt"
-check "100 MB line, --truncate: exit 0" test $? -eq 0
-check "100 MB line, --truncate: a warning names line 2" says "line 2 was truncated"
-check "100 MB line, --truncate: 3 translations" test "$(grep -c . "$dir/out.txt")" -eq 3
+check "100 MB line, cut by default: exit 0" test $? -eq 0
+check "100 MB line, cut by default: a warning names line 2" says "line 2 was truncated"
+check "100 MB line, cut by default: 3 translations" test "$(grep -c . "$dir/out.txt")" -eq 3
 
 # Threads the system will not start (each needs its stack).
 echo "A dog." > "$dir/one.txt"
@@ -70,7 +70,7 @@ expect_clean_failure "mt_quantize, 100 MB calibration line" "$bin/mt_quantize" "
 expect_clean_failure "mt_vocab train on a 100 MB line" "$bin/mt_vocab" train --input "$dir/huge.txt" -o "$dir/v.model"
 if [ -x "$bin/mt_train" ]; then
   expect_clean_failure "mt_train on a 100 MB line" "$bin/mt_train" --train-src "$dir/huge.txt" \
-    --train-tgt "$dir/huge.txt" --dev-src "$dir/small.txt" --dev-tgt "$dir/small.txt" --out "$dir/run" --config tiny
+    --train-tgt "$dir/huge.txt" --dev-src "$dir/small.txt" --dev-ref "$dir/small.txt" --out "$dir/run" --config tiny
 fi
 rm -f "$dir/huge.txt"
 

@@ -32,30 +32,38 @@ translate() {  # translate MODEL: ids in, ids out
 check "--help exits 0" test $? -eq 0
 check "--help prints the usage" grep -q "usage: mt_quantize MODEL --calibration FILE" "$dir/help.txt"
 
-expect_error() {  # expect_error NAME WORDS OUTPUT ARGS...: exit 1, one line saying WORDS, no OUTPUT
+expect_error() {  # expect_error NAME WORDS OUTPUT ARGS...: exit $want (1; 2 for usage errors), one line saying WORDS, no OUTPUT
   local name=$1 words=$2 output=$3; shift 3
   "$bin/mt_quantize" "$@" > /dev/null 2> "$dir/err.txt"
   local rc=$?
-  check "$name: exit 1" test $rc -eq 1
+  check "$name: exit $want" test $rc -eq "$want"
   check "$name: one line" test "$(wc -l < "$dir/err.txt")" -eq 1
   check "$name: says '$words'" grep -q -- "$words" "$dir/err.txt"
   if [ -n "$output" ]; then check "$name: writes nothing" test ! -e "$output"; fi
 }
-expect_error "no arguments" "expected one model file" ""
+want=2  # usage errors
+expect_error "no arguments" "a model file is required" ""
 expect_error "unknown option" "unknown option --bogus" "$dir/x.mtm" "$model" -c "$dir/calibration.txt" -o "$dir/x.mtm" --bogus 1
 expect_error "no calibration" "--calibration FILE is required" "$dir/x.mtm" "$model" -o "$dir/x.mtm"
-expect_error "bad --activations" "--activations must be calibrated or dynamic" "$dir/x.mtm" \
+expect_error "bad --activations" "--activations = 'static': expected one of calibrated, dynamic" "$dir/x.mtm" \
   "$model" -c "$dir/calibration.txt" -o "$dir/x.mtm" --activations static
-expect_error "missing calibration file" "cannot read '$dir/none.txt'" "$dir/x.mtm" \
-  "$model" -c "$dir/none.txt" -o "$dir/x.mtm"
-expect_error "empty calibration file" "is empty" "$dir/x.mtm" "$model" -c "$dir/empty.txt" -o "$dir/x.mtm"
-expect_error "missing model" "cannot open" "$dir/x.mtm" "$dir/none.mtm" -c "$dir/calibration.txt" -o "$dir/x.mtm"
-expect_error "not a model" "not a libmt model" "$dir/x.mtm" "$dir/calibration.txt" -c "$dir/calibration.txt" -o "$dir/x.mtm"
-printf '5 x 7\n' > "$dir/words.txt"
-expect_error "calibration text that is not ids" "not token ids" "$dir/x.mtm" "$model" -c "$dir/words.txt" -o "$dir/x.mtm"
+expect_error "a method not offered" "unknown calibration method 'best'.*or auto" "$dir/x.mtm" \
+  "$model" -c "$dir/calibration.txt" -o "$dir/x.mtm" --method best
 expect_error "output = input" "would overwrite the input" "" "$model" -c "$dir/calibration.txt" -o "$model"
 expect_error "output = input, spelled differently" "would overwrite the input" "" \
   "$model" -c "$dir/calibration.txt" -o "$dir/./fp32.mtm"
+want=1  # failures
+expect_error "calibration text is a directory" "cannot read '$dir': it is a directory" "$dir/x.mtm" \
+  "$model" -c "$dir" -o "$dir/x.mtm"
+expect_error "output folder missing, found before calibrating" "cannot write '$dir/none/x.mtm'" "" \
+  "$model" -c "$dir/calibration.txt" -o "$dir/none/x.mtm"
+expect_error "missing calibration file" "cannot read '$dir/none.txt'" "$dir/x.mtm" \
+  "$model" -c "$dir/none.txt" -o "$dir/x.mtm"
+expect_error "empty calibration file" "is empty" "$dir/x.mtm" "$model" -c "$dir/empty.txt" -o "$dir/x.mtm"
+expect_error "missing model" "cannot read '$dir/none.mtm': No such file" "$dir/x.mtm" "$dir/none.mtm" -c "$dir/calibration.txt" -o "$dir/x.mtm"
+expect_error "not a model" "not a libmt model" "$dir/x.mtm" "$dir/calibration.txt" -c "$dir/calibration.txt" -o "$dir/x.mtm"
+printf '5 x 7\n' > "$dir/words.txt"
+expect_error "calibration text that is not ids" "not token ids" "$dir/x.mtm" "$model" -c "$dir/words.txt" -o "$dir/x.mtm"
 check "the input model is untouched" cmp -s "$model" "$dir/fp32-copy.mtm"
 
 # Calibrated activations (the default), default output name.
@@ -76,6 +84,11 @@ check "calibrated: mt_translate exit 0" test $? -eq 0
 check "calibrated: one line of ids per input line" test "$(grep -cE '^[0-9]+( [0-9]+)*$' "$dir/out.txt")" -eq 5
 "$bin/mt_quantize" "$model" -c "$dir/calibration.txt" -o "$dir/again.mtm" 2> /dev/null
 check "the same input gives the same file" cmp -s "$int8" "$dir/again.mtm"
+printf 'not a model' > "$dir/keep.mtm"
+expect_error "an existing output without --force" "exists; add --force" "" "$model" -c "$dir/calibration.txt" -o "$dir/keep.mtm"
+check "an existing output without --force: left as it was" test "$(cat "$dir/keep.mtm")" = "not a model"
+"$bin/mt_quantize" "$model" -c "$dir/calibration.txt" -o "$dir/keep.mtm" --force 2> /dev/null
+check "--force replaces it" cmp -s "$int8" "$dir/keep.mtm"
 "$bin/mt_model" upgrade "$int8" -o "$dir/upgraded.int8.mtm" > /dev/null
 check "mt_model upgrade rewrites an int8 model byte for byte" cmp -s "$int8" "$dir/upgraded.int8.mtm"
 expect_error "an int8 model as input" "already an int8 model" "$dir/twice.mtm" "$int8" -c "$dir/calibration.txt" -o "$dir/twice.mtm"
@@ -102,9 +115,9 @@ check "--keep-fp32: mt_model info loads it" test $? -eq 0
 translate "$dir/kept.mtm" > "$dir/out.txt"
 check "--keep-fp32: translates" test "$(grep -cE '^[0-9]+( [0-9]+)*$' "$dir/out.txt")" -eq 5
 
-# A write that fails after the whole run: the temporary file is removed.
+# An output that is a directory: refused before any work, left alone.
 mkdir -p "$dir/a-directory"
-expect_error "output is a directory" "cannot write '$dir/a-directory'" "" "$model" -c "$dir/calibration.txt" -o "$dir/a-directory"
+expect_error "output is a directory" "cannot write '$dir/a-directory': it is a directory" "" "$model" -c "$dir/calibration.txt" -o "$dir/a-directory"
 check "output is a directory: still a directory" test -d "$dir/a-directory"
 
 check "no temporary files left" test -z "$(find "$dir" -name '*.tmp.*')"

@@ -5,7 +5,7 @@ set -u
 bin=$1
 dir=$2
 data=$3
-mkdir -p "$dir"
+rm -rf "$dir"; mkdir -p "$dir"
 failures=0
 check() {  # check NAME CONDITION...
   local name=$1; shift
@@ -43,11 +43,11 @@ for split in layers sentences; do
   check "--thread-split $split does not change the output" cmp -s "$dir/out-beam3.txt" "$dir/out-$split.txt"
 done
 "$bin/mt_translate" -m "$model" --thread-split rows < "$dir/in.txt" > /dev/null 2> "$dir/split-err.txt"
-check "a wrong --thread-split is refused by name" grep -q "thread-split must be automatic, layers or sentences, not 'rows'" "$dir/split-err.txt"
+check "a wrong --thread-split is refused by name" grep -q "thread-split = 'rows': expected one of automatic, layers, sentences" "$dir/split-err.txt"
 "$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 < "$dir/in.txt" > "$dir/nbest.txt"
 # 2 per line; the empty line has one empty hypothesis (score 0).
 check "n-best writes beam lines with index and score" test "$(grep -c '^[0-9]* ||| .* ||| -' "$dir/nbest.txt")" -eq 6
-check "n-best gives an empty line one empty hypothesis" grep -q '^1 |||  ||| 0' "$dir/nbest.txt"
+check "n-best gives an empty line --nbest empty hypotheses" test "$(grep -c '^1 |||  ||| 0' "$dir/nbest.txt")" -eq 2
 "$bin/mt_translate" --help > /dev/null
 check "--help exits 0" test $? -eq 0
 
@@ -73,7 +73,7 @@ expect_error "unknown preset" "unknown model preset" "$bin/mt_model" random --co
 
 # Text in, text out: a vocabulary trained with mt_vocab, embedded by mt_model.
 vocab=$dir/tools.vocab
-"$bin/mt_vocab" train --input "$data/text/corpus.txt" --size 600 --soft-limit --byte-fallback -o "$vocab" > /dev/null
+"$bin/mt_vocab" train --input "$data/text/corpus.txt" --vocab-size 600 --soft-limit --byte-fallback -o "$vocab" > /dev/null
 check "mt_vocab train writes a vocabulary" test -s "$vocab"
 "$bin/mt_vocab" info "$vocab" > "$dir/vocab-info.txt"
 check "mt_vocab info describes it" grep -q "unigram" "$dir/vocab-info.txt"
@@ -96,16 +96,20 @@ expect_error_in() {  # like expect_error with an input file
   check "$name: non-zero exit" test $rc -ne 0
   check "$name: says '$words'" grep -q -- "$words" "$dir/err.txt"
 }
-expect_error_in "too long without --truncate" "line 1 has [0-9]* tokens" "$dir/long.txt" "$bin/mt_translate" -m "$text_model" --max-source-length 20
-"$bin/mt_translate" -m "$text_model" --max-source-length 20 --max-length 4 < "$dir/long.txt" > "$dir/long-out.txt" 2> /dev/null
-check "too long without --truncate: the other line is translated" test -n "$(sed -n 2p "$dir/long-out.txt")"
-check "too long without --truncate: an empty line in its place" test -z "$(sed -n 1p "$dir/long-out.txt")"
-expect_error_in "longer than --max-line-bytes" "line 1 has 3000 bytes; --max-line-bytes is 100" "$dir/long.txt" \
-  "$bin/mt_translate" -m "$text_model" --max-line-bytes 100
-"$bin/mt_translate" -m "$text_model" --max-source-length 20 --max-length 4 --truncate < "$dir/long.txt" > "$dir/long-out.txt" 2> "$dir/long-err.txt"
-check "--truncate: exit 0" test $? -eq 0
-check "--truncate: warns about line 1" grep -q "line 1 was truncated" "$dir/long-err.txt"
-check "--truncate: both lines translated" test "$(wc -l < "$dir/long-out.txt")" -eq 2
+expect_error_in "too long with --strict" "line 1 has [0-9]* tokens; --max-source-length is 20" "$dir/long.txt" \
+  "$bin/mt_translate" -m "$text_model" --max-source-length 20 --strict
+"$bin/mt_translate" -m "$text_model" --max-source-length 20 --max-length 4 --strict < "$dir/long.txt" > "$dir/long-out.txt" 2> /dev/null
+check "too long with --strict: the other line is translated" test -n "$(sed -n 2p "$dir/long-out.txt")"
+check "too long with --strict: an empty line in its place" test -z "$(sed -n 1p "$dir/long-out.txt")"
+expect_error_in "longer than --max-line-bytes, --strict" "line 1 has 3000 bytes; --max-line-bytes is 100" "$dir/long.txt" \
+  "$bin/mt_translate" -m "$text_model" --max-line-bytes 100 --strict
+for how in default --truncate; do
+  flag=(); [ $how = --truncate ] && flag=(--truncate)
+  "$bin/mt_translate" -m "$text_model" --max-source-length 20 --max-length 4 "${flag[@]}" < "$dir/long.txt" > "$dir/long-out.txt" 2> "$dir/long-err.txt"
+  check "long line ($how): exit 0" test $? -eq 0
+  check "long line ($how): warns about line 1" grep -q "line 1 was truncated" "$dir/long-err.txt"
+  check "long line ($how): both lines translated" test "$(grep -c . "$dir/long-out.txt")" -eq 2
+done
 
 # The progress line: on a terminal only.
 for i in $(seq 150); do echo "A dog is running past the river $i."; done > "$dir/many.txt"
@@ -114,7 +118,7 @@ check "150 lines in, 150 out" test "$(wc -l < "$dir/many-out.txt")" -eq 150
 check "no progress line when stderr is not a terminal" test ! -s "$dir/many-err.txt"
 if command -v script > /dev/null; then
   script -qec "'$bin/mt_translate' -m '$text_model' --beam 1 --max-length 3 --batch-size 64 -i '$dir/many.txt' 2>&1 >/dev/null" /dev/null > "$dir/tty.txt"
-  check "a progress line on a terminal" grep -q "150/150 sentences" "$dir/tty.txt"
+  check "a progress line on a terminal" grep -q "150 sentences, [0-9]* words/s" "$dir/tty.txt"
 fi
 
 if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi

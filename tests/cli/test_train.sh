@@ -12,8 +12,8 @@ check() {
   local name=$1; shift
   if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
 }
-# expect_exit NAME WANT GOT: the exact exit code (mt_train, mt_model and
-# mt_translate return 1 on every error today), the actual one when it differs.
+# expect_exit NAME WANT GOT: the exact exit code (1 a failure, 2 a usage
+# error), the actual one when it differs.
 expect_exit() {
   if [ "$3" -eq "$2" ]; then echo "ok   $1: exits $2"; else echo "FAIL $1: exits $3, expected $2"; failures=$((failures + 1)); fi
 }
@@ -22,7 +22,7 @@ head -580 "$data/text/corpus.txt" | awk 'NR % 2 == 1' > "$dir/train.en"
 head -580 "$data/text/corpus.txt" | awk 'NR % 2 == 0' > "$dir/train.de"
 head -20 "$dir/train.en" > "$dir/dev.en"
 head -20 "$dir/train.de" > "$dir/dev.de"
-args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-tgt "$dir/dev.de"
+args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
       --config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200
       --max-tokens 400 --warmup 10 --lr 3e-3 --log-every 5 --threads 2)
 
@@ -48,22 +48,43 @@ check "--resume continues" grep -q "resumed at step" "$dir/resume.err"
 check "--resume adds an epoch" test "$(wc -l < "$dir/run/dev.tsv")" -eq 4
 
 "$bin/mt_train" --out "$dir/x" > /dev/null 2> "$dir/err.txt"
-expect_exit "missing data" 1 $?
+expect_exit "missing data" 2 $?
 check "missing data: says what is required" grep -q "are required" "$dir/err.txt"
 head -5 "$dir/train.de" > "$dir/short.de"
 "$bin/mt_train" "${args[@]/$dir\/train.de/$dir/short.de}" --out "$dir/y" --epochs 1 > /dev/null 2> "$dir/err.txt"
 expect_exit "misaligned files" 1 $?
 check "misaligned files: says so" grep -q "must be aligned" "$dir/err.txt"
 "$bin/mt_train" "${args[@]}" --out "$dir/z" --schedule cosine > /dev/null 2> "$dir/err.txt"
-expect_exit "unknown schedule" 1 $?
-check "unknown schedule: says so" grep -q "unknown --schedule" "$dir/err.txt"
+expect_exit "unknown schedule" 2 $?
+check "unknown schedule: says so" grep -q "schedule = 'cosine': expected one of inverse_sqrt, noam" "$dir/err.txt"
 "$bin/mt_train" "${args[@]}" --out "$dir/z" --dev-tokenize kanji > /dev/null 2> "$dir/err.txt"
-expect_exit "unknown dev tokenizer" 1 $?
-check "unknown dev tokenizer: says so" grep -q "unknown --dev-tokenize" "$dir/err.txt"
+expect_exit "unknown dev tokenizer" 2 $?
+check "unknown dev tokenizer: says so" grep -q "dev-tokenize = 'kanji'" "$dir/err.txt"
 
 "$bin/mt_train" "${args[@]}" --out "$dir/z" --device tpu > /dev/null 2> "$dir/err.txt"
-expect_exit "unknown device" 1 $?
-check "unknown device: says so" grep -q "unknown --device" "$dir/err.txt"
+expect_exit "unknown device" 2 $?
+check "unknown device: says so" grep -q "device = 'tpu': expected one of cpu, cuda" "$dir/err.txt"
+
+# Every option checked before any work: nothing created, no vocabulary trained.
+"$bin/mt_train" "${args[@]}" --out "$dir/new/deep" --config huge > /dev/null 2> "$dir/err.txt"
+expect_exit "unknown config" 2 $?
+check "unknown config: nothing created" test ! -e "$dir/new"
+"$bin/mt_train" "${args[@]}" --out "$dir/new" --heads 5 > /dev/null 2> "$dir/err.txt"
+expect_exit "heads that do not divide d_model" 2 $?
+check "heads that do not divide d_model: nothing created" test ! -e "$dir/new"
+"$bin/mt_train" "${args[@]/$dir\/train.en/$dir/none.en}" --out "$dir/new" > /dev/null 2> "$dir/err.txt"
+expect_exit "missing training file" 1 $?
+check "missing training file: named, before any work" grep -q "cannot read '$dir/none.en': No such file" "$dir/err.txt"
+check "missing training file: nothing created" test ! -e "$dir/new"
+# A run folder is not reused by accident.
+"$bin/mt_train" "${args[@]}" --out "$dir/run" --epochs 1 > /dev/null 2> "$dir/err.txt"
+expect_exit "an existing run without --resume or --force" 1 $?
+check "an existing run: says how to go on" grep -q "holds a run already: --resume continues it, --force starts over" "$dir/err.txt"
+"$bin/mt_train" "${args[@]}" --out "$dir/fresh" --resume > /dev/null 2> "$dir/err.txt"
+expect_exit "--resume with nothing to resume" 1 $?
+"$bin/mt_train" "${args[@]}" --out "$dir/z" --max-length 50 > /dev/null 2> "$dir/err.txt"
+expect_exit "--max-length (translation's name)" 2 $?
+check "--max-length: points to --max-train-length" grep -q "did you mean --max-train-length" "$dir/err.txt"
 # Without nvcc or a GPU, --device cuda stops at once with the reason; with
 # both it trains two steps and exits 0.
 "$bin/mt_train" "${args[@]}" --out "$dir/cuda" --device cuda --max-steps 2 > /dev/null 2> "$dir/err.txt"

@@ -1,5 +1,7 @@
 // BLEU as sacreBLEU 2 (metrics/bleu.py, tokenizers/tokenizer_13a.py, tokenizer_zh.py).
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -153,7 +155,7 @@ std::u32string tokenize_zh(std::u32string_view line) {
 
 std::string BleuOptions::signature() const {
   const char* tok = tokenizer == BleuTokenizer::zh ? "zh" : tokenizer == BleuTokenizer::none ? "none" : "13a";
-  return std::string("nrefs:1|case:") + (lowercase ? "lc" : "mixed") + "|eff:no|tok:" + tok +
+  return "nrefs:" + std::to_string(references) + "|case:" + (lowercase ? "lc" : "mixed") + "|eff:no|tok:" + tok +
          "|smooth:exp|version:" + kSacrebleuVersion;
 }
 
@@ -168,9 +170,17 @@ std::string BleuScore::format() const {
 
 Expected<BleuScore> corpus_bleu(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references,
                                 const BleuOptions& options) {
-  if (hypotheses.size() != references.size()) {
-    return Status::error(Errc::invalid_argument, "%zu hypotheses but %zu references", hypotheses.size(),
-                         references.size());
+  return corpus_bleu_multi(hypotheses, {references}, options);
+}
+
+Expected<BleuScore> corpus_bleu_multi(const std::vector<std::string>& hypotheses,
+                                      const std::vector<std::vector<std::string>>& reference_sets, const BleuOptions& options) {
+  if (reference_sets.empty()) return Status::error(Errc::invalid_argument, "no references");
+  for (const auto& references : reference_sets) {
+    if (hypotheses.size() != references.size()) {
+      return Status::error(Errc::invalid_argument, "%zu hypotheses but %zu references", hypotheses.size(),
+                           references.size());
+    }
   }
   BleuScore s;
   auto prepare = [&](const std::string& line) {
@@ -185,9 +195,19 @@ Expected<BleuScore> corpus_bleu(const std::vector<std::string>& hypotheses, cons
   };
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     const Counts hyp = count_ngrams(prepare(hypotheses[i]));
-    const Counts ref = count_ngrams(prepare(references[i]));
+    Counts ref;  // each n-gram's largest count in any reference
+    long closest = -1;
+    for (const auto& references : reference_sets) {
+      const Counts one = count_ngrams(prepare(references[i]));
+      for (const auto& [g, count] : one.ngrams) {
+        long& most = ref.ngrams[g];
+        most = std::max(most, count);
+      }
+      const long diff = std::labs(hyp.length - one.length), best = std::labs(hyp.length - closest);
+      if (closest < 0 || diff < best || (diff == best && one.length < closest)) closest = one.length;
+    }
     s.hyp_len += hyp.length;
-    s.ref_len += ref.length;
+    s.ref_len += closest;
     for (const auto& [g, count] : hyp.ngrams) {
       const size_t n = ngram_order(g) - 1;
       s.total[n] += count;

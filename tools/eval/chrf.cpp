@@ -1,5 +1,7 @@
 // chrF as sacreBLEU 2 (metrics/chrf.py) with its defaults: character n-grams of
 // orders 1..6 over the text with whitespace removed, beta = 2, no word n-grams.
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 
@@ -25,7 +27,28 @@ std::u32string without_whitespace(std::u32string_view text) {
   return out;
 }
 
-double f_score(const std::array<long, 3 * kOrder>& stats) {
+using Stats = std::array<long, 3 * kOrder>;  // per order: hypothesis n-grams, reference n-grams, matches
+
+Stats sentence_stats(const std::u32string& hyp, const std::u32string& ref) {
+  Stats stats{};
+  for (int n = 1; n <= kOrder; ++n) {
+    const auto h = char_ngrams(hyp, n), r = char_ngrams(ref, n);
+    long matches = 0, hyp_count = 0, ref_count = 0;
+    for (const auto& [g, count] : h) {
+      hyp_count += count;
+      const auto it = r.find(g);
+      if (it != r.end()) matches += std::min(count, it->second);
+    }
+    for (const auto& [g, count] : r) ref_count += count;
+    // sacreBLEU counts no hypothesis n-grams of an order the reference lacks.
+    stats[size_t(3 * (n - 1))] = r.empty() ? 0 : hyp_count;
+    stats[size_t(3 * (n - 1) + 1)] = ref_count;
+    stats[size_t(3 * (n - 1) + 2)] = matches;
+  }
+  return stats;
+}
+
+double f_score(const Stats& stats) {
   const double eps = 1e-16, factor = kBeta * kBeta;
   double avg_prec = 0.0, avg_rec = 0.0;
   int effective_order = 0;
@@ -49,7 +72,8 @@ double f_score(const std::array<long, 3 * kOrder>& stats) {
 }  // namespace
 
 std::string ChrfOptions::signature() const {
-  return std::string("nrefs:1|case:") + (lowercase ? "lc" : "mixed") + "|eff:yes|nc:6|nw:0|space:no|version:" +
+  return "nrefs:" + std::to_string(references) + "|case:" + (lowercase ? "lc" : "mixed") +
+         "|eff:yes|nc:6|nw:0|space:no|version:" +
          kSacrebleuVersion;
 }
 
@@ -61,32 +85,36 @@ std::string ChrfScore::format() const {
 
 Expected<ChrfScore> corpus_chrf(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references,
                                 const ChrfOptions& options) {
-  if (hypotheses.size() != references.size()) {
-    return Status::error(Errc::invalid_argument, "%zu hypotheses but %zu references", hypotheses.size(),
-                         references.size());
-  }
-  std::array<long, 3 * kOrder> stats{};
-  for (size_t s = 0; s < hypotheses.size(); ++s) {
-    std::u32string hyp = decode_utf8(hypotheses[s]), ref = decode_utf8(references[s]);
-    if (options.lowercase) hyp = to_lower(hyp), ref = to_lower(ref);
-    hyp = without_whitespace(hyp);
-    ref = without_whitespace(ref);
-    for (int n = 1; n <= kOrder; ++n) {
-      const auto h = char_ngrams(hyp, n), r = char_ngrams(ref, n);
-      long matches = 0, hyp_count = 0, ref_count = 0;
-      for (const auto& [g, count] : h) {
-        hyp_count += count;
-        const auto it = r.find(g);
-        if (it != r.end()) matches += std::min(count, it->second);
-      }
-      for (const auto& [g, count] : r) ref_count += count;
-      // sacreBLEU counts no hypothesis n-grams of an order the reference lacks.
-      stats[size_t(3 * (n - 1))] += r.empty() ? 0 : hyp_count;
-      stats[size_t(3 * (n - 1) + 1)] += ref_count;
-      stats[size_t(3 * (n - 1) + 2)] += matches;
+  return corpus_chrf_multi(hypotheses, {references}, options);
+}
+
+Expected<ChrfScore> corpus_chrf_multi(const std::vector<std::string>& hypotheses,
+                                      const std::vector<std::vector<std::string>>& reference_sets, const ChrfOptions& options) {
+  if (reference_sets.empty()) return Status::error(Errc::invalid_argument, "no references");
+  for (const auto& references : reference_sets) {
+    if (hypotheses.size() != references.size()) {
+      return Status::error(Errc::invalid_argument, "%zu hypotheses but %zu references", hypotheses.size(),
+                           references.size());
     }
   }
-  return ChrfScore{f_score(stats)};
+  const auto prepare = [&](const std::string& line) {
+    std::u32string text = decode_utf8(line);
+    if (options.lowercase) text = to_lower(text);
+    return without_whitespace(text);
+  };
+  Stats corpus{};
+  for (size_t s = 0; s < hypotheses.size(); ++s) {
+    const std::u32string hyp = prepare(hypotheses[s]);
+    Stats best{};
+    double best_f = -1.0;
+    for (const auto& references : reference_sets) {
+      const Stats one = sentence_stats(hyp, prepare(references[s]));
+      const double f = f_score(one);
+      if (f > best_f) best_f = f, best = one;
+    }
+    for (size_t k = 0; k < corpus.size(); ++k) corpus[k] += best[k];
+  }
+  return ChrfScore{f_score(corpus)};
 }
 
 }  // namespace mt::eval

@@ -31,12 +31,19 @@ struct BleuScore {
 struct BleuOptions {
   BleuTokenizer tokenizer = BleuTokenizer::tok_13a;
   bool lowercase = false;
+  int references = 1;             // reference sets scored against (the signature's nrefs)
   std::string signature() const;  // "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 };
 
 // One reference per hypothesis; sizes must match.
 Expected<BleuScore> corpus_bleu(const std::vector<std::string>& hypotheses,
                                 const std::vector<std::string>& references, const BleuOptions& options = {});
+// Several references per hypothesis, as sacreBLEU: each n-gram clipped by its
+// largest count in any reference, the closest reference length (the shorter
+// on a tie). `reference_sets[k][i]` is hypothesis i's k-th reference.
+Expected<BleuScore> corpus_bleu_multi(const std::vector<std::string>& hypotheses,
+                                      const std::vector<std::vector<std::string>>& reference_sets,
+                                const BleuOptions& options = {});
 
 struct ChrfScore {
   double score = 0.0;
@@ -45,11 +52,17 @@ struct ChrfScore {
 
 struct ChrfOptions {
   bool lowercase = false;
+  int references = 1;             // reference sets scored against (the signature's nrefs)
   std::string signature() const;  // "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"
 };
 
 Expected<ChrfScore> corpus_chrf(const std::vector<std::string>& hypotheses,
                                 const std::vector<std::string>& references, const ChrfOptions& options = {});
+// Several references: each sentence counts its statistics against the
+// reference with the best sentence chrF (the first on a tie), as sacreBLEU.
+Expected<ChrfScore> corpus_chrf_multi(const std::vector<std::string>& hypotheses,
+                                      const std::vector<std::vector<std::string>>& reference_sets,
+                                const ChrfOptions& options = {});
 
 // The sacreBLEU version whose results these reproduce (checked by tests/test_scoring.cpp).
 inline constexpr const char* kSacrebleuVersion = "2.6.0";

@@ -4,9 +4,30 @@
 #include <sentencepiece_trainer.h>
 
 #include <span>
+#include <string>
 #include <unordered_map>
 
 namespace mt::vocab {
+namespace {
+
+// SentencePiece's own words for the failures a user causes, in the user's
+// terms (the options are those of mt_vocab and mt_train); others as they are.
+std::string explain_failure(const std::string& message, const TrainOptions& o) {
+  if (message.find("!sentences_.empty()") != std::string::npos) {
+    return "the training text has no sentences (are the --input files empty?)";
+  }
+  if (const size_t at = message.find("Vocabulary size too high"); at != std::string::npos) {
+    const size_t most = message.find("<= ");
+    const std::string limit = most != std::string::npos ? message.substr(most + 3) : "";
+    return "the training text is too small for " + std::to_string(o.vocab_size) + " pieces" +
+           (limit.empty() ? "" : " (at most " + limit.substr(0, limit.find_first_not_of("0123456789")) + ")") +
+           ": lower the vocabulary size, or allow fewer pieces (mt_vocab --soft-limit)";
+  }
+  if (message.find("No such file") != std::string::npos) return "cannot read the training text: " + message;
+  return "SentencePiece training failed: " + message;
+}
+
+}  // namespace
 
 Expected<VocabularyData> train(const TrainOptions& o, std::string* model_proto) {
   if (o.inputs.empty()) return Status::error(Errc::invalid_argument, "vocabulary training needs at least one input file");
@@ -35,9 +56,7 @@ Expected<VocabularyData> train(const TrainOptions& o, std::string* model_proto) 
   sentencepiece::SetRandomGeneratorSeed(o.seed);
   std::string proto;
   const auto status = sentencepiece::SentencePieceTrainer::Train(args, nullptr, &proto);
-  if (!status.ok()) {
-    return Status::error(Errc::invalid_argument, "SentencePiece training failed: %s", status.ToString().c_str());
-  }
+  if (!status.ok()) return Status::error(Errc::invalid_argument, "%s", explain_failure(status.ToString(), o).c_str());
   auto data = VocabularyData::from_sentencepiece(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(proto.data()), proto.size()));
   if (data.ok() && model_proto != nullptr) *model_proto = std::move(proto);

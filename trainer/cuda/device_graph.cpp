@@ -27,6 +27,10 @@ DeviceBuffer::~DeviceBuffer() {
 std::string device_unavailable_reason() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice) {
+    return std::string("no CUDA device: no NVIDIA GPU driver is installed, or it is older than this build's CUDA needs (") +
+           cudaGetErrorString(status) + ")";
+  }
   if (status != cudaSuccess) return std::string("no usable CUDA device (") + cudaGetErrorString(status) + ")";
   if (count == 0) return "no CUDA device";
   return {};

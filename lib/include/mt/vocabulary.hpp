@@ -70,6 +70,13 @@ struct MT_API VocabularyData {
   // ModelProto). Errors name the field at fault.
   static Expected<VocabularyData> from_sentencepiece(std::span<const uint8_t> model_proto);
 
+  // The SentencePiece model (a serialized ModelProto, what a .model file
+  // holds) that from_sentencepiece reads back as this vocabulary, and that
+  // SentencePiece itself tokenizes with as libmt does: pieces, model type,
+  // normalization rules and the flags above. model_ids, unknown_ids and
+  // language_codes are libmt's own and are not in it.
+  std::vector<uint8_t> to_sentencepiece() const;
+
   // Structural checks: known type, pieces non-empty and unique, at most one
   // unknown piece, byte pieces present when byte_fallback is on...
   Status validate() const;

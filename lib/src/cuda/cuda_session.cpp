@@ -105,8 +105,16 @@ namespace {
 Status check_device(int index) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
+  // The runtime's "driver version is insufficient" is what a machine without
+  // any NVIDIA driver reports too: say both.
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+    return Status::error(Errc::unsupported,
+                         "no CUDA device: no NVIDIA GPU driver is installed, or it is older than this build's CUDA "
+                         "needs (%s)",
+                         cudaGetErrorString(e));
+  }
   if (e != cudaSuccess) return Status::error(Errc::unsupported, "no CUDA device: %s", cudaGetErrorString(e));
-  if (count == 0) return Status::error(Errc::unsupported, "no CUDA device");
+  if (count == 0) return Status::error(Errc::unsupported, "no CUDA device: the NVIDIA driver sees no GPU");
   if (index >= count) {
     return Status::error(Errc::invalid_argument, "session option cuda_device = %d: this machine has %d CUDA device%s",
                          index, count, count == 1 ? "" : "s");

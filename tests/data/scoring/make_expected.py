@@ -27,6 +27,16 @@ for hyp, ref, tok in [("hyp.de", "ref.de", "13a"), ("hyp.zh", "ref.zh", "zh"), (
         c = chrf.corpus_score(h, [r])
         print(f"{hyp}\t{ref}\tchrf\tlc={int(lc)}\t{c.score:.6f}\t{chrf.get_signature()}")
 
+# Two references per hypothesis (ref2.de: other translations of our own writing).
+h, refs = lines("hyp.de"), [lines("ref.de"), lines("ref2.de")]
+for lc in (False, True):
+    bleu = BLEU(tokenize="13a", lowercase=lc)
+    s = bleu.corpus_score(h, refs)
+    print(f"hyp.de\tref.de,ref2.de\tbleu\ttok=13a,lc={int(lc)}\t{s.score:.6f}\t{s.format()}|{bleu.get_signature()}")
+    chrf = CHRF(lowercase=lc)
+    c = chrf.corpus_score(h, refs)
+    print(f"hyp.de\tref.de,ref2.de\tchrf\tlc={int(lc)}\t{c.score:.6f}\t{chrf.get_signature()}")
+
 # Tokenizer cases: tokenize_cases.txt -> tokenized.tsv (input, 13a, zh).
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# The command-line grammar every tool shares (tools/cli_args.hpp), one check
+# per rule and tool, then mt_translate's streaming and what it writes.
+# Usage: test_grammar.sh BIN_DIR SCRATCH_DIR SOURCE_DIR
+set -u
+bin=$1
+dir=$2
+src=$3
+rm -rf "$dir"; mkdir -p "$dir"
+# shellcheck source=check_lib.sh
+. "$(dirname "$0")/check_lib.sh"
+model=$src/models/en-de-tiny.int8.mtm
+run() {  # run TOOL ARGS...: exit code in $rc, stdout in out.txt, stderr in err.txt
+  "$bin/$1" "${@:2}" < /dev/null > "$dir/out.txt" 2> "$dir/err.txt"
+  rc=$?
+}
+says() { grep -q -- "$1" "$dir/err.txt"; }
+usage_error() {  # usage_error NAME WORDS TOOL ARGS...: exit 2, one line saying WORDS
+  local name=$1 words=$2; shift 2
+  run "$@"
+  check "$name: exit 2 (got $rc)" test $rc -eq 2
+  check "$name: says '$words'" says "$words"
+  check "$name: one line" test "$(lines "$dir/err.txt")" -eq 1
+}
+
+# --- every tool: --help, --version, unknown, near-miss, repeated, switch=value, missing value, "--"
+tools=(mt_translate mt_model mt_vocab mt_bleu mt_quantize mt_train)
+# A switch of each tool and an option that takes a value.
+declare -A switch=([mt_translate]=--scores [mt_model]=--pre-norm [mt_vocab]=--byte-fallback [mt_bleu]=--lowercase
+                   [mt_quantize]=--fp32-embeddings [mt_train]=--resume)
+declare -A valued=([mt_translate]=--beam [mt_model]=--seed [mt_vocab]=--vocab-size [mt_bleu]=--tokenize
+                   [mt_quantize]=--threads [mt_train]=--threads)
+for tool in "${tools[@]}"; do
+  if [ ! -x "$bin/$tool" ]; then
+    echo "skip $tool: not built"
+    continue
+  fi
+  run "$tool" --help
+  check "$tool --help: exit 0" test $rc -eq 0
+  check "$tool --help: usage and every option, -h and --version too" \
+    grep -q "^usage:" "$dir/out.txt" -a -n "$(grep -- "-h, --help" "$dir/out.txt")" -a -n "$(grep -- "--version" "$dir/out.txt")"
+  run "$tool" -h
+  check "$tool -h: exit 0" test $rc -eq 0
+  run "$tool" --version
+  check "$tool --version: exit 0" test $rc -eq 0
+  check "$tool --version: names the tool and libmt's version" grep -q "^$tool (libmt [0-9.]*)" "$dir/out.txt"
+  check "$tool --version: model formats, kernels, CUDA" \
+    test -n "$(grep "format versions 1 to" "$dir/out.txt")" -a -n "$(grep "^kernels: " "$dir/out.txt")" \
+      -a -n "$(grep "^CUDA: " "$dir/out.txt")"
+  usage_error "$tool unknown option" "unknown option --bogus" "$tool" --bogus
+  usage_error "$tool near miss" "did you mean ${valued[$tool]}?" "$tool" "${valued[$tool]}x" 1
+  usage_error "$tool repeated option" "option ${valued[$tool]} is given more than once" "$tool" \
+    "${valued[$tool]}" 1 "${valued[$tool]}" 2
+  usage_error "$tool switch with a value" "option ${switch[$tool]} is a switch and takes no value" "$tool" \
+    "${switch[$tool]}=no"
+  usage_error "$tool value missing at the end" "option ${valued[$tool]} needs a value" "$tool" "${valued[$tool]}"
+  run "$tool" --help --bogus
+  check "$tool --help wins over other errors" test $rc -eq 0
+done
+
+# Other tools' spellings: refused, the right name suggested.
+usage_error "Marian's --beam-size" "did you mean --beam?" mt_translate -m "$model" --beam-size 4
+usage_error "Marian's -b" "did you mean --beam?" mt_translate -m "$model" -b 4
+usage_error "Marian's --n-best" "did you mean --nbest?" mt_translate -m "$model" --n-best
+usage_error "Marian's --cpu-threads" "did you mean --threads?" mt_translate -m "$model" --cpu-threads 2
+usage_error "sacreBLEU's -tok" "did you mean --tokenize?" mt_bleu ref.txt -tok zh
+usage_error "sacreBLEU's -lc" "did you mean --lowercase?" mt_bleu ref.txt -lc
+usage_error "sacreBLEU's -m" "did you mean --metrics?" mt_bleu ref.txt -m bleu
+usage_error "mt_vocab's old --size" "did you mean --vocab-size?" mt_vocab train --size 100
+if [ -x "$bin/mt_train" ]; then
+  usage_error "mt_train's old --dev-tgt" "did you mean --dev-ref?" mt_train --dev-tgt x
+  usage_error "mt_train --max-length (translation's name)" "did you mean --max-train-length?" mt_train --max-length 50
+fi
+
+# --opt=value is --opt value, for long and short forms.
+input=$src/tests/data/shipped_sentences.en
+head -5 "$input" > "$dir/five.en"
+"$bin/mt_translate" -m "$model" --beam 2 -i "$dir/five.en" > "$dir/a.txt"
+"$bin/mt_translate" -m="$model" --beam=2 -i="$dir/five.en" > "$dir/b.txt"
+check "--opt=value and -o=value equal --opt value" cmp -s "$dir/a.txt" "$dir/b.txt"
+"$bin/mt_translate" --model "$model" --beam 2 --input - -o - < "$dir/five.en" > "$dir/c.txt"
+check "-i - and -o - are the standard streams" cmp -s "$dir/a.txt" "$dir/c.txt"
+"$bin/mt_translate" -m "$model" --beam 2 -i "$dir/five.en" -o "$dir/d.txt" > "$dir/stdout.txt"
+check "-o FILE writes the file" cmp -s "$dir/a.txt" "$dir/d.txt"
+check "-o FILE leaves standard output empty" test ! -s "$dir/stdout.txt"
+usage_error "a positional argument mt_translate does not take" "unexpected argument 'extra'" mt_translate -m "$model" extra
+run mt_translate -m "$model" -i "$dir/five.en" -- -o
+check "after --, everything is an argument" says "unexpected argument '-o'"
+
+# Files: the path and the cause, never an abort.
+usage_error "GPU-only option on a CPU run" "--fp16 applies to --device cuda only" mt_translate -m "$model" --fp16
+run mt_translate -m "$model" -i "$dir"
+check "a directory as input: exit 1" test $rc -eq 1
+check "a directory as input: says so" says "cannot read '$dir': it is a directory"
+run mt_translate -m "$model" -i "$dir/none.txt"
+check "a missing input: the cause" says "cannot read '$dir/none.txt': No such file or directory"
+"$bin/mt_translate" -m "$model" < "$dir" > /dev/null 2> "$dir/err.txt"
+check "standard input a directory: exit 1" test $? -eq 1
+check "standard input a directory: says so" says "standard input: it is a directory"
+"$bin/mt_translate" -m "$model" <&- > /dev/null 2> "$dir/err.txt"
+check "standard input closed: exit 1" test $? -eq 1
+run mt_translate -m "$model" -o "$dir/none/out.txt"
+check "an output in a missing folder: exit 1" test $rc -eq 1
+run mt_vocab info "$dir"
+check "mt_vocab info DIR: exit 1, no abort (got $rc)" test $rc -eq 1
+check "mt_vocab info DIR: says it is a directory" says "it is a directory"
+run mt_model random --config tiny --vocab "$dir" -o "$dir/r.mtm"
+check "mt_model random --vocab DIR: exit 1, no abort (got $rc)" test $rc -eq 1
+run mt_model random --config tiny -o "$dir/none/r.mtm"
+check "mt_model random into a missing folder: exit 1, no temporary file named" \
+  test $rc -eq 1 -a -z "$(grep -F ".tmp." "$dir/err.txt")"
+run mt_translate -m "$model" --device cuda --beam 1 -i "$dir/five.en"
+if [ $rc -ne 0 ]; then
+  check "--device cuda without a GPU: says why plainly" \
+    grep -qE "no NVIDIA GPU driver|built without CUDA|sees no GPU" "$dir/err.txt"
+fi
+
+# mt_model and mt_vocab: one file for info, vocabularies from model files.
+usage_error "mt_model info without a file" "info takes one model file, not 0" mt_model info
+usage_error "mt_model info with two files" "info takes one model file, not 2" mt_model info "$model" "$model"
+usage_error "mt_model info with an option it does not read" "does not apply to 'info'" mt_model info "$model" --seed 3
+usage_error "mt_model without a command" "a command is required" mt_model
+run mt_model info "$model"
+check "mt_model info: precision in the header" grep -q "^precision       int8 weights" "$dir/out.txt"
+run mt_model info "$src/models/en-de-tiny.mtm"
+check "mt_model info: fp32 said" grep -q "^precision       fp32" "$dir/out.txt"
+check "mt_model info: no trailing spaces" test -z "$(grep ' $' "$dir/out.txt")"
+run mt_vocab info "$model"
+check "mt_vocab info MODEL: the embedded vocabulary" grep -q "^pieces          8000" "$dir/out.txt"
+run mt_model random --config tiny --vocab "$model" -o "$dir/with-vocab.mtm"
+check "mt_model random --vocab MODEL: exit 0" test $rc -eq 0
+run mt_model random --config tiny --vocab "$model" -o "$dir/with-vocab.mtm"
+check "mt_model random over an existing file: refused without --force" test $rc -eq 1 -a -n "$(grep "add --force" "$dir/err.txt")"
+run mt_model random --config tiny --vocab "$model" -o "$dir/with-vocab.mtm" --force
+check "mt_model random --force: replaces it" test $rc -eq 0
+run mt_model vocab extract "$model" -o "$dir/extracted.model"
+check "mt_model vocab extract: exit 0" test $rc -eq 0
+run mt_vocab info "$dir/extracted.model"
+check "the extracted vocabulary is a SentencePiece model mt_vocab reads" grep -q "^pieces          8000" "$dir/out.txt"
+"$bin/mt_model" random --config tiny --vocab "$dir/extracted.model" -o "$dir/from-extracted.mtm" > /dev/null
+check "a model made with the extracted vocabulary is the one made with the model's" \
+  cmp -s "$dir/with-vocab.mtm" "$dir/from-extracted.mtm"
+usage_error "mt_model vocab without extract" "vocab takes 'extract MODEL -o FILE'" mt_model vocab "$model"
+run mt_vocab train -i "$dir/five.en" -o "$dir/v.model" --vocab-size 5000
+check "mt_vocab: a vocabulary too large for the text, in the user's terms" \
+  grep -q "too small for 5000 pieces.*--soft-limit" "$dir/err.txt"
+
+# mt_bleu: -l picks the Chinese tokenizer; 13a on Chinese warns.
+printf '我们去学校。\n今天天气很好。\n' > "$dir/ref.zh"
+"$bin/mt_bleu" "$dir/ref.zh" -i "$dir/ref.zh" > "$dir/out.txt" 2> "$dir/err.txt"
+check "mt_bleu: Chinese under 13a warns" says "looks Chinese"
+"$bin/mt_bleu" "$dir/ref.zh" -l en-zh -i "$dir/ref.zh" > "$dir/out.txt" 2> "$dir/err.txt"
+check "mt_bleu -l en-zh: the zh tokenizer" grep -q "tok:zh" "$dir/out.txt"
+check "mt_bleu: its signature is its own" grep -q "mt_bleu:[0-9.]*|as:sacrebleu-" "$dir/out.txt"
+"$bin/mt_bleu" "$dir/ref.zh" -i - < "$dir/ref.zh" > /dev/null 2>&1
+check "mt_bleu -i -: standard input" test $? -eq 0
+scoring=$src/tests/data/scoring
+"$bin/mt_bleu" "$scoring/ref.de" "$scoring/ref2.de" -i "$scoring/hyp.de" > "$dir/out.txt"
+check "mt_bleu with two references: sacreBLEU's BLEU (tests/data/scoring/expected.tsv)" \
+  grep -q "^BLEU|nrefs:2|.* = 63.74 90.0/74.1/56.3/44.0 " "$dir/out.txt"
+check "mt_bleu with two references: sacreBLEU's chrF" grep -q "^chrF2|nrefs:2|.* = 78.26$" "$dir/out.txt"
+head -3 "$scoring/ref2.de" > "$dir/short.de"
+run mt_bleu "$scoring/ref.de" "$dir/short.de" -i "$scoring/hyp.de"
+check "mt_bleu: a reference of another length is named" says "the reference '$dir/short.de' 3"
+
+# --- mt_translate: output as it comes, nothing lost
+# A pipe: each window (8 batches) is written before the next line is read.
+mkfifo "$dir/fifo"
+for i in $(seq 8); do echo "A dog runs $i."; done > "$dir/eight.en"
+("$bin/mt_translate" -m "$model" --beam 1 --batch-size 1 < "$dir/fifo" > "$dir/stream.txt" 2>&1 &)
+exec 3> "$dir/fifo"
+cat "$dir/eight.en" >&3
+for _ in $(seq 100); do [ "$(lines "$dir/stream.txt")" -ge 8 ] && break; sleep 0.1; done
+check "a pipe: a full window is written while the input stays open" test "$(lines "$dir/stream.txt")" -eq 8
+exec 3>&-
+# A terminal: each line as it is typed (script gives the tool a terminal).
+if command -v script > /dev/null; then
+  mkfifo "$dir/tty-in"
+  (script -qfec "'$bin/mt_translate' -m '$model' --beam 1" /dev/null < "$dir/tty-in" > "$dir/tty.txt" 2>&1 &)
+  exec 4> "$dir/tty-in"
+  echo "A dog runs." >&4
+  for _ in $(seq 100); do [ -n "$(grep -a "Hund" "$dir/tty.txt")" ] && break; sleep 0.1; done
+  check "a terminal: the line is translated before the next one is typed" grep -qa "Hund" "$dir/tty.txt"
+  exec 4>&-
+fi
+# ids: a bad line is refused by its number, every other line translated.
+{ for i in $(seq 150); do echo "5 6 $((i % 50 + 7))"; done; echo "5 x 7"; for i in $(seq 20); do echo "8 9"; done; } > "$dir/ids.txt"
+"$bin/mt_model" random --config tiny -o "$dir/ids.mtm" > /dev/null
+run mt_translate -m "$dir/ids.mtm" --beam 1 --max-length 4 -i "$dir/ids.txt"
+check "a bad ids line: exit 1" test $rc -eq 1
+check "a bad ids line: named by its number" says "line 151: expected space-separated non-negative token ids"
+check "a bad ids line: every line has its output line" test "$(lines "$dir/out.txt")" -eq 171
+check "a bad ids line: the others translated" test "$(grep -c . "$dir/out.txt")" -eq 170
+# Memory: the batch follows the input, and a session too large says what to lower.
+run mt_translate -m "$model" --beam 12 --batch-size 4096 -i "$dir/five.en"
+check "--batch-size 4096 on 5 lines: planned for 5" test $rc -eq 0
+(ulimit -v 1000000; exec "$bin/mt_translate" -m "$model" --beam 64 --batch-size 512 --max-length 1024 \
+  -i "$src/tests/data/shipped_sentences.en") > /dev/null 2> "$dir/err.txt"
+check "a session too large: exit 1" test $? -eq 1
+check "a session too large: says which options to lower" says "lower --batch-size (512), --beam (64)"
+
+# n-best: Marian's format, --scores refused, blank lines give --nbest lines.
+printf 'A dog runs.\n\n' > "$dir/two.en"
+run mt_translate -m "$model" --beam 2 --nbest 2 --nbest-format marian -i "$dir/two.en"
+check "--nbest-format marian: INDEX ||| TEXT ||| F0= LOGPROB ||| SCORE" \
+  test "$(grep -cE '^[0-9]+ \|\|\| .* \|\|\| F0= -?[0-9.]+ \|\|\| -?[0-9.]+$' "$dir/out.txt")" -eq 4
+usage_error "--scores with --nbest" "carry their score already" mt_translate -m "$model" --beam 2 --nbest 2 --scores
+usage_error "--nbest-format without --nbest" "--nbest-format applies to --nbest 2 or more" mt_translate -m "$model" \
+  --nbest-format marian
+
+# The CLI reference is the tools' own --help.
+for tool in "${tools[@]}"; do
+  [ -x "$bin/$tool" ] || continue
+  "$bin/$tool" --help > "$dir/help.txt"
+  awk -v t="$tool" '$0 == "## " t { on = 1; next } on && /^```$/ { if (started) exit; started = 1; next } on && started' \
+    "$src/docs/cli.md" > "$dir/doc.txt"
+  check "docs/cli.md holds $tool --help as it is (scripts/cli_docs.sh)" cmp -s "$dir/help.txt" "$dir/doc.txt"
+done
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]

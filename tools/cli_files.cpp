@@ -1,0 +1,98 @@
+#include "cli_files.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+
+namespace mt::cli {
+
+std::string unreadable_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "cannot read '" + path + "': " + std::strerror(errno);
+  if (S_ISDIR(st.st_mode)) return "cannot read '" + path + "': it is a directory, not a file";
+  if (::access(path.c_str(), R_OK) != 0) return "cannot read '" + path + "': " + std::strerror(errno);
+  return "";
+}
+
+std::string unwritable_file(const std::string& path, bool force) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return "cannot write '" + path + "': it is a directory";
+    if (!force) return "'" + path + "' exists; add --force to replace it";
+  }
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  if (::stat(folder.c_str(), &st) != 0) return "cannot write '" + path + "': " + folder.string() + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "cannot write '" + path + "': " + folder.string() + " is not a directory";
+  if (::access(folder.c_str(), W_OK) != 0) return "cannot write '" + path + "': " + folder.string() + ": " + std::strerror(errno);
+  return "";
+}
+
+Input::Input(const std::string& path) {
+  if (path.empty() || path == "-") {
+    name_ = "standard input";
+    is_stdin_ = true;
+    struct stat st {};
+    if (::fstat(STDIN_FILENO, &st) != 0) {
+      error_ = std::string("cannot read standard input: ") + std::strerror(errno);
+    } else if (S_ISDIR(st.st_mode)) {
+      error_ = "cannot read standard input: it is a directory";
+    } else {
+      stream_ = &std::cin;
+    }
+    return;
+  }
+  name_ = path;
+  error_ = unreadable_file(path);
+  if (!error_.empty()) return;
+  file_.open(path, std::ios::binary);
+  if (!file_) {
+    error_ = "cannot open '" + path + "': " + std::strerror(errno);
+    return;
+  }
+  stream_ = &file_;
+}
+
+Output::Output(const std::string& path) {
+  if (path.empty() || path == "-") {
+    name_ = "standard output";
+    file_ = stdout;
+    return;
+  }
+  name_ = path;
+  error_ = unwritable_file(path, true);
+  if (!error_.empty()) return;
+  file_ = std::fopen(path.c_str(), "wb");
+  if (file_ == nullptr) {
+    error_ = "cannot write '" + path + "': " + std::strerror(errno);
+    return;
+  }
+  owned_ = true;
+}
+
+Output::~Output() {
+  if (owned_) std::fclose(file_);
+}
+
+bool read_file(const std::string& path, std::string* bytes, std::string* error) {
+  *error = unreadable_file(path);
+  if (!error->empty()) return false;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    *error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  bytes->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  if (f.bad()) {
+    *error = "error reading '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace mt::cli
