@@ -55,7 +55,8 @@ constexpr Option kOptions[] = {
      "decoder/layer_3, encoder/layer_0/ffn (repeatable)",
      true},
     {"--fp32-embeddings", nullptr, nullptr, "keep the embeddings fp32 (with tied embeddings, the output layer too)"},
-    {"--max-sentences", nullptr, "N", "calibrate on the first N lines (default: all)"},
+    {"--calibration-lines", nullptr, "N", "calibrate on the first N lines of the calibration text (default: all)", false,
+     "--max-sentences"},
     {"--threads", nullptr, "N", "threads for the translations (default 1, as every tool)"},
     {"--report", nullptr, "FILE", "also write the per-layer report as TSV"},
 };
@@ -161,7 +162,7 @@ int run(int argc, char** argv) {
   if (const int rc = cli::standard_options(kTool, args, help); rc >= 0) return rc;
   QuantizeOptions options;
   options.threads = args.get_int("--threads", 1, 1, 256);
-  const int max_sentences = args.get_int("--max-sentences", 0, 0, 100000000);
+  const int max_sentences = args.get_int("--calibration-lines", 0, 0, 100000000);
   const std::string activations = args.get_choice("--activations", {"calibrated", "dynamic"}, "calibrated");
   const std::string tokenize = args.get_choice("--dev-tokenize", {"13a", "zh", "none"}, "13a");
   if (!args.ok()) return usage(args.error());

@@ -34,7 +34,8 @@ constexpr Option kOptions[] = {
     {"--vocab-type", nullptr, "T", "unigram or bpe (default unigram)", false, "--type --model_type"},
     {"--byte-fallback", nullptr, nullptr, "unknown characters become UTF-8 byte pieces"},
     {"--character-coverage", nullptr, "X", "share of characters covered (default 1.0; 0.9995 for CJK)"},
-    {"--max-sentences", nullptr, "N", "sample N sentences (default: all)", false, "--input_sentence_size"},
+    {"--sample", nullptr, "N", "train on N sentences sampled from the input (default: all)", false,
+     "--input_sentence_size --max-sentences"},
     {"--normalization", nullptr, "NAME", "nmt_nfkc (default), nfkc, nmt_nfkc_cf, nfkc_cf or identity"},
     {"--soft-limit", nullptr, nullptr, "allow fewer pieces than --vocab-size when the corpus is small"},
     {"--threads", nullptr, "N", "threads (default 1, as every tool)"},
@@ -77,7 +78,7 @@ int run(int argc, char** argv) {
   o.byte_fallback = args.has("--byte-fallback");
   o.soft_limit = args.has("--soft-limit");
   o.character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
-  o.max_sentences = args.get_int("--max-sentences", 0, 0, 1 << 30);
+  o.max_sentences = args.get_int("--sample", 0, 0, 1 << 30);
   o.threads = args.get_int("--threads", 1, 1, 256);
   o.seed = unsigned(args.get_int("--seed", 1, 0, 1 << 30));
   o.normalization = args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"},
