@@ -12,7 +12,8 @@ namespace mt::detail {
 Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return Status::error(Errc::io_error, "cannot create '%s': %s", tmp.c_str(), std::strerror(errno));
+  // Errors name the file asked for, never the temporary one beside it.
+  if (fd < 0) return Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(errno));
   // mkstemp makes the file 0600; give it the mode a new file gets.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -22,7 +23,7 @@ Status write_file_atomically(const std::string& path, std::span<const uint8_t> b
     const int err = errno;
     ::close(fd);
     std::remove(tmp.c_str());
-    return Status::error(Errc::io_error, "cannot write '%s': %s", tmp.c_str(), std::strerror(err));
+    return Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(err));
   }
   const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const int write_errno = errno;
