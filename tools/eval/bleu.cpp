@@ -175,13 +175,7 @@ Expected<BleuScore> corpus_bleu(const std::vector<std::string>& hypotheses, cons
 
 Expected<BleuScore> corpus_bleu_multi(const std::vector<std::string>& hypotheses,
                                       const std::vector<std::vector<std::string>>& reference_sets, const BleuOptions& options) {
-  if (reference_sets.empty()) return Status::error(Errc::invalid_argument, "no references");
-  for (const auto& references : reference_sets) {
-    if (hypotheses.size() != references.size()) {
-      return Status::error(Errc::invalid_argument, "%zu hypotheses but %zu references", hypotheses.size(),
-                           references.size());
-    }
-  }
+  MT_RETURN_IF_ERROR(check_reference_sets(hypotheses, reference_sets));
   BleuScore s;
   auto prepare = [&](const std::string& line) {
     std::u32string text(python_rstrip(decode_utf8(line)));

@@ -90,13 +90,7 @@ Expected<ChrfScore> corpus_chrf(const std::vector<std::string>& hypotheses, cons
 
 Expected<ChrfScore> corpus_chrf_multi(const std::vector<std::string>& hypotheses,
                                       const std::vector<std::vector<std::string>>& reference_sets, const ChrfOptions& options) {
-  if (reference_sets.empty()) return Status::error(Errc::invalid_argument, "no references");
-  for (const auto& references : reference_sets) {
-    if (hypotheses.size() != references.size()) {
-      return Status::error(Errc::invalid_argument, "%zu hypotheses but %zu references", hypotheses.size(),
-                           references.size());
-    }
-  }
+  MT_RETURN_IF_ERROR(check_reference_sets(hypotheses, reference_sets));
   const auto prepare = [&](const std::string& line) {
     std::u32string text = decode_utf8(line);
     if (options.lowercase) text = to_lower(text);

@@ -64,6 +64,19 @@ Expected<ChrfScore> corpus_chrf_multi(const std::vector<std::string>& hypotheses
                                       const std::vector<std::vector<std::string>>& reference_sets,
                                 const ChrfOptions& options = {});
 
+// At least one reference set, each with a line per hypothesis.
+inline Status check_reference_sets(const std::vector<std::string>& hypotheses,
+                                   const std::vector<std::vector<std::string>>& reference_sets) {
+  if (reference_sets.empty()) return Status::error(Errc::invalid_argument, "no references");
+  for (const auto& references : reference_sets) {
+    if (hypotheses.size() != references.size()) {
+      return Status::error(Errc::invalid_argument, "%zu hypotheses but %zu references", hypotheses.size(),
+                           references.size());
+    }
+  }
+  return {};
+}
+
 // The sacreBLEU version whose results these reproduce (checked by tests/test_scoring.cpp).
 inline constexpr const char* kSacrebleuVersion = "2.6.0";
 
