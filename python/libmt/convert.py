@@ -124,6 +124,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="what the source is")
     parser.add_argument("source", help="the model to convert (a directory or file)")
     parser.add_argument("-o", "--output", required=True, help="the libmt model file to write")
+    parser.add_argument("--force", action="store_true", help="replace an existing output file")
     parser.add_argument("--quantize", choices=["int8"],
                         help="write int8 weights (per row, as mt_quantize) with activations quantized at run time; "
                              "(with --calibration, activations calibrated as mt_quantize does)")
@@ -139,6 +140,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="whether sources end with </s> (ctranslate2: default config.json's add_source_eos; "
                              "models converted from Transformers, such as OPUS-MT and M2M-100, need yes)")
     args = parser.parse_args(argv)
+    output = pathlib.Path(args.output)
+    if output.is_dir():
+        print(f"libmt-convert: error: cannot write '{output}': it is a directory", file=sys.stderr)
+        return 1
+    if output.exists() and not args.force:  # as mt_quantize and mt_model: never replaced by accident
+        print(f"libmt-convert: error: '{output}' exists; add --force to replace it", file=sys.stderr)
+        return 1
     try:
         conversion = convert(args.source_format, args.source, args.output, quantize=args.quantize,
                              calibration=args.calibration,

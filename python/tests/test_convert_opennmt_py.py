@@ -161,3 +161,16 @@ def test_calibrated_int8_conversion_is_mt_quantizes_file(tmp_path, mt_translate)
     (tmp_path / "empty.txt").write_text("\n")
     with pytest.raises(convert.ConversionError, match="no sentences"):
         convert.convert("opennmt-py", source, quantize="int8", calibration=tmp_path / "empty.txt")
+
+
+def test_the_command_line_never_replaces_a_file_without_force(tmp_path, capsys):
+    source = FIXTURES / "opennmt-py" / "model.pt"
+    target = tmp_path / "m.mtm"
+    target.write_bytes(b"keep me")
+    assert convert.main(["--from", "opennmt-py", str(source), "-o", str(target)]) == 1
+    assert "exists; add --force" in capsys.readouterr().err
+    assert target.read_bytes() == b"keep me"
+    assert convert.main(["--from", "opennmt-py", str(source), "-o", str(target), "--force"]) == 0
+    assert libmt.Model(target).config.d_model > 0
+    assert convert.main(["--from", "opennmt-py", str(source), "-o", str(tmp_path)]) == 1
+    assert "is a directory" in capsys.readouterr().err
