@@ -66,17 +66,6 @@ constexpr const char* kEpilog = "Nothing is written unless the whole run succeed
 int fail(const std::string& message) { return cli::fail(kTool, message); }
 int usage(const std::string& message) { return cli::usage_error(kTool, message); }
 
-Expected<std::vector<std::string>> read_lines(const std::string& path, size_t max_lines) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(Errc::io_error, "cannot read '%s': %s", path.c_str(), std::strerror(errno));
-  std::vector<std::string> lines;
-  for (std::string line; lines.size() < max_lines && std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-  }
-  return lines;
-}
-
 // Writes to a temporary file renamed over `path`: never a partial model.
 Status write_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
@@ -219,7 +208,7 @@ int run(int argc, char** argv) {
   auto model = Model::load(input, load);
   if (!model) return fail(model.status().message());
   if ((*model)->quantization().int8) return fail(input + " is already an int8 model");
-  auto lines = read_lines(calibration_path, max_sentences > 0 ? size_t(max_sentences) : SIZE_MAX);
+  auto lines = cli::read_lines(calibration_path, max_sentences > 0 ? size_t(max_sentences) : SIZE_MAX);
   if (!lines) return fail(lines.status().message());
   if (lines->empty()) return fail("calibration text '" + calibration_path + "' is empty");
 
@@ -229,8 +218,8 @@ int run(int argc, char** argv) {
   const double calibration_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (auto_method) {
-    auto dev_src = read_lines(args.get("--dev-src", ""), SIZE_MAX);
-    auto dev_ref = read_lines(args.get("--dev-ref", ""), SIZE_MAX);
+    auto dev_src = cli::read_lines(args.get("--dev-src", ""));
+    auto dev_ref = cli::read_lines(args.get("--dev-ref", ""));
     if (!dev_src) return fail(dev_src.status().message());
     if (!dev_ref) return fail(dev_ref.status().message());
     if (dev_src->empty() || dev_src->size() != dev_ref->size()) {

@@ -95,4 +95,22 @@ bool read_file(const std::string& path, std::string* bytes, std::string* error) 
   return true;
 }
 
+bool read_lines(std::istream& in, std::vector<std::string>* lines, size_t max_lines) {
+  std::string line;
+  while (lines->size() < max_lines && std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines->push_back(std::move(line));
+  }
+  return !in.bad();
+}
+
+Expected<std::vector<std::string>> read_lines(const std::string& path, size_t max_lines) {
+  if (std::string why = unreadable_file(path); !why.empty()) return Status::error(Errc::io_error, "%s", why.c_str());
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::error(Errc::io_error, "cannot open '%s': %s", path.c_str(), std::strerror(errno));
+  std::vector<std::string> lines;
+  if (!read_lines(f, &lines, max_lines)) return Status::error(Errc::io_error, "error reading '%s'", path.c_str());
+  return lines;
+}
+
 }  // namespace mt::cli

@@ -2,10 +2,14 @@
 // streams and errors that name the path and the cause.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <istream>
 #include <string>
+#include <vector>
+
+#include "mt/status.hpp"
 
 namespace mt::cli {
 
@@ -55,5 +59,11 @@ std::string unwritable_file(const std::string& path, bool force);
 
 // Reads all of `path` into *bytes; false with the reason in *error.
 bool read_file(const std::string& path, std::string* bytes, std::string* error);
+
+// A text's lines without their newlines: a final CR dropped (CRLF files), a
+// last line without a newline counted (as Python reads them); at most
+// `max_lines`. False, or an error naming the path, when reading fails.
+bool read_lines(std::istream& in, std::vector<std::string>* lines, size_t max_lines = SIZE_MAX);
+Expected<std::vector<std::string>> read_lines(const std::string& path, size_t max_lines = SIZE_MAX);
 
 }  // namespace mt::cli

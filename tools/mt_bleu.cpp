@@ -39,16 +39,6 @@ constexpr Option kOptions[] = {
 int fail(const std::string& message) { return mt::cli::fail(kTool, message); }
 int usage(const std::string& message) { return mt::cli::usage_error(kTool, message); }
 
-// Lines without their newline; a final line without one counts, as in Python.
-bool read_lines(std::istream& in, std::vector<std::string>* lines) {
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines->push_back(line);
-  }
-  return !in.bad();
-}
-
 // Share of the non-space characters that are CJK ideographs (U+4E00..U+9FFF,
 // three UTF-8 bytes starting 0xE4..0xE9).
 double cjk_share(const std::vector<std::string>& lines) {
@@ -101,12 +91,12 @@ int run(int argc, char** argv) {
     if (reference == "-") return usage("references must be files (the hypotheses come on standard input)");
     mt::cli::Input ref_in(reference);
     if (ref_in.stream() == nullptr) return fail(ref_in.error());
-    if (!read_lines(*ref_in.stream(), &reference_sets.emplace_back())) return fail("error reading '" + reference + "'");
+    if (!mt::cli::read_lines(*ref_in.stream(), &reference_sets.emplace_back())) return fail("error reading '" + reference + "'");
   }
   std::vector<std::string> hyps;
   mt::cli::Input hyp_in(args.get("--input", ""));
   if (hyp_in.stream() == nullptr) return fail(hyp_in.error());
-  if (!read_lines(*hyp_in.stream(), &hyps)) return fail("error reading " + hyp_in.name());
+  if (!mt::cli::read_lines(*hyp_in.stream(), &hyps)) return fail("error reading " + hyp_in.name());
   for (size_t k = 0; k < reference_sets.size(); ++k) {
     if (hyps.size() != reference_sets[k].size()) {
       return fail("the hypotheses have " + std::to_string(hyps.size()) + " lines, the reference '" +

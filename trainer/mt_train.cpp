@@ -96,17 +96,6 @@ constexpr Option kOptions[] = {
 int fail(const std::string& message) { return mt::cli::fail(kTool, message); }
 int usage(const std::string& message) { return mt::cli::usage_error(kTool, message); }
 
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream f(path);
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
-
 std::string extension(const std::string& path) {
   const auto dot = path.rfind('.');
   return dot == std::string::npos ? std::string() : path.substr(dot + 1);
@@ -300,7 +289,9 @@ int run(int argc, char** argv) {
   keep_all.max_tokens = 1000;
   auto dev_pairs = train::read_parallel_corpus(dev_src, dev_tgt, vocab, keep_all, nullptr);
   if (!dev_pairs) return fail(dev_pairs.status().message());
-  const std::vector<std::string> dev_sources = read_lines(dev_src), dev_references = read_lines(dev_tgt);
+  auto dev_sources = cli::read_lines(dev_src), dev_references = cli::read_lines(dev_tgt);
+  if (!dev_sources) return fail(dev_sources.status().message());
+  if (!dev_references) return fail(dev_references.status().message());
 
   train::Trainer trainer(o, std::move(train_pairs.value()));
   const std::string checkpoint = out + "/checkpoint.bin";
@@ -376,7 +367,7 @@ int run(int argc, char** argv) {
     meta.extra = {{"steps", std::to_string(step)}, {"epochs", std::to_string(trainer.epoch() + (epoch_end ? 1 : 0))}};
     const std::string last = out + "/model_last.mtm";
     if (const Status st = trainer.model().export_model(last, &vocab, meta); !st.ok()) return fail(st.message());
-    auto score = dev_score(last, dev_sources, dev_references, dev_beam, o.threads, bleu_options);
+    auto score = dev_score(last, *dev_sources, *dev_references, dev_beam, o.threads, bleu_options);
     if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
     dev_log << step << '\t' << trainer.epoch() + 1 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t' << score->bleu
             << '\t' << score->chrf << '\t' << elapsed() << '\n'

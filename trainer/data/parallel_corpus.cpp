@@ -5,24 +5,12 @@
 #include <numeric>
 #include <random>
 
+#include "cli_files.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace mt::train {
 
 namespace {
-
-Expected<std::vector<std::string>> read_lines(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Status::error(Errc::io_error, "cannot open '%s'", path.c_str());
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-  }
-  if (f.bad()) return Status::error(Errc::io_error, "error reading '%s'", path.c_str());
-  return lines;
-}
 
 // Tokenizes with scratch sized for the longest line seen so far.
 class Encoder {
@@ -53,9 +41,9 @@ Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& sour
                                                          const std::string& target_path,
                                                          const VocabularyData& vocabulary,
                                                          const CorpusFilter& filter, CorpusStats* stats) {
-  auto sources = read_lines(source_path);
+  auto sources = cli::read_lines(source_path);
   if (!sources) return sources.status();
-  auto targets = read_lines(target_path);
+  auto targets = cli::read_lines(target_path);
   if (!targets) return targets.status();
   if (sources->size() != targets->size()) {
     return Status::error(Errc::invalid_argument, "'%s' has %zu lines but '%s' has %zu: the files must be aligned",
