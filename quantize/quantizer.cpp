@@ -260,9 +260,9 @@ Expected<std::shared_ptr<const Model>> load_model_bytes(const std::vector<uint8_
     std::shared_ptr<const Model> model;  // destroyed before the buffer
   };
   auto holder = std::make_shared<Holder>();
-  auto* block = static_cast<uint8_t*>(::operator new(bytes.size(), std::align_val_t(64), std::nothrow));
+  auto* block = static_cast<uint8_t*>(::operator new(bytes.size(), std::align_val_t(kBufferAlignment), std::nothrow));
   if (block == nullptr) return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes", bytes.size());
-  holder->buffer = {block, [](uint8_t* p) { ::operator delete(p, std::align_val_t(64)); }};
+  holder->buffer = {block, [](uint8_t* p) { ::operator delete(p, std::align_val_t(kBufferAlignment)); }};
   std::memcpy(block, bytes.data(), bytes.size());
   auto model = Model::from_buffer({block, bytes.size()});
   if (!model) return model.status();

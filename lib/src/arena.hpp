@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "alignment.hpp"
+
 namespace mt::detail {
 
-inline constexpr size_t kArenaAlignment = 64;
+inline constexpr size_t kArenaAlignment = kAlignment;
 
 class ArenaPlanner {
  public:

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "alignment.hpp"
 #include "atomic_file.hpp"
 #include "cuda/cuda_weights.hpp"
 #include "format_version.hpp"
@@ -42,7 +43,7 @@ struct Model::Impl {
 
 namespace {
 
-constexpr size_t kTensorAlignment = 64;
+constexpr size_t kTensorAlignment = detail::kAlignment;
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 

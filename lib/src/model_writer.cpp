@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "alignment.hpp"
 #include "atomic_file.hpp"
 #include "format_version.hpp"
 #include "model_generated.h"
@@ -14,7 +15,7 @@ namespace mt {
 
 namespace {
 
-constexpr size_t kTensorAlignment = 64;
+constexpr size_t kTensorAlignment = detail::kAlignment;
 
 flatbuffers::Offset<fb::Config> build_config(flatbuffers::FlatBufferBuilder& b, const ModelConfig& c) {
   const auto suppressed = c.suppressed_ids.empty() ? 0 : b.CreateVector(c.suppressed_ids);

@@ -265,7 +265,7 @@ Expected<Session> Session::create(std::shared_ptr<const Model> model, const Sess
                          buffer.size(), impl->plan.total);
   }
   if (reinterpret_cast<uintptr_t>(buffer.data()) % detail::kArenaAlignment != 0) {
-    return Status::error(Errc::invalid_argument, "session buffer must be 64-byte aligned");
+    return Status::error(Errc::invalid_argument, "session buffer must be %zu-byte aligned", detail::kAlignment);
   }
   impl->arena = buffer.data();
   return bind_session(std::move(impl));

@@ -16,18 +16,18 @@ namespace mt::simd {
 template <class Arch>
 KernelTable make_kernel_table(const char* isa, QuantizeRowsU8 quantize_rows_u8, GemmU8S8 gemm_u8s8,
                               EmbedI8 embed_i8) {
-  return KernelTable{isa,
-                     &gemm_f32<Arch>,
-                     &layer_norm_f32<Arch>,
-                     &softmax_f32<Arch>,
-                     &log_softmax_f32<Arch>,
-                     &argmax_f32<Arch>,
-                     &top_k_f32<Arch>,
-                     &embed_f32<Arch>,
-                     &attention_f32<Arch>,
-                     quantize_rows_u8,
-                     gemm_u8s8,
-                     embed_i8};
+  return KernelTable{.isa = isa,
+                     .gemm_f32 = &gemm_f32<Arch>,
+                     .layer_norm_f32 = &layer_norm_f32<Arch>,
+                     .softmax_f32 = &softmax_f32<Arch>,
+                     .log_softmax_f32 = &log_softmax_f32<Arch>,
+                     .argmax_f32 = &argmax_f32<Arch>,
+                     .top_k_f32 = &top_k_f32<Arch>,
+                     .embed_f32 = &embed_f32<Arch>,
+                     .attention_f32 = &attention_f32<Arch>,
+                     .quantize_rows_u8 = quantize_rows_u8,
+                     .gemm_u8s8 = gemm_u8s8,
+                     .embed_i8 = embed_i8};
 }
 
 }  // namespace mt::simd

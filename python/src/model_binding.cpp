@@ -28,7 +28,7 @@ std::shared_ptr<const Model> model_from_bytes(py::buffer source, const LoadOptio
   if (info.ndim != 1 || info.itemsize != 1) throw py::type_error("Model(): a bytes-like model must be 1-D bytes");
   const size_t size = size_t(info.size);
   auto owner = std::make_shared<BufferModel>();
-  owner->bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (size + 63) / 64 * 64 + 64)));
+  owner->bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(mt::kBufferAlignment, (size + mt::kBufferAlignment - 1) / mt::kBufferAlignment * mt::kBufferAlignment + mt::kBufferAlignment)));
   if (!owner->bytes) throw std::bad_alloc();
   std::memcpy(owner->bytes.get(), info.ptr, size);
   Expected<std::shared_ptr<const Model>> model = [&] {

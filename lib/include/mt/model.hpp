@@ -219,6 +219,10 @@ class MT_API Model {
   std::unique_ptr<Impl> impl_;
 };
 
+// The alignment of memory a caller hands libmt: model images
+// (Model::from_buffer) and session memory (Session::create with a buffer).
+inline constexpr size_t kBufferAlignment = 64;
+
 // The newest format version this libmt reads (it reads every older one too;
 // schema/model.fbs lists what each version changed). It writes the oldest
 // version that holds a file's features: 2, or 3 for a version 3 feature
