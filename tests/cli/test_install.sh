@@ -56,5 +56,23 @@ check "the shared-library examples load the installed libmt.so" \
 "$dir/examples/translate_c" "$src/models/missing.mtm" "x" > /dev/null 2> "$dir/err.txt"
 check "the C example reports a missing model" grep -q "cannot open" "$dir/err.txt"
 
+# Added by another project (add_subdirectory): libmt alone, no tests,
+# benchmarks, trainer or tools (PROJECT_IS_TOP_LEVEL). Configured only.
+mkdir -p "$dir/super"
+cat > "$dir/super/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.25)
+project(super CXX)
+add_subdirectory("$src" libmt)
+add_executable(app "$src/examples/translate.cpp")
+target_link_libraries(app PRIVATE mt)
+EOF
+cmake -S "$dir/super" -B "$dir/super/build" -DMT_CUDA=OFF > "$dir/super-configure.log" 2>&1
+check "a project that adds libmt configures" test $? -eq 0
+cmake --build "$dir/super/build" --target help > "$dir/super-targets.txt" 2>&1
+check "a subproject libmt gives the library and the project's own targets" \
+  test -n "$(grep -x '... app' "$dir/super-targets.txt")" -a -n "$(grep -x '... mt' "$dir/super-targets.txt")"
+check "a subproject libmt builds no tests, benchmarks, trainer or tools" \
+  test -z "$(grep -E '^\.\.\. (test_|bench_|mt_train|mt_translate)' "$dir/super-targets.txt")"
+
 echo "$failures failure(s)"
 test "$failures" -eq 0
