@@ -51,10 +51,14 @@ struct SessionPlan : TransformerBufferPlan {
   int lanes = 0;
   std::shared_ptr<const SessionPlan> lane_plan, wide_plan;
   size_t lane_offset = 0, lane_stride = 0, wide_offset = 0;
+  size_t lane_statuses = 0;  // [lanes] Status: each lane's outcome of a run
   size_t total = 0;
 
   static SessionPlan make(const Model& model, const SessionOptions& options);
 };
+
+// An error when the plan does not fit in the address space (make() then says SIZE_MAX).
+Status check_plan(const SessionPlan& plan);
 
 }  // namespace mt::detail
 
@@ -98,13 +102,15 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   Status forced_logits(std::span<const int32_t> source, std::span<const int32_t> target, std::span<float> logits);
   // Starts the objects in the arena, the pool and the transformer, or the lanes.
   void bind();
+  // bind() for a session split by sentences: its lanes, in its arena.
+  void bind_lanes();
   // Encodes the loaded sources and searches: hypotheses and counts filled.
   // Only the GPU can fail here (a device fault).
   Status run(int B, const TranslateOptions& options);
   // run() for a session split by sentences: the lanes translate their
   // sentences side by side (or the wide lane all of them), then their
   // results are gathered here.
-  void run_lanes(int B, const TranslateOptions& options);
+  Status run_lanes(int B, const TranslateOptions& options);
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);
   void beam_search(int B, const detail::SearchLimits& limits);

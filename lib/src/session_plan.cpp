@@ -1,0 +1,138 @@
+// The session's memory plan: every buffer sized from (model, options) as
+// offsets into one block, computed before the block exists, so that
+// required_memory() can answer and a caller can supply the memory.
+#include <algorithm>
+
+#include "arena.hpp"
+#include "model_weights.hpp"
+#include "session_impl.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace mt {
+
+using detail::SessionPlan;
+
+namespace detail {
+
+using detail::Tokenizer;
+
+// Past this size a batch smaller than the thread count runs on every thread
+// split by layers (automatic); a smaller model's steps are too short for that
+// to pay, and such a batch runs on as many lanes as it has sentences.
+constexpr size_t kWideLaneMinModelBytes = size_t(24) << 20;
+
+SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
+  const ModelConfig& cfg = model.config();
+  SessionPlan p;
+  // automatic with a large model: lanes only when a batch can fill them.
+  const bool large = model.file_size() >= kWideLaneMinModelBytes;
+  const bool automatic = o.thread_split == ThreadSplit::automatic;
+  if (o.device == Device::cpu && o.num_threads > 1 && o.thread_split != ThreadSplit::layers &&
+      !(automatic && large && o.max_batch_size < o.num_threads)) {
+    // One single-threaded lane per thread, each planned for its share of the
+    // batch; this plan keeps the inputs and the results (as a CUDA session's).
+    p.lanes = o.num_threads;
+    SessionOptions lane = o;
+    lane.num_threads = 1;
+    lane.max_batch_size = (o.max_batch_size + p.lanes - 1) / p.lanes;
+    p.lane_plan = std::make_shared<const SessionPlan>(make(model, lane));
+    if (automatic && large) {
+      SessionOptions wide = o;
+      wide.thread_split = ThreadSplit::layers;
+      wide.max_batch_size = std::min(o.max_batch_size, o.num_threads - 1);
+      p.wide_plan = std::make_shared<const SessionPlan>(make(model, wide));
+    }
+  }
+  p.B = o.max_batch_size;
+  p.S = o.max_source_length;
+  p.T = o.max_target_length;
+  p.K = o.max_beam_size;
+  p.R = p.B * p.K;
+  p.N = p.B * p.S;
+  p.threads = o.num_threads;
+  p.scratch_stride = std::max(p.S, p.T);
+  const size_t C = size_t(cfg.d_model);
+  const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T),
+               K = size_t(p.K), B = size_t(p.B);
+
+  // A CUDA session keeps the forward pass's buffers on the device (cuda/cuda_session.cpp),
+  // a session split by sentences in its lanes: here they get no bytes.
+  const size_t here = o.device == Device::cpu && p.lanes == 0 ? 1 : 0;
+  ArenaPlanner a;
+  const size_t computed_positions = cfg.stored_positions ? 0 : 1;  // else read from the model
+  p.positions = a.reserve<float>(here * computed_positions * size_t(std::max(p.S, p.T)) * C);
+  p.source_tokens = a.reserve<int32_t>(N);
+  p.source_offsets = a.reserve<int>(B + 1);
+  p.reserve(a, cfg, N, R, T, here != 0);
+  p.self_cache = a.reserve<float>(ArenaPlanner::product(here * L, p.self_cache_stride));
+  p.attention_scratch = a.reserve<float>(here * size_t(p.threads) * size_t(p.scratch_stride));
+  p.step_tokens = a.reserve<int32_t>(R);
+  p.live_tokens = a.reserve<int32_t>(R);
+  p.live_slots = a.reserve<int>(R);
+  p.live_sources = a.reserve<int>(R);
+  p.live_beams = a.reserve<int>(R);
+  p.live_row_of_beam = a.reserve<int>(R);
+  p.beam_slots = a.reserve<int>(R);
+  p.row_candidates = a.reserve<Candidate>(ArenaPlanner::product(R, 2 * K));
+  p.row_candidate_counts = a.reserve<int>(R);
+  p.beam_scores = a.reserve<float>(R);
+  p.history = a.reserve<int32_t>(R * T);
+  p.history_scratch = a.reserve<int32_t>(K * T);
+  p.parents = a.reserve<int32_t>(R);
+  p.candidates = a.reserve<Candidate>(K * 2 * K);
+  p.finished = a.reserve<Finished>(B * K);
+  p.finished_tokens = a.reserve<int32_t>(B * K * T);
+  p.source_done = a.reserve<int>(B);
+  p.length_limits = a.reserve<int>(B);
+  p.hypotheses = a.reserve<Hypothesis>(B * K);
+  p.hypothesis_counts = a.reserve<int>(B);
+  p.truncated = a.reserve<int>(B);
+  p.source_spans = a.reserve<std::span<const int32_t>>(B);
+  // int8 layers quantize their inputs here: as many rows as the widest call
+  // (the encoder's packed tokens or the decoder's rows); longer calls (the
+  // full-prefix decoder of the tests) go through in blocks.
+  const detail::ModelWeights& w = model.weights();
+  if (w.any_int8 && here) {
+    p.quantized_rows = std::max(p.N, p.R);
+    p.quantized_stride = (size_t(padded_k_i8(w.max_int8_k)) + 63) / 64 * 64;
+    p.quantized = a.reserve<uint8_t>(size_t(p.quantized_rows) * p.quantized_stride);
+    p.quantized_scales = a.reserve<float>(size_t(p.quantized_rows));
+    p.quantized_zeros = a.reserve<int32_t>(size_t(p.quantized_rows));
+  }
+  if (const Tokenizer* tok = model.tokenizer()) {
+    const size_t text_bytes = size_t(o.max_text_bytes);
+    p.text_workspace_bytes = tok->encode_workspace_bytes(text_bytes);
+    p.text_workspace = a.reserve<std::byte>(p.text_workspace_bytes);
+    p.text_ids_stride = tok->max_encoded_ids(text_bytes);
+    p.text_ids = a.reserve<int32_t>(ArenaPlanner::product(B, p.text_ids_stride));
+    p.text_out_stride = model.target_tokenizer()->max_decoded_bytes(T);
+    p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
+    p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
+  }
+  if (p.lanes > 0) {
+    p.lane_stride = p.lane_plan->total == SIZE_MAX ? SIZE_MAX : (p.lane_plan->total + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    p.lane_offset = a.reserve<std::byte>(ArenaPlanner::product(size_t(p.lanes), p.lane_stride));
+  }
+  if (p.wide_plan != nullptr) p.wide_offset = a.reserve<std::byte>(p.wide_plan->total);
+  if (p.lanes > 0) p.lane_statuses = a.reserve<Status>(size_t(p.lanes));
+  p.total = a.size();
+  return p;
+}
+
+Status check_plan(const SessionPlan& plan) {
+  if (plan.total != SIZE_MAX) return {};
+  return Status::error(Errc::capacity_exceeded,
+                       "the session's memory for these options does not fit in the address space "
+                       "(lower max_batch_size, max_text_bytes or the lengths)");
+}
+
+}  // namespace detail
+
+Expected<size_t> Session::required_memory(const Model& model, const SessionOptions& options) {
+  MT_RETURN_IF_ERROR(options.validate(model.config()));
+  const detail::SessionPlan plan = detail::SessionPlan::make(model, options);
+  MT_RETURN_IF_ERROR(detail::check_plan(plan));
+  return plan.total;
+}
+
+}  // namespace mt
