@@ -1,4 +1,4 @@
-// Runtime benchmarks (README "Benchmarks"): model load, encoder, one decoder
+// Runtime benchmarks (docs/performance.md, "Benchmarks"): model load, encoder, one decoder
 // step, and whole sentences of 16 source -> exactly 16 target tokens, greedy
 // and beam 4, batch 1 and 32, for
 //   base, small            random weights, fp32

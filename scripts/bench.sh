@@ -6,7 +6,7 @@
 #   scripts/bench.sh NAME [ARGS...]         build only NAME and run it with ARGS, e.g.
 #   scripts/bench.sh bench_kernels --benchmark_filter=gemm
 #   scripts/bench.sh bench_translate --benchmark_filter='translate|load' --benchmark_min_time=0.5
-# README "Benchmarks" and bench/results/ say what each measures.
+# docs/performance.md and bench/results/ say what each measures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case ${1:-} in
@@ -15,7 +15,7 @@ esac
 build="build-bench"
 
 ./scripts/install-deps.sh --bench
-# Release, as the results in README and bench/results/ were measured; no tests.
+# Release, as the results in docs/ and bench/results/ were measured; no tests.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMT_BUILD_BENCHMARKS=ON -DMT_BUILD_TESTS=OFF > /dev/null
 if [ $# -eq 0 ]; then
   cmake --build "$build" -j"${MT_JOBS:-2}"

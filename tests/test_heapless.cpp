@@ -1,4 +1,4 @@
-// For devices without a heap at translate time (README, "Translating without
+// For devices without a heap at translate time (docs/memory.md, "Translating without
 // a heap"): the model image and the session's memory are the caller's, and
 // translating works with every allocation refused from the first call on:
 // malloc returns null and operator new throws (tests/malloc_hooks.cpp).

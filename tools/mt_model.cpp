@@ -34,7 +34,7 @@ constexpr const char* kSynopsis = R"(usage:
 constexpr Option kOptions[] = {
     {"--output", "-o", "FILE", "random, upgrade, vocab extract: where to write"},
     {"--force", nullptr, nullptr, "random, upgrade, vocab extract: replace an existing output file"},
-    {"--config", nullptr, "NAME", "random: base, small or tiny (see README)"},
+    {"--config", nullptr, "NAME", "random: base, small or tiny (mt::ModelConfig::preset)"},
     {"--seed", nullptr, "N", "random: random seed (default 1)"},
     {"--pre-norm", nullptr, nullptr, "random: LayerNorm before each sublayer instead of after"},
     {"--gelu", nullptr, nullptr, "random: GELU feed-forward activation instead of ReLU"},

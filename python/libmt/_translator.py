@@ -21,7 +21,7 @@ class Translator(_libmt._Translator):
     parallel on one shared Model: the GIL is released while translating.
 
     model: a libmt.Model (shared) or a model file's path (loaded for this translator).
-    device: "cpu" or "cuda" (needs libmt built with CUDA, see the README);
+    device: "cpu" or "cuda" (needs libmt built with CUDA, see docs/cuda.md);
       device_index: which GPU.
     num_threads: threads of this translator (its own pool; 1: the calling thread only).
     thread_split: with num_threads > 1, "sentences" (each thread its own
