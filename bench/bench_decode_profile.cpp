@@ -35,6 +35,7 @@
 #include "model_weights.hpp"
 #include "mt/mt.hpp"
 #include "stage_profile.hpp"
+#include "access.hpp"
 
 #if !defined(MT_STAGE_PROFILE) || !MT_STAGE_PROFILE
 #error "bench_decode_profile needs the library built with -DMT_STAGE_PROFILE=ON"
@@ -222,7 +223,7 @@ int main(int argc, char** argv) {
   }
   std::shared_ptr<const mt::Model> model = std::move(loaded.value());
   const mt::ModelConfig& cfg = model->config();
-  const mt::detail::ModelWeights& weights = model->weights();
+  const mt::detail::ModelWeights& weights = mt::detail::weights_of(*model);
 
   constexpr int kSourceTokens = 16, kSteps = 16;  // source: 15 + EOS
   const int B = args.batch, K = args.beam;

@@ -19,6 +19,7 @@
 #include "bench_models.hpp"
 #include "mt/mt.hpp"
 #include "session_impl.hpp"
+#include "access.hpp"
 
 namespace {
 
@@ -77,7 +78,7 @@ void BM_Encoder(benchmark::State& state, std::string name) {
   mt::Session session = session_for(name, 1, 1, length);
   const auto src = sources(1, length - 1, load(name)->config().source_vocab_size);
   std::span<const int32_t> batch[] = {src[0]};
-  mt::Session::Impl& s = *session.impl();
+  mt::Session::Impl& s = *mt::detail::impl_of(session);
   if (!s.load_sources(batch, {}).ok()) std::abort();
   for (auto _ : state) s.encode(1);
   state.counters["tokens/s"] = benchmark::Counter(double(length), benchmark::Counter::kIsIterationInvariantRate);
@@ -89,7 +90,7 @@ void BM_DecoderStep(benchmark::State& state, std::string name) {
   mt::Session session = session_for(name, batch, 1, 16);
   const auto src = sources(batch, 15, load(name)->config().source_vocab_size);
   const std::vector<std::span<const int32_t>> spans(src.begin(), src.end());
-  mt::Session::Impl& s = *session.impl();
+  mt::Session::Impl& s = *mt::detail::impl_of(session);
   if (!s.load_sources(spans, {}).ok()) std::abort();
   s.encode(batch);
   std::vector<int32_t> tokens(size_t(batch), 7);

@@ -8,6 +8,7 @@
 
 #include "fuzz_util.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "access.hpp"
 
 namespace {
 
@@ -41,7 +42,7 @@ const Vocabularies& vocabularies() {
     const char* files[2] = {MT_MODELS_DIR "/en-de-tiny.int8.mtm", MT_MODELS_DIR "/en-zh-tiny.int8.mtm"};
     for (int i = 0; i < 2; ++i) {
       auto m = mt::Model::load(files[i]);
-      if (!m || (*m)->tokenizer() == nullptr) std::abort();
+      if (!m || mt::detail::tokenizer_of(**m) == nullptr) std::abort();
       out.models[i] = *m;
     }
     out.all_unused_bpe = make_all_unused_bpe();
@@ -57,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // data[0] picks the vocabulary: the two shipped ones, or (values 2 and 3
   // of 4) the crafted BPE.
   const Vocabularies& v = vocabularies();
-  const mt::detail::Tokenizer& tok = (data[0] & 2) ? *v.all_unused_bpe : *v.models[data[0] & 1]->tokenizer();
+  const mt::detail::Tokenizer& tok = (data[0] & 2) ? *v.all_unused_bpe : *mt::detail::tokenizer_of(*v.models[data[0] & 1]);
   const int vocab = tok.size();
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
 

@@ -14,6 +14,7 @@
 #include "mt/version.hpp"
 #include "session_impl.hpp"
 #include "weight_quantization.hpp"
+#include "access.hpp"
 
 namespace mt::quantize {
 
@@ -63,14 +64,14 @@ Expected<std::vector<std::string>> run_translations(std::shared_ptr<const Model>
   so.max_text_bytes = 1 << 16;
   auto session = Session::create(model, so);
   if (!session) return session.status();
-  session->impl()->transformer->set_observer(observer);
+  MT_RETURN_IF_ERROR(detail::set_linear_observer(*session, observer));
   TranslateOptions to;
   to.truncate_long_sources = true;
   // As mt_train's dev translations: a weak model's runaway repetitions
   // neither calibrate nor score anything useful.
   to.max_length_ratio = 2.0f;
   to.max_length_offset = 10;
-  const bool text = model->vocabulary() != nullptr;
+  const bool text = model->has_vocabulary();
   std::vector<std::string> out;
   out.reserve(sentences.size());
   std::vector<std::vector<int32_t>> ids(size_t(so.max_batch_size));
@@ -128,7 +129,7 @@ Expected<Calibration> calibrate(std::shared_ptr<const Model> fp32, const std::ve
   }
   if (sentences.empty()) return Status::error(Errc::invalid_argument, "the calibration text is empty");
   Calibration c;
-  c.layers = fp32->weights().linear_names;
+  c.layers = detail::weights_of(*fp32).linear_names;
   c.stats.resize(c.layers.size());
   StatsObserver ranges(c.stats, false);
   auto translations = run_translations(fp32, sentences, options, progress, "calibrating (1/2)", &ranges);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "mt/kernels.h"
+
 namespace mt::quantize {
 
 void quantize_weight_rows(std::span<const float> w, int N, int K, std::span<int8_t> q,

@@ -9,6 +9,7 @@
 #include "arena.hpp"
 #include "session_impl.hpp"
 #include "test_util.hpp"
+#include "access.hpp"
 
 using namespace mt;
 using mt::test::make_sources;
@@ -78,7 +79,7 @@ TEST_CASE("incremental decoding matches recomputing the whole prefix", "[decoder
   const auto sources = make_sources({9, 4}, config.source_vocab_size, 3);
   run(session, sources, {});  // encodes the batch: cross-attention keys/values now in the session
 
-  Session::Impl& s = *session.impl();
+  Session::Impl& s = *detail::impl_of(session);
   const int T = 12, V = config.target_vocab_size, C = config.d_model, F = config.d_ff;
   std::vector<int32_t> prefix = {config.bos_id};
   for (int t = 1; t < T; ++t) prefix.push_back(int32_t(4 + (t * 37) % (V - 4)));
@@ -349,7 +350,7 @@ TEST_CASE("beam search with beam 1 gives the greedy result", "[decoder]") {
   // Drive the beam-search routine itself with K = 1.
   Translations results;
   REQUIRE(session.translate(spans(sources), options, &results).ok());
-  Session::Impl& s = *session.impl();
+  Session::Impl& s = *detail::impl_of(session);
   s.beam_search(int(sources.size()), detail::SearchLimits{1, 1, 0, options.length_penalty});
   for (size_t i = 0; i < sources.size(); ++i) {
     REQUIRE(results[i].size() == 1);
@@ -400,8 +401,8 @@ TEST_CASE("each step decodes only the live beams of unfinished sentences", "[dec
   const ModelConfig config = tiny_config();
   auto model = random_model(config, 71);
   Session session = make_session(model);
-  OutputRows observer(model->weights());
-  session.impl()->transformer->set_observer(&observer);
+  OutputRows observer(detail::weights_of(*model));
+  REQUIRE(detail::set_linear_observer(session, &observer).ok());
   // Length limits 2, 5 and 8 (ratio 1 of the source length) with EOS
   // forbidden: the sentences finish after exactly 2, 5 and 8 steps.
   const auto sources = make_sources({2, 5, 8}, config.source_vocab_size, 8);
@@ -416,7 +417,7 @@ TEST_CASE("each step decodes only the live beams of unfinished sentences", "[dec
   options.beam_size = 4;
   run(session, sources, options);
   CHECK(observer.rows == std::vector<int>{3, 12, 8, 8, 8, 4, 4, 4});
-  session.impl()->transformer->set_observer(nullptr);
+  REQUIRE(detail::set_linear_observer(session, nullptr).ok());
 }
 
 TEST_CASE("results do not depend on the number of threads or how they split the work", "[decoder]") {
@@ -428,8 +429,8 @@ TEST_CASE("results do not depend on the number of threads or how they split the 
   Session one = make_session(model, 8, 4, 1);
   Session two = make_session(model, 8, 4, 2, split);
   Session three = make_session(model, 8, 4, 3, split);
-  CHECK(two.impl()->lanes.size() == (split == ThreadSplit::sentences ? 2u : 0u));
-  CHECK(three.impl()->lanes.size() == (split == ThreadSplit::sentences ? 3u : 0u));
+  CHECK(detail::impl_of(two)->lanes.size() == (split == ThreadSplit::sentences ? 2u : 0u));
+  CHECK(detail::impl_of(three)->lanes.size() == (split == ThreadSplit::sentences ? 3u : 0u));
   // Five sentences on three lanes (2, 2, 1), then two (a lane left idle) and one.
   for (const std::vector<int>& lengths : {std::vector<int>{5, 9, 13, 2, 20}, {7, 3}, {11}}) {
     const auto sources = make_sources(lengths, config.source_vocab_size, 5);
@@ -456,9 +457,9 @@ TEST_CASE("automatic thread split: sentences and for large models a wide lane fo
     INFO(model->file_size() << " bytes");
     Session one = make_session(model, 8, 2, 1);
     Session three = make_session(model, 8, 2, 3, ThreadSplit::automatic);
-    CHECK(three.impl()->lanes.size() == 3);
-    CHECK((three.impl()->wide != nullptr) == has_wide);
-    CHECK(make_session(model, 8, 1, 1, ThreadSplit::automatic).impl()->lanes.empty());
+    CHECK(detail::impl_of(three)->lanes.size() == 3);
+    CHECK((detail::impl_of(three)->wide != nullptr) == has_wide);
+    CHECK(detail::impl_of(make_session(model, 8, 1, 1, ThreadSplit::automatic))->lanes.empty());
     // Batches of 2 (the wide lane, when there is one) and 5 (the lanes).
     for (const std::vector<int>& lengths : {std::vector<int>{6, 3}, {4, 8, 1, 9, 5}}) {
       const auto sources = make_sources(lengths, config.source_vocab_size, 9);

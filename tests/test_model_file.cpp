@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "mt/kernels.h"
 #include "test_util.hpp"
 
 using namespace mt;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mt/kernels.h"
 #include "quantizer.hpp"
 #include "test_util.hpp"
 #include "weight_quantization.hpp"

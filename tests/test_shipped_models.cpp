@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mt/kernels.h"
 #include "test_util.hpp"
 
 using namespace mt;

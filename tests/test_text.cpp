@@ -9,6 +9,7 @@
 #include "tokenizer/line_breaks.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "vocab/vocab_train.hpp"
+#include "access.hpp"
 
 using namespace mt;
 
@@ -85,7 +86,7 @@ TEST_CASE("the vocabulary survives a write -> load round trip in format versions
   CHECK(loaded->normalization_name == "nmt_nfkc");
   CHECK(loaded->byte_fallback);
   CHECK(loaded->type == VocabularyType::unigram);
-  REQUIRE(model->tokenizer() != nullptr);
+  REQUIRE(detail::tokenizer_of(*model) != nullptr);
 }
 
 TEST_CASE("a model without a vocabulary refuses text", "[text]") {
@@ -106,7 +107,7 @@ TEST_CASE("a model loaded without its vocabulary translates ids and refuses text
   auto model = Model::load(test::scratch_path("text-4.mtm"), options);
   REQUIRE(model.ok());
   CHECK((*model)->vocabulary() == nullptr);
-  CHECK((*model)->tokenizer() == nullptr);
+  CHECK(detail::tokenizer_of(**model) == nullptr);
   Session ids_only = text_session(model.value());
   Session full = text_session(with);
   const std::vector<int32_t> sentence = {40, 41, 42, 43};
@@ -171,7 +172,7 @@ TEST_CASE("text translation equals tokenize -> translate ids -> detokenize", "[t
     REQUIRE(s.ok());
     REQUIRE(texts.size() == lines.size());
 
-    const detail::Tokenizer& tok = *model->tokenizer();
+    const detail::Tokenizer& tok = *detail::tokenizer_of(*model);
     for (size_t i = 0; i < lines.size(); ++i) {
       std::vector<std::byte> ws(tok.encode_workspace_bytes(lines[i].size()));
       std::vector<int32_t> ids(tok.max_encoded_ids(lines[i].size()));
@@ -328,7 +329,7 @@ TEST_CASE("a translation is one line whatever the vocabulary decodes to", "[text
   REQUIRE(session.ok());
   const std::vector<std::string> lines = {"a", "\n", "a\nb\r\nc", "\xE2\x80\xA8 y \xC2\x85", "yyyy", "\x0B\x0C"};
   const std::vector<std::string_view> views(lines.begin(), lines.end());
-  const detail::Tokenizer& tok = *(*model)->tokenizer();
+  const detail::Tokenizer& tok = *detail::tokenizer_of(**model);
   size_t raw_with_breaks = 0, hypotheses = 0;
   for (int beam : {1, 4}) {
     TranslateOptions t;

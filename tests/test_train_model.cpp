@@ -6,6 +6,7 @@
 #include "model/transformer_model.hpp"
 #include "session_impl.hpp"
 #include "test_util.hpp"
+#include "access.hpp"
 
 using namespace mt;
 using namespace mt::train;
@@ -84,7 +85,7 @@ TEST_CASE("trainer logits equal libmt's for the same weights", "[train_model]") 
   so.max_beam_size = 1;
   auto session = Session::create(loaded.value(), so);
   REQUIRE(session.ok());
-  Session::Impl& s = *session->impl();
+  Session::Impl& s = *detail::impl_of(*session);
   for (int b = 0; b < batch.B; ++b) {
     const SentencePair& p = corpus[size_t(b)];
     const std::span<const int32_t> src[] = {p.source};

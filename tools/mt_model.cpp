@@ -16,6 +16,7 @@
 #include "cli_args.hpp"
 #include "cli_files.hpp"
 #include "guarded_main.hpp"
+#include "mt/kernels.h"  // unpack_weights_*
 #include "mt/mt.hpp"
 #include "vocabulary_file.hpp"
 

@@ -12,6 +12,7 @@
 
 #include "mt/mt.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "access.hpp"
 
 namespace {
 
@@ -30,7 +31,7 @@ int main(int argc, char** argv) {
   }
   auto model = mt::Model::load(argv[2]);
   if (!model) return fail(std::string(argv[2]) + ": " + model.status().message());
-  const mt::detail::Tokenizer* tokenizer = model.value()->tokenizer();
+  const mt::detail::Tokenizer* tokenizer = mt::detail::tokenizer_of(*model.value());
   if (tokenizer == nullptr) return fail(std::string(argv[2]) + " has no vocabulary");
 
   std::string line;

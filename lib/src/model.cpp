@@ -647,6 +647,7 @@ const VocabularyData* Model::target_vocabulary() const {
   return &*impl_->target_vocabulary;
 }
 const detail::Tokenizer* Model::tokenizer() const { return impl_->tokenizer.get(); }
+bool Model::has_vocabulary() const { return impl_->tokenizer != nullptr; }
 const detail::Tokenizer* Model::target_tokenizer() const {
   return impl_->target_tokenizer ? impl_->target_tokenizer.get() : impl_->tokenizer.get();
 }

@@ -1,5 +1,7 @@
 #include "mt/model_spec.hpp"
 
+#include "mt/kernels.h"
+
 namespace mt {
 
 size_t TensorSpec::element_count() const {

@@ -8,6 +8,7 @@
 #include "atomic_file.hpp"
 #include "format_version.hpp"
 #include "model_generated.h"
+#include "mt/kernels.h"
 #include "tokenizer/normalizer.hpp"
 #include "tokenizer/vocabulary_view.hpp"
 

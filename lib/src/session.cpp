@@ -8,6 +8,7 @@
 #include "alignment.hpp"
 #include "arena.hpp"
 #include "session_impl.hpp"
+#include "access.hpp"
 
 namespace mt {
 
@@ -123,7 +124,7 @@ void Session::Impl::bind() {
     quantized = {at<uint8_t>(plan.quantized), at<float>(plan.quantized_scales), at<int32_t>(plan.quantized_zeros),
                  plan.quantized_stride, plan.quantized_rows};
   }
-  transformer.emplace(cfg, model->weights(), *kernels, *pool, at<float>(plan.positions), std::max(plan.S, plan.T),
+  transformer.emplace(cfg, detail::weights_of(*model), *kernels, *pool, at<float>(plan.positions), std::max(plan.S, plan.T),
                       at<float>(plan.attention_scratch), plan.scratch_stride, quantized);
 }
 
@@ -249,5 +250,19 @@ Status Session::translate(std::span<const std::span<const int32_t>> sources,
   results->sentences_ = size_t(B);
   return {};
 }
+
+namespace detail {
+
+Status set_linear_observer(Session& session, LinearObserver* observer) {
+  Session::Impl& s = *Access::impl(session);
+  if (!s.transformer) {
+    return Status::error(Errc::unsupported,
+                         "a linear-layer observer needs a CPU session split by layers (one transformer to observe)");
+  }
+  s.transformer->set_observer(observer);
+  return {};
+}
+
+}  // namespace detail
 
 }  // namespace mt

@@ -7,6 +7,7 @@
 #include "model_weights.hpp"
 #include "session_impl.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "access.hpp"
 
 namespace mt {
 
@@ -91,7 +92,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   // int8 layers quantize their inputs here: as many rows as the widest call
   // (the encoder's packed tokens or the decoder's rows); longer calls (the
   // full-prefix decoder of the tests) go through in blocks.
-  const detail::ModelWeights& w = model.weights();
+  const detail::ModelWeights& w = detail::weights_of(model);
   if (w.any_int8 && here) {
     p.quantized_rows = std::max(p.N, p.R);
     p.quantized_stride = (size_t(padded_k_i8(w.max_int8_k)) + 63) / 64 * 64;
@@ -99,13 +100,13 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.quantized_scales = a.reserve<float>(size_t(p.quantized_rows));
     p.quantized_zeros = a.reserve<int32_t>(size_t(p.quantized_rows));
   }
-  if (const Tokenizer* tok = model.tokenizer()) {
+  if (const Tokenizer* tok = detail::tokenizer_of(model)) {
     const size_t text_bytes = size_t(o.max_text_bytes);
     p.text_workspace_bytes = tok->encode_workspace_bytes(text_bytes);
     p.text_workspace = a.reserve<std::byte>(p.text_workspace_bytes);
     p.text_ids_stride = tok->max_encoded_ids(text_bytes);
     p.text_ids = a.reserve<int32_t>(ArenaPlanner::product(B, p.text_ids_stride));
-    p.text_out_stride = model.target_tokenizer()->max_decoded_bytes(T);
+    p.text_out_stride = detail::target_tokenizer_of(model)->max_decoded_bytes(T);
     p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
   }

@@ -5,6 +5,7 @@
 #include "session_impl.hpp"
 #include "tokenizer/line_breaks.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "access.hpp"
 
 namespace mt {
 
@@ -26,7 +27,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
   Impl& s = *impl_;
   if (results == nullptr) return Status::error(Errc::invalid_argument, "results must not be null");
   *results = TextTranslations{};
-  const detail::Tokenizer* tokenizer = s.model->tokenizer();
+  const detail::Tokenizer* tokenizer = detail::tokenizer_of(*s.model);
   if (tokenizer == nullptr) {
     return Status::error(Errc::invalid_argument, "this model has no vocabulary (or was loaded without it): translate token ids instead");
   }
@@ -68,7 +69,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
       const size_t slot = size_t(b) * s.plan.K + size_t(k);
       char* out = s.at<char>(s.plan.text_out) + slot * s.plan.text_out_stride;
       size_t length = 0;
-      MT_RETURN_IF_ERROR(s.model->target_tokenizer()->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
+      MT_RETURN_IF_ERROR(detail::target_tokenizer_of(*s.model)->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
       length = detail::replace_line_breaks(out, length);
       texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
     }

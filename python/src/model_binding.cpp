@@ -121,7 +121,7 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
             return py::make_tuple(p.model->metadata().source_language, p.model->metadata().target_language);
           }, "(source_language, target_language) from the metadata; '' where not given.")
       .def_property_readonly("vocabulary", [](const PyModel& p) -> py::object {
-            if (p.model->tokenizer() == nullptr) return py::none();
+            if (!p.model->has_vocabulary()) return py::none();
             return py::cast(PyVocabulary{p.model, {}});
           }, "The model's tokenizer (libmt.Vocabulary), or None for a model that translates ids only.")
       .def_property_readonly("quantization", [](const PyModel& p) {

@@ -209,7 +209,7 @@ void bind_translator(py::module_& m) {
              const TranslateOptions options = checked_options(t, beam_size, num_hypotheses, length_penalty,
                  max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate,
                  source_prefix, target_prefix);
-             if (t.model->tokenizer() == nullptr) {
+             if (!t.model->has_vocabulary()) {
                throw py::value_error("this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
              }
              const size_t count = size_t(py::len(sources));
@@ -240,7 +240,7 @@ void bind_translator(py::module_& m) {
                  source_prefix, target_prefix);
              std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
              const Model& model = *t.model;
-             const bool has_text = model.tokenizer() != nullptr;
+             const bool has_text = model.has_vocabulary();
              std::vector<SentenceResult> results = in_batches(t, spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
                Translations translations;
                MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin}, options, &translations));

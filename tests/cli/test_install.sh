@@ -18,7 +18,7 @@ check() {  # check NAME CONDITION...
 
 cmake --install "$build" --prefix "$prefix" > "$dir/install.log" 2>&1
 check "cmake --install succeeds" test $? -eq 0
-check "the headers are installed" test -f "$prefix/include/mt/mt.h" -a -f "$prefix/include/mt/mt.hpp" -a -f "$prefix/include/mt/kernels.h"
+check "the headers are installed" test -f "$prefix/include/mt/mt.h" -a -f "$prefix/include/mt/mt.hpp" -a -f "$prefix/include/mt/activation.hpp"
 check "the static and the shared library are installed" \
   test -f "$prefix/lib/libmt.a" -a -f "$prefix/lib/libmt.so" -a -f "$prefix/lib/libmt.so.0"
 check "the CMake package and the pkg-config file are installed" \
@@ -31,6 +31,19 @@ grep -vE '^(mt_|mt::|std::|typeinfo (name )?for (mt|std)::|vtable for (mt|std)::
 check "libmt.so exports only the API (see unexpected.txt)" test ! -s "$dir/unexpected.txt"
 check "libmt.so exports the C API" test "$(grep -c '^mt_' "$dir/exported.txt")" -ge 15
 check "libmt.so hides the internals" test "$(grep -c 'mt::detail::' "$dir/exported.txt")" -eq 0
+
+# Each installed header compiles alone (C ones as C too): none needs another
+# included first, and none reaches a header that is not installed.
+for header in "$prefix"/include/mt/*; do
+  name=mt/$(basename "$header")
+  echo "#include \"$name\"" | c++ -std=c++20 -fsyntax-only -I "$prefix/include" -x c++ - 2> "$dir/header.err"
+  check "$name compiles alone as C++" test $? -eq 0
+  case $name in
+    *.h) echo "#include \"$name\"" | cc -std=c11 -fsyntax-only -I "$prefix/include" -x c - 2> "$dir/header.err"
+         check "$name compiles alone as C" test $? -eq 0 ;;
+  esac
+done
+check "the kernels' header is not installed" test ! -e "$prefix/include/mt/kernels.h"
 
 cmake -S "$src/examples" -B "$dir/examples" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   > "$dir/examples-configure.log" 2>&1

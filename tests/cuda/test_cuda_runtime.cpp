@@ -18,6 +18,7 @@
 #include "mt/mt.h"
 #include "session_impl.hpp"
 #include "test_util.hpp"
+#include "access.hpp"
 
 using namespace mt;
 using test::load_model;
@@ -228,8 +229,8 @@ TEST_CASE("cuda runtime: decoder logits match the CPU session's", "[cuda][runtim
   Translations results;
   REQUIRE(cpu.translate(test::spans(sources), {}, &results).ok());  // encodes on the CPU
   REQUIRE(gpu.translate(test::spans(sources), {}, &results).ok());  // and on the GPU
-  Session::Impl& c = *cpu.impl();
-  Session::Impl& g = *gpu.impl();
+  Session::Impl& c = *detail::impl_of(cpu);
+  Session::Impl& g = *detail::impl_of(gpu);
   REQUIRE(g.cuda != nullptr);
   REQUIRE(g.cuda->encode(g, 2).ok());
 
@@ -371,8 +372,8 @@ TEST_CASE("cuda runtime: int8 GEMMs give the CPU int8 session's logits", "[cuda]
   TextTranslations results;
   REQUIRE(cpu.translate_text(two, {}, &results).ok());  // leaves the sources encoded on the CPU
   REQUIRE(gpu.translate_text(two, {}, &results).ok());
-  Session::Impl& c = *cpu.impl();
-  Session::Impl& g = *gpu.impl();
+  Session::Impl& c = *detail::impl_of(cpu);
+  Session::Impl& g = *detail::impl_of(gpu);
   REQUIRE(g.cuda != nullptr);
   REQUIRE(g.cuda->encode(g, 2).ok());
   if (!dynamic) {
@@ -390,7 +391,7 @@ TEST_CASE("cuda runtime: int8 GEMMs give the CPU int8 session's logits", "[cuda]
   // flips. So the GPU must be as close to the fp32 model as the CPU is.
   Session exact = make_session(fp32_model, o, Device::cpu);
   REQUIRE(exact.translate_text(two, {}, &results).ok());
-  const auto fp32_logits = made_up_step_logits(*exact.impl(), config, 12);
+  const auto fp32_logits = made_up_step_logits(*detail::impl_of(exact), config, 12);
   const auto cpu_logits = made_up_step_logits(c, config, 12), gpu_logits = made_up_step_logits(g, config, 12);
   const int V = config.target_vocab_size;
   const double cpu_error = worst_relative_gap(fp32_logits, cpu_logits, V);
@@ -424,7 +425,7 @@ TEST_CASE("cuda runtime: int8 GEMMs translate the shipped sentences as the CPU's
 TEST_CASE("cuda runtime: int8 weights stay int8 on the GPU, uploaded once per form", "[cuda][runtime][int8]") {
   MT_REQUIRE_CUDA_DEVICE();
   auto model = load_model("models/en-de-tiny.int8.mtm");
-  detail::CudaWeightCache& cache = model->cuda_weights();
+  detail::CudaWeightCache& cache = detail::cuda_weights_of(*model);
   auto int8 = cache.get(*model, 0, detail::CudaWeightForm::int8);
   auto f32 = cache.get(*model, 0, detail::CudaWeightForm::f32);
   INFO(int8.status().message() << f32.status().message());
@@ -441,10 +442,10 @@ TEST_CASE("cuda runtime: int8 weights stay int8 on the GPU, uploaded once per fo
   // Asking again gives the same copy; an fp32 model has a single form.
   CHECK(cache.get(*model, 0, detail::CudaWeightForm::int8).value() == int8.value());
   // Sessions with the default options use the int8 form.
-  CHECK(make_session(model, SessionOptions{}, Device::cuda).impl()->cuda->weight_form() ==
+  CHECK(detail::impl_of(make_session(model, SessionOptions{}, Device::cuda))->cuda->weight_form() ==
         detail::CudaWeightForm::int8);
   auto fp32_model = load_model("models/en-de-tiny.mtm");
-  auto only = fp32_model->cuda_weights().get(*fp32_model, 0, detail::CudaWeightForm::int8);
+  auto only = detail::cuda_weights_of(*fp32_model).get(*fp32_model, 0, detail::CudaWeightForm::int8);
   REQUIRE(only.ok());
   CHECK(only.value()->form == detail::CudaWeightForm::f32);
 }
@@ -473,8 +474,8 @@ TEST_CASE("cuda runtime: fp16 weights give logits close to fp32's", "[cuda][runt
   o.cuda_fp16 = true;
   o.allow_tf32 = variant == 1;  // no effect: every layer is fp16
   Session gpu = make_session(model, o, Device::cuda);
-  Session::Impl& r = *ref.impl();
-  Session::Impl& g = *gpu.impl();
+  Session::Impl& r = *detail::impl_of(ref);
+  Session::Impl& g = *detail::impl_of(gpu);
   REQUIRE(g.cuda != nullptr);
   REQUIRE(g.cuda->weight_form() == detail::CudaWeightForm::f16);
   if (variant < 3) {
@@ -518,7 +519,7 @@ TEST_CASE("cuda runtime: fp16 weights take half the memory, one copy per form", 
   for (const char* path : {"models/en-de-tiny.mtm", "models/en-de-tiny.int8.mtm"}) {
     INFO(path);
     auto model = load_model(path);
-    detail::CudaWeightCache& cache = model->cuda_weights();
+    detail::CudaWeightCache& cache = detail::cuda_weights_of(*model);
     auto f16 = cache.get(*model, 0, detail::CudaWeightForm::f16);
     auto f32 = cache.get(*model, 0, detail::CudaWeightForm::f32);
     INFO(f16.status().message() << f32.status().message());
@@ -543,7 +544,7 @@ TEST_CASE("cuda runtime: fp16 weights take half the memory, one copy per form", 
     o.cuda_fp16 = o.cuda_int8_gemm = true;
     Session gpu = make_session(model, o, Device::cuda);
     const bool int8 = std::string(path).find("int8") != std::string::npos;
-    CHECK(gpu.impl()->cuda->weight_form() == (int8 ? detail::CudaWeightForm::int8 : detail::CudaWeightForm::f16));
+    CHECK(detail::impl_of(gpu)->cuda->weight_form() == (int8 ? detail::CudaWeightForm::int8 : detail::CudaWeightForm::f16));
     const auto out = translate_all(gpu, {"A man is riding a bike."}, TranslateOptions{});
     CHECK(!out[0][0].text.empty());
   }
@@ -592,10 +593,10 @@ TEST_CASE("cuda runtime: a converted model's features and forced prefixes work a
     Translations results;
     REQUIRE(cpu.translate(test::spans(two), {}, &results).ok());
     REQUIRE(gpu.translate(test::spans(two), {}, &results).ok());
-    Session::Impl& g = *gpu.impl();
+    Session::Impl& g = *detail::impl_of(gpu);
     REQUIRE(g.cuda != nullptr);
     REQUIRE(g.cuda->encode(g, 2).ok());
-    compare_step_logits(*cpu.impl(), g, config, 20, kLogitsRelativeTol);
+    compare_step_logits(*detail::impl_of(cpu), g, config, 20, kLogitsRelativeTol);
   }
 
   // Greedy and beam, with no prefix, a language token's one, and one longer

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mt/kernels.h"
+#include "mt/activation.hpp"
 #include "mt/status.hpp"
 #include "mt/vocabulary.hpp"
 
@@ -148,6 +148,7 @@ namespace detail {
 struct ModelWeights;
 class Tokenizer;
 class CudaWeightCache;
+struct Access;  // lib/src/access.hpp: what libmt's own code reaches inside a Model or a Session
 }
 
 // Loading reads no weight byte of an fp32 model, nor of an int8 model with
@@ -205,6 +206,14 @@ class MT_API Model {
   Status encode(std::string_view text, std::vector<int32_t>* ids) const;
   Status decode(std::span<const int32_t> ids, std::string* text, bool line_breaks_as_spaces = false) const;
 
+  // Whether the file carries a vocabulary (text in and out), without
+  // building the VocabularyData that vocabulary() returns.
+  bool has_vocabulary() const;
+
+  struct Impl;
+
+ private:
+  friend struct detail::Access;
   // Resolved per-layer weight pointers and the tokenizer, used by sessions.
   const detail::ModelWeights& weights() const;
   const detail::Tokenizer* tokenizer() const;
@@ -212,9 +221,6 @@ class MT_API Model {
   // The weights' device copies, shared by the model's CUDA sessions.
   detail::CudaWeightCache& cuda_weights() const;
 
-  struct Impl;
-
- private:
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

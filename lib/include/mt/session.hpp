@@ -213,9 +213,9 @@ class MT_API Session {
   const char* kernel_isa() const;  // the ISA of the kernels this session runs
 
   struct Impl;
-  Impl* impl() { return impl_.get(); }  // internal: tests of lib/src reach the decoder through it
 
  private:
+  friend struct detail::Access;  // lib/src/access.hpp
   explicit Session(std::unique_ptr<Impl> impl);
   static Expected<Session> bind_session(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

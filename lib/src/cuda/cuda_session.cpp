@@ -11,6 +11,7 @@
 #include "arena.hpp"
 #include "cuda/cuda_errors.hpp"
 #include "session_impl.hpp"
+#include "access.hpp"
 
 namespace mt::detail {
 
@@ -140,12 +141,12 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   MT_RETURN_IF_ERROR(check_device(options.cuda_device));
   // int8 GEMMs where there are int8 weights, else fp16 ones when asked.
   CudaWeightForm asked = CudaWeightForm::f32;
-  if (options.cuda_int8_gemm && model.weights().any_int8) {
+  if (options.cuda_int8_gemm && weights_of(model).any_int8) {
     asked = CudaWeightForm::int8;
   } else if (options.cuda_fp16) {
     asked = CudaWeightForm::f16;
   }
-  auto weights = model.cuda_weights().get(model, options.cuda_device, asked);
+  auto weights = cuda_weights_of(model).get(model, options.cuda_device, asked);
   if (!weights) return weights.status();
   const CudaWeightForm form = weights.value()->form;
 
@@ -187,7 +188,7 @@ Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, c
   }
   // The model's stored rows (P <= max_positions: the session's limits), or the sinusoid.
   std::vector<float> positions(size_t(p.P) * size_t(cfg.d_model));
-  if (const float* stored = model.weights().position_table; stored != nullptr) {
+  if (const float* stored = weights_of(model).position_table; stored != nullptr) {
     std::copy(stored, stored + positions.size(), positions.begin());
   } else {
     fill_positions(positions.data(), p.P, cfg.d_model);

@@ -13,6 +13,7 @@
 #include "model_weights.hpp"
 #include "mt/half.h"
 #include "mt/kernels.h"
+#include "access.hpp"
 
 namespace mt::detail {
 namespace {
@@ -206,7 +207,7 @@ size_t block_bytes(const Model& model, CudaWeightForm form) {
   CudaModelWeights d;
   d.form = form;
   BlockLayout sizing;
-  place_model(sizing, model.config(), model.weights(), d);
+  place_model(sizing, model.config(), weights_of(model), d);
   return sizing.bytes();
 }
 
@@ -215,7 +216,7 @@ size_t block_bytes(const Model& model, CudaWeightForm form) {
 std::vector<std::byte> fill_block(const Model& model, const void* base, CudaModelWeights* d) {
   std::vector<std::byte> image(d->bytes);
   BlockLayout filling(image.data(), static_cast<std::byte*>(const_cast<void*>(base)));
-  place_model(filling, model.config(), model.weights(), *d);
+  place_model(filling, model.config(), weights_of(model), *d);
   return image;
 }
 
@@ -257,7 +258,7 @@ CudaWeightCache::~CudaWeightCache() {
 }
 
 Expected<const CudaModelWeights*> CudaWeightCache::get(const Model& model, int device, CudaWeightForm form) {
-  if (form == CudaWeightForm::int8 && !model.weights().any_int8) form = CudaWeightForm::f32;  // nothing to keep int8
+  if (form == CudaWeightForm::int8 && !weights_of(model).any_int8) form = CudaWeightForm::f32;  // nothing to keep int8
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& copy : copies_) {
     if (copy->device == device && copy->form == form) return copy.get();

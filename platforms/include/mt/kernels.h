@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <span>
 
-namespace mt {
+#include "mt/activation.hpp"
 
-enum class Activation : uint8_t { none = 0, relu = 1, gelu = 2, swish = 3 };
+namespace mt {
 
 // The constants of the e^x every swish computes (platforms/ref/activations.cpp
 // says how): the clamp, 1 / ln 2, the rounding shift 1.5 * 2^23, ln 2 in two

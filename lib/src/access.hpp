@@ -1,0 +1,33 @@
+// What libmt's own code (lib/src, the tests, quantize/, the bindings, the
+// benchmarks) reaches inside a Model or a Session. Not installed: users see
+// only the public API.
+#pragma once
+
+#include "mt/model.hpp"
+#include "mt/session.hpp"
+
+namespace mt::detail {
+
+class LinearObserver;
+
+struct Access {
+  static const ModelWeights& weights(const Model& m) { return m.weights(); }
+  static const Tokenizer* tokenizer(const Model& m) { return m.tokenizer(); }
+  static const Tokenizer* target_tokenizer(const Model& m) { return m.target_tokenizer(); }
+  static CudaWeightCache& cuda_weights(const Model& m) { return m.cuda_weights(); }
+  static Session::Impl* impl(Session& s) { return s.impl_.get(); }
+  static Session::Impl* impl(Session&& s) { return s.impl_.get(); }  // within one expression
+};
+
+inline const ModelWeights& weights_of(const Model& m) { return Access::weights(m); }
+inline const Tokenizer* tokenizer_of(const Model& m) { return Access::tokenizer(m); }
+inline const Tokenizer* target_tokenizer_of(const Model& m) { return Access::target_tokenizer(m); }
+inline CudaWeightCache& cuda_weights_of(const Model& m) { return Access::cuda_weights(m); }
+inline Session::Impl* impl_of(Session& s) { return Access::impl(s); }
+inline Session::Impl* impl_of(Session&& s) { return Access::impl(std::move(s)); }
+
+// The calibration hook: every linear layer's input of a CPU session, split by
+// layers, goes to `observer` (null: none). mt_quantize calibrates through it.
+Status set_linear_observer(Session& session, LinearObserver* observer);
+
+}  // namespace mt::detail
