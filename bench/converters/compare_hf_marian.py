@@ -64,7 +64,7 @@ def main():
     calibration.write_text("\n".join(read(data / "train.en")[:1000]) + "\n", encoding="utf-8")
     int8 = out / "model.int8.mtm"
     subprocess.run([str(build / "tools" / "mt_quantize"), str(fp32), "--calibration", str(calibration), "-o",
-                    str(int8)], check=True, capture_output=True)
+                    str(int8), "--force"], check=True, capture_output=True)
 
     hf = MarianMTModel.from_pretrained(args.model).eval()
     tokenizer = MarianTokenizer.from_pretrained(args.model)

@@ -58,7 +58,7 @@ def main():
                              ("int8 calibrated", ["--quantize", "int8", "--calibration", str(calibration)])):
         model = run / f"libmt-{precision.replace(' ', '-')}.mtm"
         subprocess.run([sys.executable, "-m", "libmt.convert", "--from", "opennmt-py", str(checkpoint), "-o",
-                        str(model), "--source-spm", str(run / "sentencepiece.model")] + extra, check=True)
+                        str(model), "--source-spm", str(run / "sentencepiece.model"), "--force"] + extra, check=True)
         for beam in (1, 5):
             start = time.time()
             result = subprocess.run([args.mt_translate, "-m", str(model), "--beam", str(beam), "--threads", "1"],

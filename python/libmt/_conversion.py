@@ -103,6 +103,10 @@ def write_atomically(path: pathlib.Path, data: bytes) -> None:
     directory = path.parent if str(path.parent) else pathlib.Path(".")
     fd, temporary = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=directory)
     try:
+        # mkstemp makes the file 0600: give it the mode a new file gets (umask applied).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

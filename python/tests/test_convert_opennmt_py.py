@@ -4,8 +4,10 @@ builder and ModelSaver and recorded its translator's results): source ids, teach
 logits, greedy and beam output with their scores, and text. No torch or onmt needed here."""
 
 import json
+import os
 import pathlib
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -174,3 +176,13 @@ def test_the_command_line_never_replaces_a_file_without_force(tmp_path, capsys):
     assert libmt.Model(target).config.d_model > 0
     assert convert.main(["--from", "opennmt-py", str(source), "-o", str(tmp_path)]) == 1
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_a_converted_file_gets_a_new_file_s_mode(tmp_path):
+    # The temporary file the write goes through is private (0600); the model is not.
+    umask = os.umask(0o022)
+    try:
+        convert.convert("opennmt-py", FIXTURES / "opennmt-py" / "model.pt", tmp_path / "m.mtm")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "m.mtm").stat().st_mode) == 0o644
