@@ -47,8 +47,8 @@ void BM_cuda_train_step(benchmark::State& state, const std::string& preset) {
   step();  // the first step sizes every buffer; later ones reuse them
   for (auto _ : state) benchmark::DoNotOptimize(step());
   g.synchronize();
-  state.counters["target_tokens/s"] =
-      benchmark::Counter(double(kTrainSentences) * kTrainLength * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["target_tokens/s"] = benchmark::Counter(
+      double(kTrainSentences) * kTrainLength * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 }  // namespace

@@ -51,7 +51,8 @@ void BM_CudaTranslate(benchmark::State& state) {
   const std::shared_ptr<const mt::Model> model = base_model(weights);  // written and loaded untimed
   const auto created = std::chrono::steady_clock::now();
   auto session = mt::Session::create(model, o);
-  const double create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created).count();
+  const double create_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created).count();
   if (!session.ok()) {
     state.SkipWithError(session.status().message());
     return;

@@ -66,14 +66,22 @@ Args parse(int argc, char** argv) {
     const std::string key = argv[i];
     if (i + 1 >= argc) usage(("missing value for " + key).c_str());
     const char* value = argv[++i];
-    if (key == "--model") a.model = value;
-    else if (key == "--batch") a.batch = std::atoi(value);
-    else if (key == "--beam") a.beam = std::atoi(value);
-    else if (key == "--threads") a.threads = std::atoi(value);
-    else if (key == "--warmup") a.warmup = std::atoi(value);
-    else if (key == "--iterations") a.iterations = std::atoi(value);
-    else if (key == "--min-time") a.min_time = std::atof(value);
-    else usage(("unknown option " + key).c_str());
+    if (key == "--model")
+      a.model = value;
+    else if (key == "--batch")
+      a.batch = std::atoi(value);
+    else if (key == "--beam")
+      a.beam = std::atoi(value);
+    else if (key == "--threads")
+      a.threads = std::atoi(value);
+    else if (key == "--warmup")
+      a.warmup = std::atoi(value);
+    else if (key == "--iterations")
+      a.iterations = std::atoi(value);
+    else if (key == "--min-time")
+      a.min_time = std::atof(value);
+    else
+      usage(("unknown option " + key).c_str());
   }
   if (a.batch < 1 || a.beam < 1 || a.threads < 1 || a.warmup < 0 || a.iterations < 0) usage("bad value");
   return a;
@@ -98,9 +106,9 @@ class CounterReporter : public benchmark::BenchmarkReporter {
 };
 
 struct Peaks {
-  double fp32 = 0;      // FLOP/s, one core
-  double vnni = 0;      // measured vpdpbusd OP/s, one core (0: not run)
-  double read_bw = 0;   // bytes/s, one thread streaming a buffer far larger than the caches
+  double fp32 = 0;     // FLOP/s, one core
+  double vnni = 0;     // measured vpdpbusd OP/s, one core (0: not run)
+  double read_bw = 0;  // bytes/s, one thread streaming a buffer far larger than the caches
 };
 
 #if defined(__x86_64__)
@@ -212,8 +220,10 @@ int main(int argc, char** argv) {
                        (args.model.size() > 4 && args.model.substr(args.model.size() - 4) == ".mtm");
   if (!is_path && !mt_bench::shipped(args.model) &&
       !mt::ModelConfig::preset(args.model.substr(0, args.model.find('-')))) {
-    usage(("unknown model '" + args.model + "' (base, small, tiny, <preset>-int8, <preset>-int8dyn, "
-           "en-de-tiny, en-de-tiny-int8, or a path to a .mtm file)").c_str());
+    usage(("unknown model '" + args.model +
+           "' (base, small, tiny, <preset>-int8, <preset>-int8dyn, "
+           "en-de-tiny, en-de-tiny-int8, or a path to a .mtm file)")
+              .c_str());
   }
   const std::string path = is_path ? args.model : mt_bench::model_path(args.model);
   auto loaded = mt::Model::load(path);
@@ -326,49 +336,52 @@ int main(int argc, char** argv) {
 
   std::printf("## %s: batch %d, beam %d, %d thread%s\n\n", args.model.c_str(), B, K, args.threads,
               args.threads == 1 ? "" : "s");
-  std::printf("- model: %s; %d+%d layers, d_model %d, d_ff %d, %d heads, target vocab %d; weights %s%s\n",
-              path.c_str(), cfg.encoder_layers, cfg.decoder_layers, cfg.d_model, cfg.d_ff, cfg.heads,
-              cfg.target_vocab_size, weights.any_int8 ? "int8" : "fp32",
+  std::printf("- model: %s; %d+%d layers, d_model %d, d_ff %d, %d heads, target vocab %d; weights %s%s\n", path.c_str(),
+              cfg.encoder_layers, cfg.decoder_layers, cfg.d_model, cfg.d_ff, cfg.heads, cfg.target_vocab_size,
+              weights.any_int8 ? "int8" : "fp32",
               weights.any_int8 ? (weights.output.is_int8() ? " (output layer int8)" : " (output layer fp32)") : "");
-  std::printf("- kernels: %s; decoder rows M = batch x beam = %d; 16 source tokens -> 16 target tokens; "
-              "%d warm-up + %d timed translations\n",
-              session.kernel_isa(), int(M), args.warmup, iterations);
-  std::printf("- peak, one core: fp32 FMA loop %.1f GFLOP/s (bench_kernels fma_peak_f32); int8 bar = 4x = %.1f GOP/s "
-              "(VNNI: 128 ops per vpdpbusd vs 32 FLOP per FMA, same issue rate; the vpdpbusd loop measures %s)\n",
-              peaks.fp32 * 1e-9, 4 * peaks.fp32 * 1e-9,
-              peaks.vnni > 0 ? fmt("%.1f GOP/s", peaks.vnni * 1e-9).c_str() : "n/a");
+  std::printf(
+      "- kernels: %s; decoder rows M = batch x beam = %d; 16 source tokens -> 16 target tokens; "
+      "%d warm-up + %d timed translations\n",
+      session.kernel_isa(), int(M), args.warmup, iterations);
+  std::printf(
+      "- peak, one core: fp32 FMA loop %.1f GFLOP/s (bench_kernels fma_peak_f32); int8 bar = 4x = %.1f GOP/s "
+      "(VNNI: 128 ops per vpdpbusd vs 32 FLOP per FMA, same issue rate; the vpdpbusd loop measures %s)\n",
+      peaks.fp32 * 1e-9, 4 * peaks.fp32 * 1e-9, peaks.vnni > 0 ? fmt("%.1f GOP/s", peaks.vnni * 1e-9).c_str() : "n/a");
   std::printf("- %% of peak = achieved / (peak x %d thread%s); one thread reads DRAM at %.1f GB/s (256 MiB sum loop)\n",
               args.threads, args.threads == 1 ? "" : "s", peaks.read_bw * 1e-9);
-  std::printf("- translate: %.3f ms per call (%.0f target tokens/s); encoder %.3f ms + cross kv projection %.3f ms "
-              "+ 16 steps x %.3f ms + other %.3f ms\n\n",
-              wall * 1e3 / iterations, 16.0 * B * iterations / wall,
-              st[int(Stage::encoder)].inclusive_ns * 1e-6 / iterations,
-              st[int(Stage::cross_kv_projection)].inclusive_ns * 1e-6 / iterations, step_ns * 1e-6,
-              wall * 1e3 / iterations -
-                  (st[int(Stage::encoder)].inclusive_ns + st[int(Stage::cross_kv_projection)].inclusive_ns +
-                   st[int(Stage::step)].inclusive_ns) * 1e-6 / iterations);
+  std::printf(
+      "- translate: %.3f ms per call (%.0f target tokens/s); encoder %.3f ms + cross kv projection %.3f ms "
+      "+ 16 steps x %.3f ms + other %.3f ms\n\n",
+      wall * 1e3 / iterations, 16.0 * B * iterations / wall, st[int(Stage::encoder)].inclusive_ns * 1e-6 / iterations,
+      st[int(Stage::cross_kv_projection)].inclusive_ns * 1e-6 / iterations, step_ns * 1e-6,
+      wall * 1e3 / iterations - (st[int(Stage::encoder)].inclusive_ns +
+                                 st[int(Stage::cross_kv_projection)].inclusive_ns + st[int(Stage::step)].inclusive_ns) *
+                                    1e-6 / iterations);
 
-  std::printf("| stage | kind | calls/step | ms/step | share | MFLOP/step | MB/step | GFLOP/s (int8: GOP/s) "
-              "| %% of peak | GB/s | %% of DRAM read |\n");
+  std::printf(
+      "| stage | kind | calls/step | ms/step | share | MFLOP/step | MB/step | GFLOP/s (int8: GOP/s) "
+      "| %% of peak | GB/s | %% of DRAM read |\n");
   std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   // calls < 0: left blank.
   auto row = [&](const std::string& name, const char* k, double calls, double ns, const Work* w) {
     const double seconds = ns * 1e-9;
     const bool flops = w && w->flops > 0 && seconds > 0, bytes = w && w->bytes > 0 && seconds > 0;
-    std::printf("| %s | %s | %s | %.4f | %.1f%% | %s | %s | %s | %s | %s | %s |\n", name.c_str(), k,
-                calls >= 0 ? fmt("%.0f", calls).c_str() : "", ns * 1e-6, 100.0 * ns / step_ns,
-                flops ? fmt("%.1f", w->flops * 1e-6).c_str() : "", bytes ? fmt("%.3f", w->bytes * 1e-6).c_str() : "",
-                flops ? fmt("%.1f", w->flops / seconds * 1e-9).c_str() : "",
-                flops && w->peak_seconds > 0 && peaks.fp32 > 0 ? fmt("%.1f%%", 100.0 * w->peak_seconds / seconds).c_str() : "",
-                bytes ? fmt("%.1f", w->bytes / seconds * 1e-9).c_str() : "",
-                bytes && peaks.read_bw > 0 ? fmt("%.0f%%", 100.0 * w->bytes / seconds / peaks.read_bw).c_str() : "");
+    std::printf(
+        "| %s | %s | %s | %.4f | %.1f%% | %s | %s | %s | %s | %s | %s |\n", name.c_str(), k,
+        calls >= 0 ? fmt("%.0f", calls).c_str() : "", ns * 1e-6, 100.0 * ns / step_ns,
+        flops ? fmt("%.1f", w->flops * 1e-6).c_str() : "", bytes ? fmt("%.3f", w->bytes * 1e-6).c_str() : "",
+        flops ? fmt("%.1f", w->flops / seconds * 1e-9).c_str() : "",
+        flops && w->peak_seconds > 0 && peaks.fp32 > 0 ? fmt("%.1f%%", 100.0 * w->peak_seconds / seconds).c_str() : "",
+        bytes ? fmt("%.1f", w->bytes / seconds * 1e-9).c_str() : "",
+        bytes && peaks.read_bw > 0 ? fmt("%.0f%%", 100.0 * w->bytes / seconds / peaks.read_bw).c_str() : "");
   };
   const std::string of_which = "&nbsp;&nbsp;of which: ";
-  const Stage order[] = {Stage::embedding, Stage::self_qkv,     Stage::self_attention, Stage::self_out,
-                         Stage::cross_q,   Stage::cross_attention, Stage::cross_out,   Stage::ffn,
-                         Stage::layer_norm, Stage::output_layer, Stage::select};
-  const Stage gemms[] = {Stage::self_qkv, Stage::self_out, Stage::cross_q, Stage::cross_out, Stage::ffn,
-                         Stage::output_layer};
+  const Stage order[] = {Stage::embedding,  Stage::self_qkv,        Stage::self_attention, Stage::self_out,
+                         Stage::cross_q,    Stage::cross_attention, Stage::cross_out,      Stage::ffn,
+                         Stage::layer_norm, Stage::output_layer,    Stage::select};
+  const Stage gemms[] = {Stage::self_qkv,  Stage::self_out, Stage::cross_q,
+                         Stage::cross_out, Stage::ffn,      Stage::output_layer};
   double covered = 0;
   for (Stage s : order) {
     const auto cell = in_step(s);
@@ -377,7 +390,8 @@ int main(int argc, char** argv) {
     row(mt::profile::stage_name(s), kind(work[int(s)]), double(cell.calls) / steps, double(cell.ns) / steps,
         &work[int(s)]);
     const auto q = table.within[int(s)][int(Stage::quantize_inputs)];
-    if (q.calls > 0) row(of_which + "int8 input quantization", "", double(q.calls) / steps, double(q.ns) / steps, nullptr);
+    if (q.calls > 0)
+      row(of_which + "int8 input quantization", "", double(q.calls) / steps, double(q.ns) / steps, nullptr);
   }
   const auto search = in_step(Stage::search);
   const auto select = table.within[int(Stage::search)][int(Stage::select)];
@@ -413,20 +427,20 @@ int main(int argc, char** argv) {
     timers += st[s].calls - table.within[int(Stage::encoder)][s].calls -
               table.within[int(Stage::cross_kv_projection)][s].calls;
   }
-  std::printf("- timer cost: %.1f timers per step x %.0f ns = %.2f us (%.2f%% of the step)\n",
-              double(timers) / steps, timer_ns, double(timers) / steps * timer_ns * 1e-3,
-              100.0 * double(timers) / steps * timer_ns / step_ns);
+  std::printf("- timer cost: %.1f timers per step x %.0f ns = %.2f us (%.2f%% of the step)\n", double(timers) / steps,
+              timer_ns, double(timers) / steps * timer_ns * 1e-3, 100.0 * double(timers) / steps * timer_ns / step_ns);
   {
     const double e = double(st[int(Stage::encoder)].inclusive_ns) / iterations;
     const double x = double(st[int(Stage::cross_kv_projection)].inclusive_ns) / iterations;
     const Work& ew = work[int(Stage::encoder)];
     const Work& xw = work[int(Stage::cross_kv_projection)];
-    std::printf("- encoder (%d x 16 tokens): %.3f ms per translation, %.1f GFLOP/s (%.1f%% of peak; layer norms %.3f ms, "
-                "int8 quantization %.3f ms); cross kv projection: %.3f ms, %.1f GFLOP/s (%.1f%% of peak)\n\n",
-                B, e * 1e-6, ew.flops / e, peaks.fp32 > 0 ? 100.0 * ew.peak_seconds / (e * 1e-9) : 0.0,
-                table.within[int(Stage::encoder)][int(Stage::layer_norm)].ns * 1e-6 / iterations,
-                table.within[int(Stage::encoder)][int(Stage::quantize_inputs)].ns * 1e-6 / iterations, x * 1e-6,
-                xw.flops / x, peaks.fp32 > 0 ? 100.0 * xw.peak_seconds / (x * 1e-9) : 0.0);
+    std::printf(
+        "- encoder (%d x 16 tokens): %.3f ms per translation, %.1f GFLOP/s (%.1f%% of peak; layer norms %.3f ms, "
+        "int8 quantization %.3f ms); cross kv projection: %.3f ms, %.1f GFLOP/s (%.1f%% of peak)\n\n",
+        B, e * 1e-6, ew.flops / e, peaks.fp32 > 0 ? 100.0 * ew.peak_seconds / (e * 1e-9) : 0.0,
+        table.within[int(Stage::encoder)][int(Stage::layer_norm)].ns * 1e-6 / iterations,
+        table.within[int(Stage::encoder)][int(Stage::quantize_inputs)].ns * 1e-6 / iterations, x * 1e-6, xw.flops / x,
+        peaks.fp32 > 0 ? 100.0 * xw.peak_seconds / (x * 1e-9) : 0.0);
   }
   return 0;
 }

@@ -168,7 +168,9 @@ struct F32Problem {
   int M, N, K;
   Buffer<float> A, W, bias, C;  // W: [N, K] row-major
   F32Problem(int M_, int N_, int K_)
-      : M(M_), N(N_), K(K_),
+      : M(M_),
+        N(N_),
+        K(K_),
         A(random_f32(size_t(M) * K, 1)),
         W(random_f32(size_t(N) * K, 2)),
         bias(random_f32(N, 3)),
@@ -181,8 +183,7 @@ void gemm_f32_libmt(benchmark::State& state, int M, int N, int K) {
   Buffer<float> Wp = make_buffer<float>(mt::packed_size(N, K));
   mt::pack_weights_f32(p.W.get(), N, K, Wp.get());
   for (auto _ : state) {
-    t.gemm_f32(p.A.get(), K, Wp.get(), p.bias.get(), nullptr, 0, p.C.get(), N, M, N, K, 0, N,
-               mt::Activation::none);
+    t.gemm_f32(p.A.get(), K, Wp.get(), p.bias.get(), nullptr, 0, p.C.get(), N, M, N, K, 0, N, mt::Activation::none);
     benchmark::ClobberMemory();
   }
   state.SetLabel(t.isa);
@@ -193,8 +194,7 @@ void gemm_f32_libmt(benchmark::State& state, int M, int N, int K) {
 void gemm_f32_openblas(benchmark::State& state, int M, int N, int K) {
   F32Problem p(M, N, K);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, p.A.get(), K, p.W.get(), K,
-                0.0f, p.C.get(), N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, p.A.get(), K, p.W.get(), K, 0.0f, p.C.get(), N);
     benchmark::ClobberMemory();
   }
   set_flops(state, "FLOPS", M, N, K);
@@ -204,8 +204,7 @@ void gemm_f32_openblas(benchmark::State& state, int M, int N, int K) {
 void gemm_f32_dnnl_sgemm(benchmark::State& state, int M, int N, int K) {
   F32Problem p(M, N, K);
   for (auto _ : state) {
-    if (dnnl_sgemm('N', 'T', M, N, K, 1.0f, p.A.get(), K, p.W.get(), K, 0.0f, p.C.get(), N) !=
-        dnnl_success) {
+    if (dnnl_sgemm('N', 'T', M, N, K, 1.0f, p.A.get(), K, p.W.get(), K, 0.0f, p.C.get(), N) != dnnl_success) {
       state.SkipWithError("dnnl_sgemm failed");
       return;
     }
@@ -226,8 +225,8 @@ using tag = dnnl::memory::format_tag;
 // A matmul primitive for src[M, K] x weights[K, N] (the user's W[N, K] is
 // weights in format "ba"), weights in the format the primitive picks,
 // reordered once. Returns the weights memory to execute with.
-dnnl::memory reorder_weights(const dnnl::matmul::primitive_desc& pd, const dnnl::memory::desc& user_md,
-                             void* user_data, dnnl::stream& stream) {
+dnnl::memory reorder_weights(const dnnl::matmul::primitive_desc& pd, const dnnl::memory::desc& user_md, void* user_data,
+                             dnnl::stream& stream) {
   dnnl::memory user(user_md, cpu_engine(), user_data);
   if (pd.weights_desc() == user_md) return user;
   dnnl::memory packed(pd.weights_desc(), cpu_engine());
@@ -253,15 +252,13 @@ void gemm_f32_dnnl_matmul(benchmark::State& state, int M, int N, int K) {
   F32Problem p(M, N, K);
   dnnl::stream stream(cpu_engine());
   const dnnl::memory::desc src_md({M, K}, dt::f32, tag::ab), user_w_md({K, N}, dt::f32, tag::ba),
-      any_w_md({K, N}, dt::f32, tag::any), bias_md({1, N}, dt::f32, tag::ab),
-      dst_md({M, N}, dt::f32, tag::ab);
+      any_w_md({K, N}, dt::f32, tag::any), bias_md({1, N}, dt::f32, tag::ab), dst_md({M, N}, dt::f32, tag::ab);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, any_w_md, bias_md, dst_md), cpu_engine());
   dnnl::memory weights = reorder_weights(pd, user_w_md, p.W.get(), stream);
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, dnnl::memory(src_md, cpu_engine(), p.A.get())},
-      {DNNL_ARG_WEIGHTS, weights},
-      {DNNL_ARG_BIAS, dnnl::memory(bias_md, cpu_engine(), p.bias.get())},
-      {DNNL_ARG_DST, dnnl::memory(dst_md, cpu_engine(), p.C.get())}};
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, dnnl::memory(src_md, cpu_engine(), p.A.get())},
+                                                {DNNL_ARG_WEIGHTS, weights},
+                                                {DNNL_ARG_BIAS, dnnl::memory(bias_md, cpu_engine(), p.bias.get())},
+                                                {DNNL_ARG_DST, dnnl::memory(dst_md, cpu_engine(), p.C.get())}};
   time_matmul(state, pd, args, stream);
   set_flops(state, "FLOPS", M, N, K);
   if (!check_f32(p.A.get(), p.W.get(), p.bias.get(), p.C.get(), M, N, K)) state.SkipWithError("wrong result");
@@ -274,7 +271,10 @@ struct I8Problem {
   Buffer<uint8_t> Aq;  // [M, Kp], columns past K zero
   Buffer<int8_t> W;    // [N, K] row-major
   I8Problem(int M_, int N_, int K_)
-      : M(M_), N(N_), K(K_), Kp(mt::padded_k_i8(K_)),
+      : M(M_),
+        N(N_),
+        K(K_),
+        Kp(mt::padded_k_i8(K_)),
         Aq(random_u8(M_, K_, mt::padded_k_i8(K_), 4)),
         W(random_s8(size_t(N_) * K_, 5)) {}
 };
@@ -320,8 +320,8 @@ void gemm_int8_libmt(benchmark::State& state, int M, int N, int K) {
   LibmtI8 l(p);
   const mt::KernelTable& t = mt::best_kernels();
   for (auto _ : state) {
-    t.gemm_u8s8(p.Aq.get(), p.Kp, l.Wp.get(), l.w_sum.get(), l.w_scale.get(), l.a_scale.get(),
-                l.a_zero.get(), l.bias.get(), nullptr, 0, l.C.get(), N, M, N, K, 0, N, mt::Activation::none);
+    t.gemm_u8s8(p.Aq.get(), p.Kp, l.Wp.get(), l.w_sum.get(), l.w_scale.get(), l.a_scale.get(), l.a_zero.get(),
+                l.bias.get(), nullptr, 0, l.C.get(), N, M, N, K, 0, N, mt::Activation::none);
     benchmark::ClobberMemory();
   }
   state.SetLabel(t.isa);
@@ -336,8 +336,8 @@ void gemm_int8_libmt_quant(benchmark::State& state, int M, int N, int K) {
   const mt::KernelTable& t = mt::best_kernels();
   for (auto _ : state) {
     t.quantize_rows_u8(A.get(), K, M, K, p.Aq.get(), p.Kp, l.a_scale.get(), l.a_zero.get(), 0.0f, 0);
-    t.gemm_u8s8(p.Aq.get(), p.Kp, l.Wp.get(), l.w_sum.get(), l.w_scale.get(), l.a_scale.get(),
-                l.a_zero.get(), l.bias.get(), nullptr, 0, l.C.get(), N, M, N, K, 0, N, mt::Activation::none);
+    t.gemm_u8s8(p.Aq.get(), p.Kp, l.Wp.get(), l.w_sum.get(), l.w_scale.get(), l.a_scale.get(), l.a_zero.get(),
+                l.bias.get(), nullptr, 0, l.C.get(), N, M, N, K, 0, N, mt::Activation::none);
     benchmark::ClobberMemory();
   }
   state.SetLabel(std::string(t.isa) + ", incl. quantize_rows_u8");
@@ -356,8 +356,8 @@ void gemm_int8_dnnl_gemm(benchmark::State& state, int M, int N, int K) {
   Buffer<int32_t> C = make_buffer<int32_t>(size_t(M) * N);
   const int32_t co = 0;
   for (auto _ : state) {
-    if (dnnl_gemm_u8s8s32('N', 'T', 'F', M, N, K, 1.0f, p.Aq.get(), p.Kp, 0, p.W.get(), K, 0, 0.0f,
-                          C.get(), N, &co) != dnnl_success) {
+    if (dnnl_gemm_u8s8s32('N', 'T', 'F', M, N, K, 1.0f, p.Aq.get(), p.Kp, 0, p.W.get(), K, 0, 0.0f, C.get(), N, &co) !=
+        dnnl_success) {
       state.SkipWithError("dnnl_gemm_u8s8s32 failed");
       return;
     }
@@ -371,15 +371,13 @@ void gemm_int8_dnnl_matmul(benchmark::State& state, int M, int N, int K) {
   I8Problem p(M, N, K);
   Buffer<int32_t> C = make_buffer<int32_t>(size_t(M) * N);
   dnnl::stream stream(cpu_engine());
-  const dnnl::memory::desc src_md({M, K}, dt::u8, {dnnl::memory::dim(p.Kp), 1}),
-      user_w_md({K, N}, dt::s8, tag::ba), any_w_md({K, N}, dt::s8, tag::any),
-      dst_md({M, N}, dt::s32, tag::ab);
+  const dnnl::memory::desc src_md({M, K}, dt::u8, {dnnl::memory::dim(p.Kp), 1}), user_w_md({K, N}, dt::s8, tag::ba),
+      any_w_md({K, N}, dt::s8, tag::any), dst_md({M, N}, dt::s32, tag::ab);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, any_w_md, dst_md), cpu_engine());
   dnnl::memory weights = reorder_weights(pd, user_w_md, p.W.get(), stream);
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, dnnl::memory(src_md, cpu_engine(), p.Aq.get())},
-      {DNNL_ARG_WEIGHTS, weights},
-      {DNNL_ARG_DST, dnnl::memory(dst_md, cpu_engine(), C.get())}};
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, dnnl::memory(src_md, cpu_engine(), p.Aq.get())},
+                                                {DNNL_ARG_WEIGHTS, weights},
+                                                {DNNL_ARG_DST, dnnl::memory(dst_md, cpu_engine(), C.get())}};
   time_matmul(state, pd, args, stream);
   set_flops(state, "OPS", M, N, K);
   int8_verdict(state, wrong_s32(p, C.get()));
@@ -399,14 +397,13 @@ void gemm_int8_dnnl_matmul_f32(benchmark::State& state, int M, int N, int K) {
   const std::vector<float> scales(N, 0.02f * 0.01f);
   int32_t zero = 128;
   dnnl::stream stream(cpu_engine());
-  const dnnl::memory::desc src_md({M, K}, dt::u8, {dnnl::memory::dim(p.Kp), 1}),
-      user_w_md({K, N}, dt::s8, tag::ba), any_w_md({K, N}, dt::s8, tag::any),
-      bias_md({1, N}, dt::f32, tag::ab), dst_md({M, N}, dt::f32, tag::ab), zero_md({1}, dt::s32, tag::a);
+  const dnnl::memory::desc src_md({M, K}, dt::u8, {dnnl::memory::dim(p.Kp), 1}), user_w_md({K, N}, dt::s8, tag::ba),
+      any_w_md({K, N}, dt::s8, tag::any), bias_md({1, N}, dt::f32, tag::ab), dst_md({M, N}, dt::f32, tag::ab),
+      zero_md({1}, dt::s32, tag::a);
   dnnl::primitive_attr attr;
   attr.set_output_scales(1 << 1, scales);
   attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, any_w_md, bias_md, dst_md), attr,
-                                        cpu_engine());
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, any_w_md, bias_md, dst_md), attr, cpu_engine());
   dnnl::memory weights = reorder_weights(pd, user_w_md, p.W.get(), stream);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, dnnl::memory(src_md, cpu_engine(), p.Aq.get())},
@@ -462,16 +459,26 @@ void register_benchmarks() {
 
 const char* dnnl_isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
-    case dnnl::cpu_isa::all: return "all";
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "other";
+    case dnnl::cpu_isa::all:
+      return "all";
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
   }
 }
 

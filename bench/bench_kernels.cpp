@@ -37,12 +37,11 @@ void bench_gemm(benchmark::State& state, const mt::KernelTable* t, int M, int N,
   }
   std::vector<float> C(size_t(M) * N);
   for (auto _ : state) {
-    t->gemm_f32(A.data(), K, Wp.data(), bias.data(), nullptr, 0, C.data(), N, M, N, K, 0, N,
-                mt::Activation::none);
+    t->gemm_f32(A.data(), K, Wp.data(), bias.data(), nullptr, 0, C.data(), N, M, N, K, 0, N, mt::Activation::none);
     benchmark::ClobberMemory();
   }
-  state.counters["FLOPS"] = benchmark::Counter(2.0 * M * N * K * double(state.iterations()),
-                                               benchmark::Counter::kIsRate);
+  state.counters["FLOPS"] =
+      benchmark::Counter(2.0 * M * N * K * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 // The int8 GEMM alone (activations already quantized), same shapes as gemm_f32.
@@ -63,13 +62,11 @@ void bench_gemm_u8s8(benchmark::State& state, const mt::KernelTable* t, int M, i
   const std::vector<float> w_scale(N, 0.01f), a_scale(M, 0.02f);
   std::vector<float> C(size_t(M) * N);
   for (auto _ : state) {
-    t->gemm_u8s8(Aq.data(), Kp, Wp.data(), w_sum.data(), w_scale.data(), a_scale.data(),
-                 a_zero.data(), bias.data(), nullptr, 0, C.data(), N, M, N, K, 0, N,
-                 mt::Activation::none);
+    t->gemm_u8s8(Aq.data(), Kp, Wp.data(), w_sum.data(), w_scale.data(), a_scale.data(), a_zero.data(), bias.data(),
+                 nullptr, 0, C.data(), N, M, N, K, 0, N, mt::Activation::none);
     benchmark::ClobberMemory();
   }
-  state.counters["OPS"] = benchmark::Counter(2.0 * M * N * K * double(state.iterations()),
-                                             benchmark::Counter::kIsRate);
+  state.counters["OPS"] = benchmark::Counter(2.0 * M * N * K * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 void bench_quantize_rows_u8(benchmark::State& state, const mt::KernelTable* t, int M, int K) {
@@ -114,40 +111,35 @@ void bench_attention(benchmark::State& state, const mt::KernelTable* t, int Tq, 
 void register_benchmarks() {
   mt_bench::register_peak_benchmarks();  // fma_peak_f32, dot_peak_u8s8 (bench/fma_peak.hpp)
   const int Ms[] = {1, 4, 16, 32, 256};
-  const int NKs[][2] = {{512, 512},   {2048, 512},  {512, 2048},  {32000, 512},
-                        {256, 256},   {1024, 256},  {256, 1024},  {8000, 256}};
+  const int NKs[][2] = {{512, 512}, {2048, 512}, {512, 2048}, {32000, 512},
+                        {256, 256}, {1024, 256}, {256, 1024}, {8000, 256}};
   for (const mt::KernelTable* t : mt::available_kernels()) {
     const std::string isa = t->isa;
     for (int M : Ms)
       for (const auto& nk : NKs) {
-        const std::string name = "gemm_f32/" + isa + "/M:" + std::to_string(M) +
-                                 "/N:" + std::to_string(nk[0]) + "/K:" + std::to_string(nk[1]);
-        benchmark::RegisterBenchmark(name.c_str(), bench_gemm, t, M, nk[0], nk[1])
-            ->Unit(benchmark::kMicrosecond);
+        const std::string name = "gemm_f32/" + isa + "/M:" + std::to_string(M) + "/N:" + std::to_string(nk[0]) +
+                                 "/K:" + std::to_string(nk[1]);
+        benchmark::RegisterBenchmark(name.c_str(), bench_gemm, t, M, nk[0], nk[1])->Unit(benchmark::kMicrosecond);
       }
     for (int M : Ms)
       for (const auto& nk : NKs) {
-        const std::string name = "gemm_u8s8/" + isa + "/M:" + std::to_string(M) +
-                                 "/N:" + std::to_string(nk[0]) + "/K:" + std::to_string(nk[1]);
-        benchmark::RegisterBenchmark(name.c_str(), bench_gemm_u8s8, t, M, nk[0], nk[1])
-            ->Unit(benchmark::kMicrosecond);
+        const std::string name = "gemm_u8s8/" + isa + "/M:" + std::to_string(M) + "/N:" + std::to_string(nk[0]) +
+                                 "/K:" + std::to_string(nk[1]);
+        benchmark::RegisterBenchmark(name.c_str(), bench_gemm_u8s8, t, M, nk[0], nk[1])->Unit(benchmark::kMicrosecond);
       }
     for (int M : {1, 32})
       for (int K : {512, 2048}) {
-        const std::string name = "quantize_rows_u8/" + isa + "/M:" + std::to_string(M) +
-                                 "/K:" + std::to_string(K);
-        benchmark::RegisterBenchmark(name.c_str(), bench_quantize_rows_u8, t, M, K)
-            ->Unit(benchmark::kMicrosecond);
+        const std::string name = "quantize_rows_u8/" + isa + "/M:" + std::to_string(M) + "/K:" + std::to_string(K);
+        benchmark::RegisterBenchmark(name.c_str(), bench_quantize_rows_u8, t, M, K)->Unit(benchmark::kMicrosecond);
       }
     for (int C : {512, 1024})
-      benchmark::RegisterBenchmark(("layer_norm_f32/" + isa + "/C:" + std::to_string(C)).c_str(),
-                                   bench_layer_norm, t, C);
+      benchmark::RegisterBenchmark(("layer_norm_f32/" + isa + "/C:" + std::to_string(C)).c_str(), bench_layer_norm, t,
+                                   C);
     const int shapes[][3] = {{1, 64, 64}, {1, 256, 64}, {64, 64, 64}, {128, 128, 64}};
     for (const auto& s : shapes) {
-      const std::string name = "attention_f32/" + isa + "/Tq:" + std::to_string(s[0]) +
-                               "/Tk:" + std::to_string(s[1]) + "/dh:" + std::to_string(s[2]);
-      benchmark::RegisterBenchmark(name.c_str(), bench_attention, t, s[0], s[1], s[2])
-          ->Unit(benchmark::kMicrosecond);
+      const std::string name = "attention_f32/" + isa + "/Tq:" + std::to_string(s[0]) + "/Tk:" + std::to_string(s[1]) +
+                               "/dh:" + std::to_string(s[2]);
+      benchmark::RegisterBenchmark(name.c_str(), bench_attention, t, s[0], s[1], s[2])->Unit(benchmark::kMicrosecond);
     }
   }
 }

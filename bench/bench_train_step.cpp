@@ -53,8 +53,14 @@ void BM_train_step(benchmark::State& state, const std::string& preset) {
   state.counters["threads"] = double(bench_threads());
 }
 
-BENCHMARK_CAPTURE(BM_train_step, tiny, std::string("tiny"))->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(mt::bench::train_min_time());
-BENCHMARK_CAPTURE(BM_train_step, small, std::string("small"))->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(mt::bench::train_min_time());
+BENCHMARK_CAPTURE(BM_train_step, tiny, std::string("tiny"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(mt::bench::train_min_time());
+BENCHMARK_CAPTURE(BM_train_step, small, std::string("small"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(mt::bench::train_min_time());
 
 }  // namespace
 

@@ -28,8 +28,7 @@ using mt_bench::shipped;
 using mt_bench::shipped_path;
 using mt_bench::sources;
 
-const char* kModels[] = {"base", "base-int8", "base-int8dyn", "small", "small-int8",
-                         "en-de-tiny", "en-de-tiny-int8"};
+const char* kModels[] = {"base", "base-int8", "base-int8dyn", "small", "small-int8", "en-de-tiny", "en-de-tiny-int8"};
 
 int bench_threads() {
   const char* env = std::getenv("MT_BENCH_THREADS");
@@ -96,7 +95,8 @@ void BM_DecoderStep(benchmark::State& state, std::string name) {
   std::vector<int32_t> tokens(size_t(batch), 7);
   const auto decoder_state = s.decoder_state(1);
   const auto buffers = s.decoder_buffers();
-  for (auto _ : state) s.transformer->decode_step(tokens.data(), batch, 8, decoder_state, buffers, s.at<float>(s.plan.logits));
+  for (auto _ : state)
+    s.transformer->decode_step(tokens.data(), batch, 8, decoder_state, buffers, s.at<float>(s.plan.logits));
   state.counters["rows/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -122,11 +122,20 @@ int register_all() {
     const std::string name = c;
     if (!wanted(name) || (shipped(name) && !std::filesystem::exists(shipped_path(name)))) continue;
     benchmark::RegisterBenchmark(("load/" + name).c_str(), BM_LoadModel, name)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("encoder/" + name).c_str(), BM_Encoder, name)->Arg(16)->Arg(64)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("decoder_step/" + name).c_str(), BM_DecoderStep, name)->Arg(1)->Arg(32)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("encoder/" + name).c_str(), BM_Encoder, name)
+        ->Arg(16)
+        ->Arg(64)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("decoder_step/" + name).c_str(), BM_DecoderStep, name)
+        ->Arg(1)
+        ->Arg(32)
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("translate_16x16/" + name).c_str(), BM_Translate, name)
         ->ArgNames({"batch", "beam"})
-        ->Args({1, 1})->Args({32, 1})->Args({1, 4})->Args({32, 4})
+        ->Args({1, 1})
+        ->Args({32, 1})
+        ->Args({1, 4})
+        ->Args({32, 4})
         ->Unit(benchmark::kMillisecond);
   }
   return 0;

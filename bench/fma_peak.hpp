@@ -35,8 +35,8 @@ __attribute__((target("avx512f"))) inline void fma_peak_f32(benchmark::State& st
     sum += lanes[0];
   }
   benchmark::DoNotOptimize(sum);
-  state.counters["FLOPS"] = benchmark::Counter(double(kPeakIterations) * 16 * 32,
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOPS"] =
+      benchmark::Counter(double(kPeakIterations) * 16 * 32, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 __attribute__((target("avx512f,avx512vnni"))) inline void dot_peak_u8s8(benchmark::State& state) {
@@ -56,8 +56,8 @@ __attribute__((target("avx512f,avx512vnni"))) inline void dot_peak_u8s8(benchmar
     sum += lanes[0];
   }
   benchmark::DoNotOptimize(sum);
-  state.counters["OPS"] = benchmark::Counter(double(kPeakIterations) * 16 * 128,
-                                             benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["OPS"] =
+      benchmark::Counter(double(kPeakIterations) * 16 * 128, benchmark::Counter::kIsIterationInvariantRate);
 }
 #endif
 

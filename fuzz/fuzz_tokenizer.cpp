@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // data[0] picks the vocabulary: the two shipped ones, or (values 2 and 3
   // of 4) the crafted BPE.
   const Vocabularies& v = vocabularies();
-  const mt::detail::Tokenizer& tok = (data[0] & 2) ? *v.all_unused_bpe : *mt::detail::tokenizer_of(*v.models[data[0] & 1]);
+  const mt::detail::Tokenizer& tok =
+      (data[0] & 2) ? *v.all_unused_bpe : *mt::detail::tokenizer_of(*v.models[data[0] & 1]);
   const int vocab = tok.size();
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
 

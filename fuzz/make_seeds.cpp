@@ -24,10 +24,33 @@ void write(const std::filesystem::path& path, const std::string& text) {
 mt::VocabularyData micro_vocabulary() {
   mt::VocabularyData v;
   v.type = mt::VocabularyType::unigram;
-  v.pieces = {{"<pad>", 0, mt::PieceType::control}, {"<s>", 0, mt::PieceType::control},
-              {"</s>", 0, mt::PieceType::control}, {"<unk>", 0, mt::PieceType::unknown}};
-  const char* words[] = {"\xE2\x96\x81", "a", "b", "c", "\xE2\x96\x81" "a", "\xE2\x96\x81" "b", "ab", "ba",
-                         "e", "\xE2\x96\x81" "the", "the", "n", "x", "\xC3\xA9", "\xE4\xB8\xAD", "1", "2", ".", ",", "!"};
+  v.pieces = {{"<pad>", 0, mt::PieceType::control},
+              {"<s>", 0, mt::PieceType::control},
+              {"</s>", 0, mt::PieceType::control},
+              {"<unk>", 0, mt::PieceType::unknown}};
+  const char* words[] = {"\xE2\x96\x81",
+                         "a",
+                         "b",
+                         "c",
+                         "\xE2\x96\x81"
+                         "a",
+                         "\xE2\x96\x81"
+                         "b",
+                         "ab",
+                         "ba",
+                         "e",
+                         "\xE2\x96\x81"
+                         "the",
+                         "the",
+                         "n",
+                         "x",
+                         "\xC3\xA9",
+                         "\xE4\xB8\xAD",
+                         "1",
+                         "2",
+                         ".",
+                         ",",
+                         "!"};
   float score = -1.0f;
   for (const char* w : words) v.pieces.push_back({w, score -= 0.5f, mt::PieceType::normal});
   return v;
@@ -103,8 +126,8 @@ int main(int argc, char** argv) {
   write(translate / "greedy", std::vector<uint8_t>{0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 5, 6, 7});
   write(translate / "beam_int8", std::vector<uint8_t>{1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 1, 0, 64, 0, 0, 0, 0, 6, 0, 0,
-                                                      0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 9, 8, 9, 10});
-  write(translate / "too_long", std::vector<uint8_t>{2, 255, 3, 254, 1, 1, 0, 0, 0, 0, 255, 9, 1, 0, 0, 0, 0,
-                                                     1, 255, 0, 1, 23, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5});
+                                                      0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0, 0, 4, 9, 8, 9, 10});
+  write(translate / "too_long", std::vector<uint8_t>{2, 255, 3, 254, 1,  1, 0, 0, 0, 0, 255, 9, 1, 0, 0, 0, 0,
+                                                     1, 255, 0, 1,   23, 5, 5, 5, 5, 5, 5,   5, 5, 5, 5, 5, 5});
   return 0;
 }

@@ -42,10 +42,9 @@ bool cpu_runs_avx2() {
 bool cpu_runs_avx512() {
   const auto arch = xsimd::available_architectures();
   // xsimd's avx512bw bit already requires F, CD and DQ.
-  return arch.avx512bw && __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd") &&
-         cpu_runs_avx2();
+  return arch.avx512bw && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512cd") && cpu_runs_avx2();
 }
 
 bool cpu_runs_avx512vnni() { return cpu_runs_avx512() && __builtin_cpu_supports("avx512vnni"); }

@@ -20,9 +20,12 @@ constexpr int kMinEntropyBins = 4 * 256;
 
 std::string MethodChoice::name() const {
   switch (method) {
-    case Method::max: return "max";
-    case Method::mse: return "mse";
-    case Method::entropy: return "entropy";
+    case Method::max:
+      return "max";
+    case Method::mse:
+      return "mse";
+    case Method::entropy:
+      return "entropy";
     case Method::percentile: {
       char buf[48];
       std::snprintf(buf, sizeof(buf), "percentile %g", percentile);
@@ -87,10 +90,14 @@ InputRange LayerStats::choose(const MethodChoice& choice) const {
   const InputRange full{std::min(0.0f, min_), std::max(0.0f, max_)};
   if (count_ == 0 || full.hi == full.lo) return full;
   switch (choice.method) {
-    case Method::max: return full;
-    case Method::percentile: return percentile_range(choice.percentile);
-    case Method::mse: return mse_range();
-    case Method::entropy: return entropy_range();
+    case Method::max:
+      return full;
+    case Method::percentile:
+      return percentile_range(choice.percentile);
+    case Method::mse:
+      return mse_range();
+    case Method::entropy:
+      return entropy_range();
   }
   return full;
 }

@@ -55,8 +55,8 @@ constexpr Option kOptions[] = {
      "decoder/layer_3, encoder/layer_0/ffn (repeatable)",
      true},
     {"--fp32-embeddings", nullptr, nullptr, "keep the embeddings fp32 (with tied embeddings, the output layer too)"},
-    {"--calibration-lines", nullptr, "N", "calibrate on the first N lines of the calibration text (default: all)", false,
-     "--max-sentences"},
+    {"--calibration-lines", nullptr, "N", "calibrate on the first N lines of the calibration text (default: all)",
+     false, "--max-sentences"},
     {"--threads", nullptr, "N", "threads for the translations (default 1, as every tool)"},
     {"--report", nullptr, "FILE", "also write the per-layer report as TSV"},
 };
@@ -97,8 +97,8 @@ void print_report(const std::vector<LayerReport>& layers, bool calibrated, std::
   for (const LayerReport& r : layers) {
     std::fprintf(out, "%-42s %-5s %10.4g %10.4g", r.layer.c_str(), r.int8 ? "int8" : "fp32", r.min, r.max);
     if (calibrated && r.int8) {
-      std::fprintf(out, " %10.4g %10.4g %9.3g %4d %7.4f%%", r.range.lo, r.range.hi, r.input.scale,
-                   r.input.zero_point, 100.0 * r.clipped);
+      std::fprintf(out, " %10.4g %10.4g %9.3g %4d %7.4f%%", r.range.lo, r.range.hi, r.input.scale, r.input.zero_point,
+                   100.0 * r.clipped);
     }
     std::fprintf(out, "\n");
   }
@@ -109,15 +109,15 @@ Status write_report_tsv(const std::string& path, const std::vector<LayerReport>&
   if (!out) return Status::error(Errc::io_error, "cannot write '%s'", path.c_str());
   out << "layer\tdtype\tmin\tmax\trange_lo\trange_hi\tscale\tzero_point\tclipped\n";
   for (const LayerReport& r : layers) {
-    out << r.layer << '\t' << (r.int8 ? "int8" : "fp32") << '\t' << r.min << '\t' << r.max << '\t' << r.range.lo
-        << '\t' << r.range.hi << '\t' << r.input.scale << '\t' << r.input.zero_point << '\t' << r.clipped << '\n';
+    out << r.layer << '\t' << (r.int8 ? "int8" : "fp32") << '\t' << r.min << '\t' << r.max << '\t' << r.range.lo << '\t'
+        << r.range.hi << '\t' << r.input.scale << '\t' << r.input.zero_point << '\t' << r.clipped << '\n';
   }
   return out ? Status{} : Status::error(Errc::io_error, "cannot write '%s'", path.c_str());
 }
 
 // --method auto: every method (and dynamic activations) scored by dev BLEU.
-Expected<QuantizeOptions> choose_by_dev_bleu(const Model& fp32, const Calibration& calibration,
-                                             QuantizeOptions options, const std::vector<std::string>& dev_src,
+Expected<QuantizeOptions> choose_by_dev_bleu(const Model& fp32, const Calibration& calibration, QuantizeOptions options,
+                                             const std::vector<std::string>& dev_src,
                                              const std::vector<std::string>& dev_ref, eval::BleuOptions bleu) {
   std::vector<QuantizeOptions> candidates;
   for (const char* m : {"max", "percentile 99.9", "percentile 99.99", "percentile 99.999", "mse", "entropy"}) {
@@ -215,8 +215,7 @@ int run(int argc, char** argv) {
   const Progress progress = progress_bar();
   auto calibration = calibrate(*model, *lines, options, progress);
   if (!calibration) return fail(calibration.status().message());
-  const double calibration_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double calibration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (auto_method) {
     auto dev_src = cli::read_lines(args.get("--dev-src", ""));
     auto dev_ref = cli::read_lines(args.get("--dev-ref", ""));
@@ -253,9 +252,8 @@ int run(int argc, char** argv) {
                "mt_quantize: %.1f s (calibration %.1f s)\n",
                input.c_str(), output.c_str(), double((*model)->file_size()) / 1e6, double(bytes->size()) / 1e6,
                100.0 * double(bytes->size()) / double((*model)->file_size()),
-               calibrated ? ("calibrated, " + options.method.name()).c_str() : "dynamic per-row",
-               lines->size(), 100.0 * agree.sentence_rate(), 100.0 * agree.token_rate(), seconds,
-               calibration_seconds);
+               calibrated ? ("calibrated, " + options.method.name()).c_str() : "dynamic per-row", lines->size(),
+               100.0 * agree.sentence_rate(), 100.0 * agree.token_rate(), seconds, calibration_seconds);
   return 0;
 }
 

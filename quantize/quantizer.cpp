@@ -27,8 +27,10 @@ class StatsObserver : public detail::LinearObserver {
   StatsObserver(std::vector<LayerStats>& stats, bool histogram) : stats_(stats), histogram_(histogram) {}
   void observe(const detail::Linear& layer, const float* x, int M, int K) override {
     LayerStats& s = stats_[size_t(layer.index)];
-    if (histogram_) s.observe_histogram(x, size_t(M) * size_t(K));
-    else s.observe_range(x, size_t(M) * size_t(K));
+    if (histogram_)
+      s.observe_histogram(x, size_t(M) * size_t(K));
+    else
+      s.observe_range(x, size_t(M) * size_t(K));
   }
 
  private:
@@ -51,9 +53,9 @@ bool parse_ids(const std::string& line, std::vector<int32_t>* ids) {
 
 // Greedy translation of all sentences in batches, with an optional observer.
 Expected<std::vector<std::string>> run_translations(std::shared_ptr<const Model> model,
-                                                    const std::vector<std::string>& sentences,
-                                                    const QuantizeOptions& o, const Progress& progress,
-                                                    const char* phase, detail::LinearObserver* observer) {
+                                                    const std::vector<std::string>& sentences, const QuantizeOptions& o,
+                                                    const Progress& progress, const char* phase,
+                                                    detail::LinearObserver* observer) {
   SessionOptions so;
   so.max_batch_size = std::max(1, o.batch_size);
   so.max_source_length = std::min(o.max_length, model->config().max_positions);
@@ -168,8 +170,8 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
     return !starts_with_any(scope, o.keep_fp32);
   };
 
-  const bool output_int8 = cfg.tied_output ? !(o.fp32_embeddings || tied_kept)
-                                           : !starts_with_any("output", o.keep_fp32);
+  const bool output_int8 =
+      cfg.tied_output ? !(o.fp32_embeddings || tied_kept) : !starts_with_any("output", o.keep_fp32);
   auto layer_int8 = [&](const std::string& scope) {
     return scope == "output" ? output_int8 : !starts_with_any(scope, o.keep_fp32);
   };
@@ -239,7 +241,8 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
       for (int n = 0; n < N; ++n) {
         int64_t sum = 0;
         for (int k = 0; k < K; ++k) sum += q[size_t(n) * K + k];
-        c[size_t(n)] = double(in->second.zero_point) * double(in->second.scale) * double(scales[size_t(n)]) * double(sum);
+        c[size_t(n)] =
+            double(in->second.zero_point) * double(in->second.scale) * double(scales[size_t(n)]) * double(sum);
       }
     }
   }

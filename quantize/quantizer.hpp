@@ -16,7 +16,7 @@ namespace mt::quantize {
 
 struct QuantizeOptions {
   ActivationScales activations = ActivationScales::calibrated;
-  MethodChoice method;                 // for calibrated activations
+  MethodChoice method;  // for calibrated activations
   // Layers kept fp32: scopes starting with one of these, e.g. "output",
   // "decoder/layer_3", "encoder/layer_0/ffn". With tied embeddings the output
   // projection is the target embedding: keeping either keeps both.
@@ -46,10 +46,10 @@ Expected<Calibration> calibrate(std::shared_ptr<const Model> fp32, const std::ve
 struct LayerReport {
   std::string layer;
   bool int8 = false;
-  float min = 0, max = 0;        // observed input range
-  InputRange range;              // chosen (calibrated activations)
-  InputQuantization input;       // its u8 grid
-  double clipped = 0;            // share of calibration values outside `range`
+  float min = 0, max = 0;   // observed input range
+  InputRange range;         // chosen (calibrated activations)
+  InputQuantization input;  // its u8 grid
+  double clipped = 0;       // share of calibration values outside `range`
 };
 
 // Builds the int8 model file's bytes from an fp32 model and its calibration.

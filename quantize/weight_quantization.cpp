@@ -8,8 +8,7 @@
 
 namespace mt::quantize {
 
-void quantize_weight_rows(std::span<const float> w, int N, int K, std::span<int8_t> q,
-                          std::span<float> scales) {
+void quantize_weight_rows(std::span<const float> w, int N, int K, std::span<int8_t> q, std::span<float> scales) {
   for (int n = 0; n < N; ++n) {
     const float* row = w.data() + size_t(n) * K;
     float amax = 0.0f;

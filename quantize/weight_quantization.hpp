@@ -12,8 +12,7 @@ namespace mt::quantize {
 // q[n, k] = clamp(round(w[n, k] / scale[n]), -127, 127) with
 // scale[n] = max_k |w[n, k]| / 127 (a row of zeros gets scale 1). -128 is
 // never used, so the grid is symmetric about 0. w: [N, K] row-major.
-void quantize_weight_rows(std::span<const float> w, int N, int K, std::span<int8_t> q,
-                          std::span<float> scales);
+void quantize_weight_rows(std::span<const float> w, int N, int K, std::span<int8_t> q, std::span<float> scales);
 
 // The row-major values of an fp32 tensor of the model file (unpacking packed_n16).
 std::vector<float> tensor_values(const TensorView& tensor);

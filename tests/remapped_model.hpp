@@ -50,7 +50,8 @@ inline Remapped remapped(const VocabularyData& v, int V, uint32_t seed) {
   r.target.pieces.assign(size_t(V), {});
   for (int id = 0; id < V; ++id) r.target.pieces[size_t(id)] = {"extra" + std::to_string(id), 0.0f, PieceType::normal};
   for (size_t i = 0; i < v.pieces.size(); ++i) {
-    if (std::find(r.lacking.begin(), r.lacking.end(), int(i)) == r.lacking.end()) r.target.pieces[size_t(ids[i])] = v.pieces[i];
+    if (std::find(r.lacking.begin(), r.lacking.end(), int(i)) == r.lacking.end())
+      r.target.pieces[size_t(ids[i])] = v.pieces[i];
   }
   for (int id = 0; id < V && r.source.unknown_ids.size() < 4; ++id) {
     const std::string& text = r.target.pieces[size_t(id)].text;

@@ -173,8 +173,8 @@ TEST_CASE("int8 translate makes no heap allocation after warm-up", "[allocations
     const long n = allocations_during([&] {
       for (int i = 0; i < 3; ++i) status = session->translate(batch, options, &results);
     });
-    INFO("activations " << (activations == ActivationScales::calibrated ? "calibrated" : "dynamic")
-                        << " threads " << threads << " beam " << beam);
+    INFO("activations " << (activations == ActivationScales::calibrated ? "calibrated" : "dynamic") << " threads "
+                        << threads << " beam " << beam);
     REQUIRE(status.ok());
     CHECK(results.size() == sources.size());
     CHECK(n == 0);

@@ -45,8 +45,8 @@ std::vector<double> random_values(size_t n, uint64_t seed, double lo = -1.0, dou
 
 // A parameter of either precision holding the same random values.
 template <class T>
-Tensor<T>* random_parameter(Graph<T>& g, const std::string& name, Shape shape, uint64_t seed,
-                            double lo = -1.0, double hi = 1.0) {
+Tensor<T>* random_parameter(Graph<T>& g, const std::string& name, Shape shape, uint64_t seed, double lo = -1.0,
+                            double hi = 1.0) {
   Tensor<T>* p = g.parameter(name, shape);
   const std::vector<double> v = random_values(size_t(shape.numel()), seed, lo, hi);
   std::copy(v.begin(), v.end(), p->value.begin());
@@ -294,9 +294,8 @@ TEST_CASE("dropout is deterministic for a seed and call order", "[autograd]") {
   CHECK(dropout(g, x, 0.5) == x);
   g.set_training(true);
   // And the mask is the same in every evaluation of a gradient check.
-  require_gradients(g, [](Graph<double>& g) {
-    return weighted_sum(g, gelu(g, dropout(g, g.parameters()[0], 0.5)), 2);
-  });
+  require_gradients(g,
+                    [](Graph<double>& g) { return weighted_sum(g, gelu(g, dropout(g, g.parameters()[0], 0.5)), 2); });
 }
 
 // One post-norm or pre-norm encoder-decoder block in the runtime's layout,
@@ -458,11 +457,10 @@ TEST_CASE("float linear and matmul match double", "[autograd]") {
       [](auto& g) {
         auto& p = g.parameters();
         auto y = linear(g, p[0], p[1], p[2]);
-        return std::vector{
-            y,                                                               // [45, 37]
-            matmul(g, p[0], p[3]),                                           // [45, 21]
-            matmul(g, y, y, true),                                           // [45, 45]
-            batched_matmul(g, batched_matmul(g, p[4], p[5]), p[6], true)};  // [5, 9, 9]
+        return std::vector{y,                                                              // [45, 37]
+                           matmul(g, p[0], p[3]),                                          // [45, 21]
+                           matmul(g, y, y, true),                                          // [45, 45]
+                           batched_matmul(g, batched_matmul(g, p[4], p[5]), p[6], true)};  // [5, 9, 9]
       });
 }
 

@@ -98,8 +98,8 @@ SessionOptions session_options(int num_threads, int max_batch_size) {
 }
 
 // Translates inputs[batch[i]] for every i; the n-best lists go to `out`.
-Status translate(Session& session, const Inputs& in, const std::vector<int>& batch,
-                 const TranslateOptions& options, std::vector<NBest>* out) {
+Status translate(Session& session, const Inputs& in, const std::vector<int>& batch, const TranslateOptions& options,
+                 std::vector<NBest>* out) {
   out->assign(batch.size(), {});
   if (!in.texts.empty()) {
     std::vector<std::string_view> sources;
@@ -152,8 +152,8 @@ struct ThreadReport {
 // Translates random batches (random size up to the session's max_batch_size,
 // random sentences, repeats allowed, random search mode) until the report
 // counts `translations` sentences, checking each against the reference.
-void translate_random_batches(Session& session, const Inputs& in, const Reference& reference,
-                              int translations, uint32_t seed, ThreadReport* report) {
+void translate_random_batches(Session& session, const Inputs& in, const Reference& reference, int translations,
+                              uint32_t seed, ThreadReport* report) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> batch_size(1, session.options().max_batch_size);
   std::uniform_int_distribution<int> sentence(0, int(in.size()) - 1);
@@ -216,9 +216,10 @@ void stress(std::shared_ptr<const Model> model, const Inputs& in, const Referenc
   }
   for (std::thread& t : threads) t.join();
   check_reports(reports, each);
-  std::printf("test_concurrency: %s: %d threads x %d translations (greedy and beam 4, random batches), "
-              "all identical to the single-threaded results\n",
-              what, kThreads, each);
+  std::printf(
+      "test_concurrency: %s: %d threads x %d translations (greedy and beam 4, random batches), "
+      "all identical to the single-threaded results\n",
+      what, kThreads, each);
 }
 
 std::string model_path(const char* file) { return std::string(MT_MODELS_DIR) + "/" + file; }
@@ -333,7 +334,7 @@ TEST_CASE("sessions come and go on threads while others translate with the same 
   }
   check_reports(translator_reports, 110);
   for (long owners : owners_after_churn) CHECK(owners == kTranslators);  // only the sessions kept the model
-  CHECK(watch.expired());  // and the last one freed it
+  CHECK(watch.expired());                                                // and the last one freed it
 }
 
 TEST_CASE("the C API shares a model across threads with per-thread errors", "[concurrency]") {

@@ -31,11 +31,11 @@ namespace {
 #ifndef MT_TEST_EMULATED
 constexpr int kStructureFlips = 2500;  // per model
 constexpr int kWeightFlips = 250;      // per model
-#else  // under qemu, ~50x slower: every one of the first 1024 bytes, fewer random ones
+#else                                  // under qemu, ~50x slower: every one of the first 1024 bytes, fewer random ones
 constexpr int kStructureFlips = 1200;
 constexpr int kWeightFlips = 60;
 #endif
-constexpr int kTruncations = 200;      // per model
+constexpr int kTruncations = 200;  // per model
 
 struct Range {
   size_t begin, end;
@@ -73,18 +73,26 @@ bool valid_utf8(std::string_view s) {
     const auto c = uint8_t(s[i]);
     int n = 0;
     uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if (c >= 0xC2 && c <= 0xDF) n = 1, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) n = 2, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4) n = 3, cp = c & 0x07;
-    else return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c >= 0xC2 && c <= 0xDF)
+      n = 1, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+      n = 2, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+      n = 3, cp = c & 0x07;
+    else
+      return false;
     if (i + size_t(n) >= s.size()) return false;
     for (int k = 1; k <= n; ++k) {
       const auto d = uint8_t(s[i + size_t(k)]);
       if ((d & 0xC0) != 0x80) return false;
       cp = (cp << 6) | (d & 0x3F);
     }
-    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF))) return false;
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+      return false;
     i += size_t(n) + 1;
   }
   return true;
@@ -140,10 +148,12 @@ std::string translate_once(const std::shared_ptr<const Model>& model, int kind, 
       if (out[i].size() != 1) return invalid_output(counts, std::to_string(out[i].size()) + " hypotheses, 1 asked");
       const auto tokens = out[i][0].tokens;
       if (tokens.size() > size_t(so.max_target_length))
-        return invalid_output(counts, std::to_string(tokens.size()) + " tokens, at most " + std::to_string(so.max_target_length));
+        return invalid_output(
+            counts, std::to_string(tokens.size()) + " tokens, at most " + std::to_string(so.max_target_length));
       for (int32_t id : tokens) {
         if (id < 0 || id >= vocab)
-          return invalid_output(counts, "id " + std::to_string(id) + " outside the target vocabulary of " + std::to_string(vocab));
+          return invalid_output(
+              counts, "id " + std::to_string(id) + " outside the target vocabulary of " + std::to_string(vocab));
         result += std::to_string(id) + ' ';
       }
       result += '|';
@@ -161,7 +171,8 @@ std::string translate_once(const std::shared_ptr<const Model>& model, int kind, 
     if (out[i].size() != 1) return invalid_output(counts, std::to_string(out[i].size()) + " hypotheses, 1 asked");
     const std::string_view t = out[i][0].text;
     if (!valid_utf8(t)) return invalid_output(counts, "invalid UTF-8: \"" + std::string(t) + "\"");
-    if (t.find_first_of("\r\n") != std::string_view::npos) return invalid_output(counts, "a line break in \"" + std::string(t) + "\"");
+    if (t.find_first_of("\r\n") != std::string_view::npos)
+      return invalid_output(counts, "a line break in \"" + std::string(t) + "\"");
     if (t.size() > most_bytes)
       return invalid_output(counts, std::to_string(t.size()) + " bytes, at most " + std::to_string(most_bytes));
     result += std::string(t) + '|';
@@ -209,7 +220,8 @@ void sweep_flips(const std::string& name, const std::string& path) {
     REQUIRE(intact.ok());
     weights = weight_ranges(*intact.value());
     SweepCounts intact_counts;
-    for (int kind = 0; kind < 4; ++kind) intact_output[size_t(kind)] = translate_once(intact.value(), kind, &intact_counts);
+    for (int kind = 0; kind < 4; ++kind)
+      intact_output[size_t(kind)] = translate_once(intact.value(), kind, &intact_counts);
     REQUIRE(intact_counts.text_checked == 2);
     REQUIRE(intact_counts.ids_checked == 2);
   }
@@ -233,13 +245,14 @@ void sweep_flips(const std::string& name, const std::string& path) {
   for (int i = 1024; i < kStructureFlips; ++i) flip_at(structure[rng() % structure.size()], &structure_counts);
   for (int i = 0; i < kWeightFlips; ++i) flip_at(payload[rng() % payload.size()], &weight_counts);
 
-  std::printf("corruption sweep %s: %d structure flips (%d refused, %d loaded: %d valid text and %d valid id "
-              "outputs, %d unlike the intact model's, %d invalid), %d weight flips (%d refused, %d loaded: "
-              "%d valid text and %d valid id outputs, %d unlike the intact model's, %d invalid), slowest case %.1f ms\n",
-              name.c_str(), kStructureFlips, structure_counts.rejected, structure_counts.loaded, structure_counts.text_checked,
-              structure_counts.ids_checked, structure_counts.changed, structure_counts.invalid, kWeightFlips,
-              weight_counts.rejected, weight_counts.loaded, weight_counts.text_checked, weight_counts.ids_checked,
-              weight_counts.changed, weight_counts.invalid, std::max(structure_counts.slowest_ms, weight_counts.slowest_ms));
+  std::printf(
+      "corruption sweep %s: %d structure flips (%d refused, %d loaded: %d valid text and %d valid id "
+      "outputs, %d unlike the intact model's, %d invalid), %d weight flips (%d refused, %d loaded: "
+      "%d valid text and %d valid id outputs, %d unlike the intact model's, %d invalid), slowest case %.1f ms\n",
+      name.c_str(), kStructureFlips, structure_counts.rejected, structure_counts.loaded, structure_counts.text_checked,
+      structure_counts.ids_checked, structure_counts.changed, structure_counts.invalid, kWeightFlips,
+      weight_counts.rejected, weight_counts.loaded, weight_counts.text_checked, weight_counts.ids_checked,
+      weight_counts.changed, weight_counts.invalid, std::max(structure_counts.slowest_ms, weight_counts.slowest_ms));
   // Every loaded model gave valid output (each invalid one failed above, too).
   CHECK(structure_counts.invalid == 0);
   CHECK(weight_counts.invalid == 0);
@@ -287,10 +300,11 @@ TEST_CASE("a model with every version 3 section and flipped bytes is refused or 
 }
 
 TEST_CASE("the UTF-8 check of damaged models' output refuses what is not UTF-8", "[corruption]") {
-  for (const char* good : {"", "abc", "\xC3\xA4", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xEF\xBF\xBD z"}) CHECK(valid_utf8(good));
+  for (const char* good : {"", "abc", "\xC3\xA4", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xEF\xBF\xBD z"})
+    CHECK(valid_utf8(good));
   // A stray continuation byte, a cut sequence, overlong forms, a surrogate, past U+10FFFF, 0xFF.
-  for (const char* bad : {"\x80", "a\xC3", "\xE2\x82", "\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80",
-                          "\xF4\x90\x80\x80", "\xFF z"})
+  for (const char* bad :
+       {"\x80", "a\xC3", "\xE2\x82", "\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xFF z"})
     CHECK_FALSE(valid_utf8(bad));
 }
 
@@ -299,8 +313,8 @@ TEST_CASE("shipped models cut short are refused", "[corruption]") {
   INFO(name);
   AlignedFile file(model_path(name));
   std::mt19937_64 rng(11);
-  std::vector<size_t> lengths = {0, 1, 4, 7, 8, 9, 16, 63, 64, 65, 512, 4096, file.size - 1, file.size - 2,
-                                 file.size - 64, file.size / 2};
+  std::vector<size_t> lengths = {
+      0, 1, 4, 7, 8, 9, 16, 63, 64, 65, 512, 4096, file.size - 1, file.size - 2, file.size - 64, file.size / 2};
   while (lengths.size() < size_t(kTruncations)) lengths.push_back(rng() % file.size);
   SweepCounts counts;
   for (size_t length : lengths) {
@@ -353,8 +367,10 @@ TEST_CASE("a NaN or Inf weight is reported by name when asked, and never crashes
     }
     *slot = original;
   }
-  std::printf("corruption sweep: 60 non-finite weights reported by name, in %zu tensors; %d of %d translations "
-              "with one valid\n", named.size(), translated.text_checked + translated.ids_checked, translated.loaded);
+  std::printf(
+      "corruption sweep: 60 non-finite weights reported by name, in %zu tensors; %d of %d translations "
+      "with one valid\n",
+      named.size(), translated.text_checked + translated.ids_checked, translated.loaded);
   // The 60 picks spread over many tensors (not one tensor's check 60 times),
   // and a model with a NaN or Inf weight, unchecked, still gives valid output.
   CHECK(named.size() >= 20);

@@ -130,7 +130,7 @@ TEST_CASE("decoder_start_id and source_eos and embedding_scale do what they say"
     bos.bos_id = 7;
     const auto got = translate(start, "start.mtm", sources);
     CHECK(got == translate(bos, "bos.mtm", sources));
-    CHECK(got != reference);  // the start token matters
+    CHECK(got != reference);               // the start token matters
     start.decoder_start_id = base.eos_id;  // fairseq starts from eos: allowed
     CHECK(translate(start, "start-eos.mtm", sources).first.size() == sources.size());
   }
@@ -189,9 +189,8 @@ TEST_CASE("stored position tables and suppressed ids do what they say", "[decode
     for (const auto& t : reference.first.tokens) {
       for (const int32_t id : t) ++counts[id];
     }
-    const int32_t often = std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) {
-                            return a.second < b.second;
-                          })->first;
+    const int32_t often =
+        std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
     ModelConfig suppressing = base;
     suppressing.suppressed_ids = {often};
     const auto got = translate(random_model(suppressing, 41, "suppressing.mtm"));

@@ -41,17 +41,17 @@ TEST_CASE("half: values worked out by hand", "[half]") {
   CHECK(f32_to_f16_bits(-0.0f) == 0x8000);
   CHECK(f32_to_f16_bits(1.0f) == 0x3c00);
   CHECK(f32_to_f16_bits(-2.0f) == 0xc000);
-  CHECK(f32_to_f16_bits(65504.0f) == 0x7bff);   // the largest half
-  CHECK(f32_to_f16_bits(65519.996f) == 0x7bff); // just under the midpoint to 2^16
-  CHECK(f32_to_f16_bits(65520.0f) == 0x7c00);   // the midpoint ties to even: infinity
+  CHECK(f32_to_f16_bits(65504.0f) == 0x7bff);    // the largest half
+  CHECK(f32_to_f16_bits(65519.996f) == 0x7bff);  // just under the midpoint to 2^16
+  CHECK(f32_to_f16_bits(65520.0f) == 0x7c00);    // the midpoint ties to even: infinity
   CHECK(f32_to_f16_bits(1e9f) == 0x7c00);
   CHECK(f32_to_f16_bits(-std::numeric_limits<float>::infinity()) == 0xfc00);
-  CHECK(f32_to_f16_bits(0x1p-14f) == 0x0400);   // the smallest normal
-  CHECK(f32_to_f16_bits(0x1p-24f) == 0x0001);   // the smallest subnormal
-  CHECK(f32_to_f16_bits(0x1p-25f) == 0x0000);   // half of it ties to even: zero
+  CHECK(f32_to_f16_bits(0x1p-14f) == 0x0400);  // the smallest normal
+  CHECK(f32_to_f16_bits(0x1p-24f) == 0x0001);  // the smallest subnormal
+  CHECK(f32_to_f16_bits(0x1p-25f) == 0x0000);  // half of it ties to even: zero
   CHECK(f32_to_f16_bits(0x1.000002p-25f) == 0x0001);
   CHECK(f32_to_f16_bits(-0x1p-26f) == 0x8000);
-  CHECK(f32_to_f16_bits(0x3p-25f) == 0x0002);   // 1.5 units ties to even: 2
+  CHECK(f32_to_f16_bits(0x3p-25f) == 0x0002);         // 1.5 units ties to even: 2
   CHECK(f32_to_f16_bits(1.0f + 0x1p-11f) == 0x3c00);  // ties to even, down
   CHECK(f32_to_f16_bits(1.0f + 0x3p-11f) == 0x3c02);  // ties to even, up
   CHECK(f32_to_f16_bits(0x1.ffep-15f) == 0x0400);     // the largest subnormal's round-up carries into a normal

@@ -57,8 +57,7 @@ struct GemmCase {
   size_t lda, ldr, ldc;
   std::vector<float> A, Wp, bias, residual;
 
-  GemmCase(int M_, int N_, int K_, uint32_t seed)
-      : M(M_), N(N_), K(K_), lda(K_ + 3), ldr(N_ + 2), ldc(N_ + 5) {
+  GemmCase(int M_, int N_, int K_, uint32_t seed) : M(M_), N(N_), K(K_), lda(K_ + 3), ldr(N_ + 2), ldc(N_ + 5) {
     A = random_vector(size_t(M) * lda, seed);
     const std::vector<float> w = random_vector(size_t(N) * K, seed + 1);
     Wp.resize(packed_size(N, K));
@@ -70,8 +69,7 @@ struct GemmCase {
   // Error bound for C[m, n] (see kGemmRoundingsSlack).
   double tolerance(int m, int n, bool with_bias, bool with_residual, double ref_value) const {
     double mag = 0;
-    for (int k = 0; k < K; ++k)
-      mag += std::fabs(double(A[size_t(m) * lda + k]) * packed_at(Wp.data(), K, n, k));
+    for (int k = 0; k < K; ++k) mag += std::fabs(double(A[size_t(m) * lda + k]) * packed_at(Wp.data(), K, n, k));
     if (with_bias) mag += std::fabs(bias[n]);
     if (with_residual) mag += std::fabs(residual[size_t(m) * ldr + n]);
     const double u = std::ldexp(1.0, -24);
@@ -79,8 +77,8 @@ struct GemmCase {
   }
 
   // Every element of got (laid out as run() returns it) within tolerance() of want.
-  void require_close(const std::vector<float>& want, const std::vector<float>& got, bool with_bias,
-                     bool with_residual, int n_begin, int n_end) const {
+  void require_close(const std::vector<float>& want, const std::vector<float>& got, bool with_bias, bool with_residual,
+                     int n_begin, int n_end) const {
     REQUIRE(want.size() == got.size());
     size_t i = 0;
     for (int m = 0; m < M; ++m)
@@ -94,12 +92,11 @@ struct GemmCase {
   }
 
   // C over [n_begin, n_end) of every row, starting from `fill`.
-  std::vector<float> run(const KernelTable& t, bool with_bias, bool with_residual, Activation act,
-                         int n_begin, int n_end, float fill = 0.0f) const {
+  std::vector<float> run(const KernelTable& t, bool with_bias, bool with_residual, Activation act, int n_begin,
+                         int n_end, float fill = 0.0f) const {
     std::vector<float> C(size_t(M) * ldc, fill);
-    t.gemm_f32(A.data(), lda, Wp.data(), with_bias ? bias.data() : nullptr,
-               with_residual ? residual.data() : nullptr, ldr, C.data(), ldc, M, N, K, n_begin,
-               n_end, act);
+    t.gemm_f32(A.data(), lda, Wp.data(), with_bias ? bias.data() : nullptr, with_residual ? residual.data() : nullptr,
+               ldr, C.data(), ldc, M, N, K, n_begin, n_end, act);
     std::vector<float> out;
     for (int m = 0; m < M; ++m)
       for (int n = n_begin; n < n_end; ++n) out.push_back(C[size_t(m) * ldc + n]);
@@ -197,16 +194,15 @@ TEST_CASE("gemm_f32 matches ref", "[kernels]") {
           for (int flags = 0; flags < 4; ++flags)
             for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::swish}) {
               const bool b = flags & 1, r = flags & 2;
-              INFO(t->isa << " M=" << M << " N=" << N << " K=" << K << " bias=" << b
-                          << " residual=" << r << " act=" << act_name(act));
+              INFO(t->isa << " M=" << M << " N=" << N << " K=" << K << " bias=" << b << " residual=" << r
+                          << " act=" << act_name(act));
               g.require_close(g.run(ref, b, r, act, 0, N), g.run(*t, b, r, act, 0, N), b, r, 0, N);
             }
           // Partial column ranges: panel-aligned starts, ends at a panel or N.
           for (int nb = 0; nb < N; nb += kPanelWidth)
             for (int ne = nb + kPanelWidth; ne < N + kPanelWidth; ne += kPanelWidth) {
               const int end = ne < N ? ne : N;
-              INFO(t->isa << " M=" << M << " N=" << N << " K=" << K << " range=[" << nb << ","
-                          << end << ")");
+              INFO(t->isa << " M=" << M << " N=" << N << " K=" << K << " range=[" << nb << "," << end << ")");
               g.require_close(g.run(ref, true, true, Activation::gelu, nb, end),
                               g.run(*t, true, true, Activation::gelu, nb, end), true, true, nb, end);
             }
@@ -220,8 +216,8 @@ TEST_CASE("gemm_f32 residual may alias C", "[kernels]") {
     const int M = 5, N = 33, K = 17;
     const GemmCase g(M, N, K, 99);
     std::vector<float> C = g.residual;  // ldc == ldr
-    t->gemm_f32(g.A.data(), g.lda, g.Wp.data(), g.bias.data(), C.data(), g.ldr, C.data(), g.ldr,
-                M, N, K, 0, N, Activation::gelu);
+    t->gemm_f32(g.A.data(), g.lda, g.Wp.data(), g.bias.data(), C.data(), g.ldr, C.data(), g.ldr, M, N, K, 0, N,
+                Activation::gelu);
     std::vector<float> got;
     for (int m = 0; m < M; ++m)
       for (int n = 0; n < N; ++n) got.push_back(C[size_t(m) * g.ldr + n]);
@@ -237,21 +233,21 @@ TEST_CASE("gemm_f32 is bit-identical whatever M and tile and column range", "[ke
     INFO(t->isa);
     // All rows, all columns, in one call.
     std::vector<float> full(size_t(M) * g.ldc);
-    t->gemm_f32(g.A.data(), g.lda, g.Wp.data(), g.bias.data(), g.residual.data(), g.ldr,
-                full.data(), g.ldc, M, N, K, 0, N, Activation::gelu);
+    t->gemm_f32(g.A.data(), g.lda, g.Wp.data(), g.bias.data(), g.residual.data(), g.ldr, full.data(), g.ldc, M, N, K, 0,
+                N, Activation::gelu);
     // Rows [m0, m0 + rows) over columns [nb, ne), as a separate call.
     auto check = [&](int m0, int rows, int nb, int ne) {
       INFO("rows [" << m0 << "," << m0 + rows << ") cols [" << nb << "," << ne << ")");
       std::vector<float> part(size_t(rows) * g.ldc);
       t->gemm_f32(g.A.data() + size_t(m0) * g.lda, g.lda, g.Wp.data(), g.bias.data(),
-                  g.residual.data() + size_t(m0) * g.ldr, g.ldr, part.data(), g.ldc, rows, N, K,
-                  nb, ne, Activation::gelu);
+                  g.residual.data() + size_t(m0) * g.ldr, g.ldr, part.data(), g.ldc, rows, N, K, nb, ne,
+                  Activation::gelu);
       for (int m = 0; m < rows; ++m)
         REQUIRE(std::memcmp(&part[size_t(m) * g.ldc + nb], &full[size_t(m0 + m) * g.ldc + nb],
                             sizeof(float) * (ne - nb)) == 0);
     };
     for (int m0 : {0, 5, 13, 32}) check(m0, 1, 0, N);  // M = 1: the GEMV path
-    check(3, 7, 0, N);                                   // M = 7: a 4-row and a 3-row tile
+    check(3, 7, 0, N);                                 // M = 7: a 4-row and a 3-row tile
     check(0, 2, 0, N);
     check(10, 23, 0, N);
     check(0, M, 16, 48);  // column splits, as threads would do them
@@ -272,8 +268,8 @@ TEST_CASE("gemm_f32 writes only rows below M and columns in n_begin..n_end", "[k
         INFO(t->isa << " N=" << N << " range=[" << nb << "," << ne << ")");
         // One extra guard row past M; columns up to ldc are guarded too.
         std::vector<float> C(size_t(M + 1) * g.ldc, guard);
-        t->gemm_f32(g.A.data(), g.lda, g.Wp.data(), g.bias.data(), g.residual.data(), g.ldr,
-                    C.data(), g.ldc, M, N, K, nb, ne, Activation::relu);
+        t->gemm_f32(g.A.data(), g.lda, g.Wp.data(), g.bias.data(), g.residual.data(), g.ldr, C.data(), g.ldc, M, N, K,
+                    nb, ne, Activation::relu);
         for (int m = 0; m <= M; ++m)
           for (int n = 0; n < int(g.ldc); ++n) {
             const bool inside = m < M && n >= nb && n < ne;
@@ -425,7 +421,8 @@ TEST_CASE("top_k_f32 matches ref exactly", "[kernels]") {
           std::vector<int32_t> order;
           for (int i = 0; i < n; ++i)
             if (x[size_t(i)] > -INFINITY) order.push_back(i);
-          std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return x[size_t(a)] > x[size_t(b)]; });
+          std::stable_sort(order.begin(), order.end(),
+                           [&](int32_t a, int32_t b) { return x[size_t(a)] > x[size_t(b)]; });
           REQUIRE(want_n == std::min<int>(k, int(order.size())));
           for (int i = 0; i < want_n; ++i) REQUIRE(want_i[size_t(i)] == order[size_t(i)]);
         }
@@ -480,8 +477,7 @@ TEST_CASE("attention_f32 causal: query i never sees key i + offset + 1", "[kerne
       std::vector<float> k = random_vector(size_t(T) * dh, 2);
       std::vector<float> v = random_vector(size_t(T) * dh, 3);
       std::vector<float> before(size_t(T) * dh), after(size_t(T) * dh), scratch(T);
-      t->attention_f32(q.data(), dh, k.data(), v.data(), dh, before.data(), dh, T, T, dh, 0.2f,
-                       offset, scratch.data());
+      t->attention_f32(q.data(), dh, k.data(), v.data(), dh, before.data(), dh, T, T, dh, 0.2f, offset, scratch.data());
       for (int i = 0; i + offset + 1 < T; ++i) {
         INFO(t->isa << " offset=" << offset << " query=" << i);
         const int j = i + offset + 1;  // the first key query i must not see
@@ -490,8 +486,8 @@ TEST_CASE("attention_f32 causal: query i never sees key i + offset + 1", "[kerne
           k2[size_t(j) * dh + d] += 5.0f;
           v2[size_t(j) * dh + d] -= 7.0f;
         }
-        t->attention_f32(q.data(), dh, k2.data(), v2.data(), dh, after.data(), dh, T, T, dh,
-                         0.2f, offset, scratch.data());
+        t->attention_f32(q.data(), dh, k2.data(), v2.data(), dh, after.data(), dh, T, T, dh, 0.2f, offset,
+                         scratch.data());
         REQUIRE(std::memcmp(&before[size_t(i) * dh], &after[size_t(i) * dh], sizeof(float) * dh) == 0);
         // ...while query j does see it.
         REQUIRE(std::memcmp(&before[size_t(j) * dh], &after[size_t(j) * dh], sizeof(float) * dh) != 0);
@@ -515,10 +511,10 @@ TEST_CASE("attention_f32 matches ref", "[kernels]") {
             const std::vector<float> v = random_vector(Tk * kv_stride, seed + 2);
             const float scale = 1.0f / std::sqrt(float(dh));
             std::vector<float> want(Tq * out_stride), got(Tq * out_stride), scratch(Tk);
-            ref.attention_f32(q.data(), q_stride, k.data(), v.data(), kv_stride, want.data(),
-                              out_stride, Tq, Tk, dh, scale, offset, scratch.data());
-            t->attention_f32(q.data(), q_stride, k.data(), v.data(), kv_stride, got.data(),
-                             out_stride, Tq, Tk, dh, scale, offset, scratch.data());
+            ref.attention_f32(q.data(), q_stride, k.data(), v.data(), kv_stride, want.data(), out_stride, Tq, Tk, dh,
+                              scale, offset, scratch.data());
+            t->attention_f32(q.data(), q_stride, k.data(), v.data(), kv_stride, got.data(), out_stride, Tq, Tk, dh,
+                             scale, offset, scratch.data());
             REQUIRE(nmse(want, got) < kAttentionNmse);
           }
 }

@@ -105,21 +105,21 @@ struct Int8Case {
   }
 
   // C (M x ldc, starting from `fill`) after one call on rows [m0, m0 + rows).
-  std::vector<float> run(const KernelTable& t, bool with_bias, bool with_residual, Activation act,
-                         int n_begin, int n_end, float fill = 0.0f, int m0 = 0, int rows = -1) const {
+  std::vector<float> run(const KernelTable& t, bool with_bias, bool with_residual, Activation act, int n_begin,
+                         int n_end, float fill = 0.0f, int m0 = 0, int rows = -1) const {
     if (rows < 0) rows = M;
     std::vector<float> C(size_t(M) * ldc, fill);
-    t.gemm_u8s8(Aq.data() + size_t(m0) * lda, lda, Wp.data(), w_sum.data(), w_scale.data(),
-                a_scale.data() + m0, a_zero.data() + m0, with_bias ? bias.data() : nullptr,
-                with_residual ? residual.data() + size_t(m0) * ldr : nullptr, ldr,
-                C.data() + size_t(m0) * ldc, ldc, rows, N, K, n_begin, n_end, act);
+    t.gemm_u8s8(Aq.data() + size_t(m0) * lda, lda, Wp.data(), w_sum.data(), w_scale.data(), a_scale.data() + m0,
+                a_zero.data() + m0, with_bias ? bias.data() : nullptr,
+                with_residual ? residual.data() + size_t(m0) * ldr : nullptr, ldr, C.data() + size_t(m0) * ldc, ldc,
+                rows, N, K, n_begin, n_end, act);
     return C;
   }
 };
 
 // Every C[m, n] with n in [n_begin, n_end) of the same bits in want and got.
-void require_same_bits(const Int8Case& g, const std::vector<float>& want,
-                       const std::vector<float>& got, int n_begin, int n_end) {
+void require_same_bits(const Int8Case& g, const std::vector<float>& want, const std::vector<float>& got, int n_begin,
+                       int n_end) {
   for (int m = 0; m < g.M; ++m)
     for (int n = n_begin; n < n_end; ++n) {
       const size_t i = size_t(m) * g.ldc + n;
@@ -230,8 +230,8 @@ void require_exact_sums(const KernelTable& t, const Int8Case& g) {
       const int64_t want = g.exact(m, n);
       const float got = C[size_t(m) * g.ldc + n];
       if (got != float(want)) {
-        INFO(t.isa << " M=" << g.M << " N=" << g.N << " K=" << g.K << " C[" << m << "," << n
-                   << "] want " << want << " got " << got);
+        INFO(t.isa << " M=" << g.M << " N=" << g.N << " K=" << g.K << " C[" << m << "," << n << "] want " << want
+                   << " got " << got);
         REQUIRE(got == float(want));
       }
     }
@@ -280,8 +280,8 @@ TEST_CASE("gemm_u8s8 epilogue matches ref bit for bit", "[kernels][int8]") {
           for (int flags = 0; flags < 4; ++flags)
             for (Activation act : {Activation::none, Activation::relu, Activation::swish}) {
               const bool b = flags & 1, r = flags & 2;
-              INFO(t->isa << " M=" << M << " N=" << N << " K=" << K << " bias=" << b
-                          << " residual=" << r << " act=" << act_name(act));
+              INFO(t->isa << " M=" << M << " N=" << N << " K=" << K << " bias=" << b << " residual=" << r
+                          << " act=" << act_name(act));
               require_same_bits(g, g.run(ref, b, r, act, 0, N), g.run(*t, b, r, act, 0, N), 0, N);
             }
           // GELU: within a few ulps of the pre-activation and residual magnitudes.
@@ -295,8 +295,8 @@ TEST_CASE("gemm_u8s8 epilogue matches ref bit for bit", "[kernels][int8]") {
               const double tol =
                   kGeluUlps * u * (std::fabs(pre[i]) + std::fabs(g.residual[size_t(m) * g.ldr + n])) + FLT_MIN;
               if (!(std::fabs(double(want[i]) - got[i]) <= tol)) {
-                INFO(t->isa << " gelu M=" << M << " N=" << N << " K=" << K << " C[" << m << ","
-                            << n << "] ref " << want[i] << " got " << got[i]);
+                INFO(t->isa << " gelu M=" << M << " N=" << N << " K=" << K << " C[" << m << "," << n << "] ref "
+                            << want[i] << " got " << got[i]);
                 REQUIRE(std::fabs(double(want[i]) - got[i]) <= tol);
               }
             }
@@ -334,9 +334,8 @@ TEST_CASE("gemm_u8s8 residual may alias C", "[kernels][int8]") {
       g.residual = random_floats(size_t(g.M) * g.ldc, 13, -1.0f, 1.0f);
       const std::vector<float> want = g.run(ref, true, true, Activation::relu, 0, N);
       std::vector<float> C = g.residual;
-      t->gemm_u8s8(g.Aq.data(), g.lda, g.Wp.data(), g.w_sum.data(), g.w_scale.data(),
-                   g.a_scale.data(), g.a_zero.data(), g.bias.data(), C.data(), g.ldc, C.data(),
-                   g.ldc, g.M, N, g.K, 0, N, Activation::relu);
+      t->gemm_u8s8(g.Aq.data(), g.lda, g.Wp.data(), g.w_sum.data(), g.w_scale.data(), g.a_scale.data(), g.a_zero.data(),
+                   g.bias.data(), C.data(), g.ldc, C.data(), g.ldc, g.M, N, g.K, 0, N, Activation::relu);
       require_same_bits(g, want, C, 0, N);
     }
 }
@@ -353,9 +352,9 @@ TEST_CASE("gemm_u8s8 writes only rows below M and columns in n_begin..n_end", "[
         for (int ne : {nb + kPanelWidth < N ? nb + kPanelWidth : N, N}) {
           INFO(t->isa << " N=" << N << " range=[" << nb << "," << ne << ")");
           std::vector<float> C(size_t(M + 1) * g.ldc, guard);
-          t->gemm_u8s8(g.Aq.data(), g.lda, g.Wp.data(), g.w_sum.data(), g.w_scale.data(),
-                       g.a_scale.data(), g.a_zero.data(), g.bias.data(), g.residual.data(), g.ldr,
-                       C.data(), g.ldc, M, N, K, nb, ne, Activation::relu);
+          t->gemm_u8s8(g.Aq.data(), g.lda, g.Wp.data(), g.w_sum.data(), g.w_scale.data(), g.a_scale.data(),
+                       g.a_zero.data(), g.bias.data(), g.residual.data(), g.ldr, C.data(), g.ldc, M, N, K, nb, ne,
+                       Activation::relu);
           int written = 0;
           for (int m = 0; m <= M; ++m)
             for (int n = 0; n < int(g.ldc); ++n) {
@@ -397,8 +396,7 @@ TEST_CASE("gemm_u8s8 is bit-identical whatever M and column range", "[kernels][i
       for (const auto& range : {std::pair{0, 16}, std::pair{16, 48}, std::pair{48, N}}) {
         const std::vector<float> part = g.run(*t, true, true, act, range.first, range.second);
         for (int m = 0; m < M; ++m)
-          for (int n = range.first; n < range.second; ++n)
-            split[size_t(m) * g.ldc + n] = part[size_t(m) * g.ldc + n];
+          for (int n = range.first; n < range.second; ++n) split[size_t(m) * g.ldc + n] = part[size_t(m) * g.ldc + n];
       }
       require_same_bits(g, all, split, 0, N);
     }
@@ -422,10 +420,9 @@ struct QuantizeCase {
     std::vector<int32_t> zeros;
   };
   Out run(const KernelTable& t, float static_scale = 0.0f, int32_t static_zero = 0) const {
-    Out o{std::vector<uint8_t>(size_t(M) * ldq, kGuard), std::vector<float>(M, -1.0f),
-          std::vector<int32_t>(M, -1)};
-    t.quantize_rows_u8(A.data(), lda, M, K, o.q.data(), ldq, o.scales.data(), o.zeros.data(),
-                       static_scale, static_zero);
+    Out o{std::vector<uint8_t>(size_t(M) * ldq, kGuard), std::vector<float>(M, -1.0f), std::vector<int32_t>(M, -1)};
+    t.quantize_rows_u8(A.data(), lda, M, K, o.q.data(), ldq, o.scales.data(), o.zeros.data(), static_scale,
+                       static_zero);
     return o;
   }
 };
@@ -443,7 +440,7 @@ QuantizeCase quantize_rows_of_every_kind(int K, uint32_t seed) {
     c.row(5)[k] = 0.0f;
     c.row(6)[k] = 3.25f;
     c.row(7)[k] = -1e-3f;
-    c.row(8)[k] = 0.5f + float(k % 7);        // positive only
+    c.row(8)[k] = 0.5f + float(k % 7);           // positive only
     c.row(9)[k] = -2.0f - float(k % 5) * 0.25f;  // negative only
     c.row(10)[k] = float(k % 9) - 4.5f;          // .5 ties under scale 1
     c.row(11)[k] = k % 2 ? -0.0f : 1e-45f;       // signed zero, a denormal
@@ -451,8 +448,7 @@ QuantizeCase quantize_rows_of_every_kind(int K, uint32_t seed) {
   return c;
 }
 
-void require_same_quantization(const QuantizeCase& c, const QuantizeCase::Out& want,
-                               const QuantizeCase::Out& got) {
+void require_same_quantization(const QuantizeCase& c, const QuantizeCase::Out& want, const QuantizeCase::Out& got) {
   for (int m = 0; m < c.M; ++m) {
     INFO("row " << m);
     REQUIRE(same_bits(want.scales[m], got.scales[m]));
@@ -474,8 +470,8 @@ TEST_CASE("quantize_rows_u8 matches ref bit for bit", "[kernels][int8]") {
       const QuantizeCase c = quantize_rows_of_every_kind(K, uint32_t(K));
       INFO(t->isa << " K=" << K << " dynamic");
       require_same_quantization(c, c.run(ref), c.run(*t));
-      for (const auto& [s, z] : {std::pair{0.01f, 128}, std::pair{1.0f, 128}, std::pair{0.5f, 0},
-                                 std::pair{3e-5f, 255}, std::pair{7.0f, -3}, std::pair{0.1f, 300}}) {
+      for (const auto& [s, z] : {std::pair{0.01f, 128}, std::pair{1.0f, 128}, std::pair{0.5f, 0}, std::pair{3e-5f, 255},
+                                 std::pair{7.0f, -3}, std::pair{0.1f, 300}}) {
         INFO(t->isa << " K=" << K << " static scale " << s << " zero " << z);
         require_same_quantization(c, c.run(ref, s, z), c.run(*t, s, z));
       }
@@ -569,8 +565,8 @@ TEST_CASE("embed_i8 matches a direct computation", "[kernels][int8]") {
         for (bool with_position : {true, false}) {
           INFO(t->isa << " C=" << C << " id=" << id << " position=" << with_position);
           std::vector<float> y(C + 1, -7.0f);
-          t->embed_i8(packed.data(), row_scales.data(), C, id, scale,
-                      with_position ? position.data() : nullptr, y.data());
+          t->embed_i8(packed.data(), row_scales.data(), C, id, scale, with_position ? position.data() : nullptr,
+                      y.data());
           for (int c = 0; c < C; ++c) {
             // The order of mt/kernels.h, one rounding per statement.
             float want = float(w[size_t(id) * C + c]) * row_scales[id];

@@ -166,7 +166,8 @@ TEST_CASE("version 3 config fields round trip, and a file that says version 2 ca
   version = 2;
   std::memcpy(bytes.data() + root + field0, &version, 4);
   const std::string patched = scratch_path("v3-fields-as-v2.mtm");
-  std::ofstream(patched, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(patched, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
   auto refused = Model::load(patched);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == Errc::invalid_model);
@@ -338,24 +339,28 @@ TEST_CASE("content errors name the tensor or field at fault", "[model_file]") {
   const ModelConfig config = tiny_config();
 
   SECTION("a missing tensor") {
-    REQUIRE(write_model(config, path, [](TensorSpec& s, auto&) { return s.name != "decoder/layer_1/ffn/linear_0/bias"; }).ok());
+    REQUIRE(write_model(config, path, [](TensorSpec& s, auto&) {
+              return s.name != "decoder/layer_1/ffn/linear_0/bias";
+            }).ok());
     CHECK_THAT(load_error(path), Catch::Contains("required tensor 'decoder/layer_1/ffn/linear_0/bias' is missing"));
   }
   SECTION("a wrong shape") {
     REQUIRE(write_model(config, path, [](TensorSpec& s, std::vector<float>& v) {
-      if (s.name == "encoder/layer_0/self_attention/out/weight") {
-        s.shape = {64, 32};
-        v.resize(64 * 32);
-      }
-      return true;
-    }).ok());
-    CHECK_THAT(load_error(path), Catch::Contains("tensor 'encoder/layer_0/self_attention/out/weight' has shape [64, 32], the config needs [64, 64]"));
+              if (s.name == "encoder/layer_0/self_attention/out/weight") {
+                s.shape = {64, 32};
+                v.resize(64 * 32);
+              }
+              return true;
+            }).ok());
+    CHECK_THAT(load_error(path),
+               Catch::Contains(
+                   "tensor 'encoder/layer_0/self_attention/out/weight' has shape [64, 32], the config needs [64, 64]"));
   }
   SECTION("a wrong layout") {
     REQUIRE(write_model(config, path, [](TensorSpec& s, auto&) {
-      if (s.name == "decoder/layer_0/cross_attention/kv/weight") s.layout = Layout::row_major;
-      return true;
-    }).ok());
+              if (s.name == "decoder/layer_0/cross_attention/kv/weight") s.layout = Layout::row_major;
+              return true;
+            }).ok());
     CHECK_THAT(load_error(path), Catch::Contains("'decoder/layer_0/cross_attention/kv/weight' has layout row_major"));
   }
   SECTION("an unexpected tensor") {
@@ -385,10 +390,10 @@ TEST_CASE("content errors name the tensor or field at fault", "[model_file]") {
   }
   SECTION("NaN or Inf weights, when asked to check") {
     REQUIRE(write_model(config, path, [](TensorSpec& s, std::vector<float>& v) {
-      if (s.name == "encoder/layer_1/ffn/linear_1/weight") v[17] = std::numeric_limits<float>::quiet_NaN();
-      if (s.name == "output/bias") v[3] = std::numeric_limits<float>::infinity();
-      return true;
-    }).ok());
+              if (s.name == "encoder/layer_1/ffn/linear_1/weight") v[17] = std::numeric_limits<float>::quiet_NaN();
+              if (s.name == "output/bias") v[3] = std::numeric_limits<float>::infinity();
+              return true;
+            }).ok());
     CHECK(load_error(path) == "loaded");  // not read unless asked: loading stays zero-copy
     LoadOptions check;
     check.check_weights_finite = true;

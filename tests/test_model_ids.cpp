@@ -52,7 +52,7 @@ TEST_CASE("a vocabulary with model ids encodes into them; the target vocabulary 
   const detail::Tokenizer& plain = *plain_tokenizer.value();
   const std::string lacking_piece = r.source.pieces[size_t(r.lacking[0])].text.substr(3);  // drop the "▁"
   const std::vector<std::string> texts = {"A man is walking along the river.", "Grüße aus Köln!", "emoji 😀 and 中文",
-                                         "the " + lacking_piece + " of " + lacking_piece};
+                                          "the " + lacking_piece + " of " + lacking_piece};
   for (const std::string& text : texts) {
     INFO(text);
     std::vector<std::byte> ws(plain.encode_workspace_bytes(text.size()));
@@ -74,7 +74,8 @@ TEST_CASE("a vocabulary with model ids encodes into them; the target vocabulary 
     REQUIRE(model.decode(ids, &decoded).ok());
     std::vector<char> buf(plain.max_decoded_bytes(pieces.size()));
     for (int32_t& p : pieces) {
-      if (std::find(r.lacking.begin(), r.lacking.end(), p) != r.lacking.end()) p = piece_of(corpus_vocabulary(), PieceType::unknown);
+      if (std::find(r.lacking.begin(), r.lacking.end(), p) != r.lacking.end())
+        p = piece_of(corpus_vocabulary(), PieceType::unknown);
     }
     REQUIRE(plain.decode(pieces, buf, &n).ok());
     CHECK(decoded == std::string(buf.data(), n));
@@ -120,12 +121,13 @@ TEST_CASE("unknown text with a model id of its own gets it, as transformers' voc
     return ids;
   };
   const std::vector<int32_t> space = encode(" ");
-  const std::vector<int32_t> two = encode("\xD0\xB6\xD0\xB6"), one = encode("\xD0\xB6"), three = encode("\xD0\xB6\xD0\xB6\xD0\xB6");
+  const std::vector<int32_t> two = encode("\xD0\xB6\xD0\xB6"), one = encode("\xD0\xB6"),
+                             three = encode("\xD0\xB6\xD0\xB6\xD0\xB6");
   REQUIRE(!two.empty());
-  CHECK(two.back() == own);                  // the run "жж" is in the table
-  CHECK(one.back() == r.config.unk_id);      // "ж" and "жжж" are not
+  CHECK(two.back() == own);              // the run "жж" is in the table
+  CHECK(one.back() == r.config.unk_id);  // "ж" and "жжж" are not
   CHECK(three.back() == r.config.unk_id);
-  CHECK(two.size() == one.size());           // one id for the run, as SentencePiece merges it
+  CHECK(two.size() == one.size());  // one id for the run, as SentencePiece merges it
   const std::vector<int32_t> inside = encode("a \xD0\xB6\xD0\xB6 b");
   CHECK(std::count(inside.begin(), inside.end(), own) == 1);
 
@@ -137,7 +139,8 @@ TEST_CASE("unknown text with a model id of its own gets it, as transformers' voc
     CHECK_THAT(writer->serialize().status().message(), Catch::Contains("duplicated or out of order"));
     bad = remapped(420, 9);
     bad.source.unknown_ids.front().model_id = 420;
-    CHECK_THAT(write_and_load(bad, "unknown-range.mtm").status().message(), Catch::Contains("outside the source vocabulary"));
+    CHECK_THAT(write_and_load(bad, "unknown-range.mtm").status().message(),
+               Catch::Contains("outside the source vocabulary"));
   }
 }
 

@@ -302,7 +302,8 @@ TEST_CASE("quantizing refuses int8 models, empty text and options that keep ever
   CHECK_FALSE(calibrate(fp32, {"1 2 x"}, test_options()).ok());
 }
 
-TEST_CASE("row sums are computed at load for dynamic activations and folded into biases for calibrated ones", "[quantize]") {
+TEST_CASE("row sums are computed at load for dynamic activations and folded into biases for calibrated ones",
+          "[quantize]") {
   const ModelConfig c = test::tiny_config();
   auto fp32 = test::random_model(c, 16);
   QuantizeOptions o = test_options();

@@ -18,8 +18,17 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // The buffers of a search of B sentences, beams of K, T positions.
 struct Buffers {
   Buffers(int B, int K, int T, std::vector<int> limits)
-      : limits(std::move(limits)), done(B), scores(B * K), steps(B * K), parents(B * K), history(B * K * T),
-        scratch(K * T), candidates(2 * K * K), finished(B * K), finished_tokens(B * K * T), counts(B),
+      : limits(std::move(limits)),
+        done(B),
+        scores(B * K),
+        steps(B * K),
+        parents(B * K),
+        history(B * K * T),
+        scratch(K * T),
+        candidates(2 * K * K),
+        finished(B * K),
+        finished_tokens(B * K * T),
+        counts(B),
         hypotheses(B * K) {
     view.capacity = K;
     view.T = T;

@@ -108,8 +108,10 @@ TEST_CASE("the shipped fp32 models and the int8 en-zh model translate the commit
   std::string differences;
   for (size_t i = 0; i < expected.size(); ++i) {
     CHECK_FALSE(got[i].empty());
-    if (got[i] == expected[i]) ++identical;
-    else differences += "\n  line " + std::to_string(i + 1) + ": \"" + got[i] + "\", pinned \"" + expected[i] + "\"";
+    if (got[i] == expected[i])
+      ++identical;
+    else
+      differences += "\n  line " + std::to_string(i + 1) + ": \"" + got[i] + "\", pinned \"" + expected[i] + "\"";
   }
   std::printf("%s: %zu of %zu translations as pinned (%s kernels)\n", pin.model, identical, expected.size(),
               best_kernels().isa);

@@ -33,8 +33,7 @@ std::shared_ptr<const Model> text_model(uint64_t seed, uint32_t format_version =
   REQUIRE(writer.ok());
   writer->set_vocabulary(v);
   writer->set_format_version(format_version);
-  const std::string version =
-      format_version == kModelFormatVersion ? "" : "-v" + std::to_string(format_version);
+  const std::string version = format_version == kModelFormatVersion ? "" : "-v" + std::to_string(format_version);
   const std::string path = test::scratch_path("text-" + std::to_string(seed) + version + ".mtm");
   REQUIRE(writer->write(path).ok());
   auto model = Model::load(path);
@@ -119,7 +118,8 @@ TEST_CASE("a model loaded without its vocabulary translates ids and refuses text
         std::vector<int32_t>(b[0][0].tokens.begin(), b[0][0].tokens.end()));
   std::string_view text[] = {"hello"};
   TextTranslations out;
-  CHECK_THAT(ids_only.translate_text(text, {}, &out).message(), Catch::Contains("no vocabulary (or was loaded without it)"));
+  CHECK_THAT(ids_only.translate_text(text, {}, &out).message(),
+             Catch::Contains("no vocabulary (or was loaded without it)"));
 }
 
 TEST_CASE("vocabularies that do not fit the config are refused by name", "[text]") {
@@ -158,9 +158,13 @@ TEST_CASE("vocabularies that do not fit the config are refused by name", "[text]
 TEST_CASE("text translation equals tokenize -> translate ids -> detokenize", "[text]") {
   auto model = text_model(4);
   Session session = text_session(model);
-  const std::vector<std::string> lines = {"A man is walking along the river.", "",
-                                          "Zwei Kinder sitzt neben einem roten Haus.", "Grüße aus Köln!",
-                                          "  spaces   everywhere  ", "emoji 😀 and 中文", "\xff\xfe invalid \xc3"};
+  const std::vector<std::string> lines = {"A man is walking along the river.",
+                                          "",
+                                          "Zwei Kinder sitzt neben einem roten Haus.",
+                                          "Grüße aus Köln!",
+                                          "  spaces   everywhere  ",
+                                          "emoji 😀 and 中文",
+                                          "\xff\xfe invalid \xc3"};
   std::vector<std::string_view> views(lines.begin(), lines.end());
   for (int beam : {1, 3}) {
     TranslateOptions options;
@@ -400,8 +404,8 @@ TEST_CASE("byte pieces that decode to line breaks give one line too", "[text][ho
   REQUIRE(tokenizer.ok());
   const detail::Tokenizer& tok = **tokenizer;
   const auto byte = [](int b) { return int32_t(3 + b); };  // after <unk>, <s>, </s>
-  const std::vector<int32_t> ids = {byte(0x0A), byte('x'), byte(0x0D), byte(0x0A), byte(0xE2), byte(0x80), byte(0xA8),
-                                    byte(0xC2), byte(0x85), byte(0x0B), byte(0x0C), 0};
+  const std::vector<int32_t> ids = {byte(0x0A), byte('x'),  byte(0x0D), byte(0x0A), byte(0xE2), byte(0x80),
+                                    byte(0xA8), byte(0xC2), byte(0x85), byte(0x0B), byte(0x0C), 0};
   std::string raw(tok.max_decoded_bytes(ids.size()), '\0');
   size_t length = 0;
   REQUIRE(tok.decode(ids, {raw.data(), raw.size()}, &length).ok());

@@ -107,12 +107,54 @@ std::string with_normalizer_flag(const std::string& proto, uint32_t field, bool 
 // pieces of multi-byte characters and whole ones, so malformed sequences
 // meet valid ones.
 std::string random_text(std::mt19937& rng) {
-  static const std::vector<std::string> kPool = {
-      "a", "b", "e", "t", "s", " ", " ", "  ", "\t", "\n", "\r", std::string(1, '\0'), "\x01", "\x7F", ".", ",", "1",
-      "\x80", "\xBF", "\xC0", "\xC3", "\xE2", "\x96", "\x81", "\xE4", "\xF0", "\x9F", "\xFF", "\xED\xA0\x80",
-      "\xC3\xA9", "\xE2\x96\x81", "\xEF\xBC\xA1", "\xEF\xAC\x81", "\xE2\x91\xA0", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80",
-      "e\xCC\x81", "\xE3\x80\x80", "\xC2\xA0", "\xEF\xBF\xBD", "the", "ing", "Der", "\xC3\x9F", "<sep>", "mt"};
-  std::uniform_int_distribution<int> length(0, 24), pick(0, static_cast<int>(kPool.size()) - 1), byte(0, 255), coin(0, 3);
+  static const std::vector<std::string> kPool = {"a",
+                                                 "b",
+                                                 "e",
+                                                 "t",
+                                                 "s",
+                                                 " ",
+                                                 " ",
+                                                 "  ",
+                                                 "\t",
+                                                 "\n",
+                                                 "\r",
+                                                 std::string(1, '\0'),
+                                                 "\x01",
+                                                 "\x7F",
+                                                 ".",
+                                                 ",",
+                                                 "1",
+                                                 "\x80",
+                                                 "\xBF",
+                                                 "\xC0",
+                                                 "\xC3",
+                                                 "\xE2",
+                                                 "\x96",
+                                                 "\x81",
+                                                 "\xE4",
+                                                 "\xF0",
+                                                 "\x9F",
+                                                 "\xFF",
+                                                 "\xED\xA0\x80",
+                                                 "\xC3\xA9",
+                                                 "\xE2\x96\x81",
+                                                 "\xEF\xBC\xA1",
+                                                 "\xEF\xAC\x81",
+                                                 "\xE2\x91\xA0",
+                                                 "\xE4\xB8\xAD",
+                                                 "\xF0\x9F\x98\x80",
+                                                 "e\xCC\x81",
+                                                 "\xE3\x80\x80",
+                                                 "\xC2\xA0",
+                                                 "\xEF\xBF\xBD",
+                                                 "the",
+                                                 "ing",
+                                                 "Der",
+                                                 "\xC3\x9F",
+                                                 "<sep>",
+                                                 "mt"};
+  std::uniform_int_distribution<int> length(0, 24), pick(0, static_cast<int>(kPool.size()) - 1), byte(0, 255),
+      coin(0, 3);
   std::string s;
   const int n = length(rng);
   for (int i = 0; i < n; ++i) {
@@ -184,7 +226,8 @@ TEST_CASE("tokenizer fixture parity bpe user_defined_symbols", "[tokenizer]") {
 
 TEST_CASE("tokenizer fixture parity unigram whitespace kept", "[tokenizer]") {
   check_fixture_parity(fixture_model(
-      "unigram-ws", "--model_type=unigram --add_dummy_prefix=false --remove_extra_whitespaces=false --unk_surface=<?>"));
+      "unigram-ws",
+      "--model_type=unigram --add_dummy_prefix=false --remove_extra_whitespaces=false --unk_surface=<?>"));
 }
 
 TEST_CASE("tokenizer fixture parity bpe whitespace as suffix", "[tokenizer]") {
@@ -266,14 +309,15 @@ TEST_CASE("tokenizer vocabularies written back as SentencePiece models tokenize 
   }
 }
 
-
 TEST_CASE("tokenizer model proto reader refuses malformed bytes", "[tokenizer]") {
   const std::string model = fixture_model("unigram", "--model_type=unigram");
   REQUIRE(parse(model).ok());
 
   const std::vector<std::pair<const char*, std::string>> cases = {
       {"empty", ""},
-      {"length past the end", std::string("\x0A\x05" "ab", 4)},
+      {"length past the end", std::string("\x0A\x05"
+                                          "ab",
+                                          4)},
       {"truncated tag", std::string("\x80", 1)},
       {"varint of 11 bytes", std::string("\x18\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\x01", 12)},
       {"varint beyond 64 bits", std::string("\x18\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\x7F", 11)},
@@ -357,7 +401,8 @@ TEST_CASE("tokenizer vocabulary validate", "[tokenizer]") {
   REQUIRE(v->validate().ok());
   VocabularyData copy = v.value();
   copy.pieces[10].text = copy.pieces[11].text;
-  CHECK_THAT(copy.validate().message(), Catch::Contains("piece 11 (\"" + copy.pieces[11].text + "\") is defined twice (also piece 10)"));
+  CHECK_THAT(copy.validate().message(),
+             Catch::Contains("piece 11 (\"" + copy.pieces[11].text + "\") is defined twice (also piece 10)"));
   copy = v.value();
   copy.pieces[3].type = PieceType::normal;  // no unknown piece left
   REQUIRE_FALSE(copy.validate().ok());
@@ -407,7 +452,9 @@ struct SmallTrie {
     REQUIRE(trie.ok());
     trie->store(keys.size(), &edge_counts, &labels, &key_nodes);
   }
-  Expected<detail::PieceTrie> load() const { return detail::PieceTrie::from_stored({edge_counts, labels, key_nodes}, text, ends); }
+  Expected<detail::PieceTrie> load() const {
+    return detail::PieceTrie::from_stored({edge_counts, labels, key_nodes}, text, ends);
+  }
 };
 
 TEST_CASE("tokenizer stored piece trie round trip", "[tokenizer]") {
@@ -463,11 +510,15 @@ TEST_CASE("tokenizer stored piece trie any flipped byte is refused or harmless",
   const SmallTrie good;
   size_t loaded = 0, flips = 0;
   for (int array = 0; array < 3; ++array) {
-    const size_t bytes = array == 0 ? good.edge_counts.size() : array == 1 ? good.labels.size() : 4 * good.key_nodes.size();
+    const size_t bytes = array == 0   ? good.edge_counts.size()
+                         : array == 1 ? good.labels.size()
+                                      : 4 * good.key_nodes.size();
     for (size_t at = 0; at < bytes; ++at) {
       for (int bit = 0; bit < 8; ++bit) {
         SmallTrie t = good;
-        uint8_t* p = array == 0 ? t.edge_counts.data() : array == 1 ? t.labels.data() : reinterpret_cast<uint8_t*>(t.key_nodes.data());
+        uint8_t* p = array == 0   ? t.edge_counts.data()
+                     : array == 1 ? t.labels.data()
+                                  : reinterpret_cast<uint8_t*>(t.key_nodes.data());
         p[at] ^= uint8_t(1u << bit);
         ++flips;
         auto trie = t.load();
@@ -521,7 +572,10 @@ TEST_CASE("tokenizer charsmap checker", "[tokenizer]") {
   size_t expansion = 0;
   REQUIRE(detail::check_charsmap(good, &expansion).ok());
   REQUIRE(expansion == 3);
-  REQUIRE(normalize_with(good, "a xa") == "\xE2\x96\x81" "bc\xE2\x96\x81x" "bc");
+  REQUIRE(normalize_with(good, "a xa") ==
+          "\xE2\x96\x81"
+          "bc\xE2\x96\x81x"
+          "bc");
 
   auto broken = good;
   write_u32(broken, 4 + 4 * 400, 99u | (1u << 31));  // replacement offset past the strings
@@ -539,7 +593,9 @@ TEST_CASE("tokenizer charsmap checker", "[tokenizer]") {
   broken.assign(4 + 64, 0);
   write_u32(broken, 0, 60);  // all-zero units: the root is its own NUL child, a harmless loop
   REQUIRE(detail::check_charsmap(broken, nullptr).ok());
-  REQUIRE(normalize_with(broken, std::string("a\0\0b", 4)) == std::string("\xE2\x96\x81" "a\0\0b", 7));
+  REQUIRE(normalize_with(broken, std::string("a\0\0b", 4)) == std::string("\xE2\x96\x81"
+                                                                          "a\0\0b",
+                                                                          7));
   REQUIRE_FALSE(detail::check_charsmap(std::vector<uint8_t>{1, 0, 0}, nullptr).ok());
 
   // A real charsmap, corrupted at random: an error or a usable normalizer.

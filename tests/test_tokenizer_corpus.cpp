@@ -31,11 +31,11 @@ void check_corpus(const Corpus& corpus, const char* type, int vocab_size) {
   std::vector<std::filesystem::path> train;
   for (const char* language : corpus.languages) train.push_back(dir / (std::string("train.") + language));
   const std::string name = std::string(corpus.dir) + "-" + type + "-" + std::to_string(vocab_size);
-  const std::string model = cached_model(name,
-                                         std::string("--model_type=") + type + " --vocab_size=" +
-                                             std::to_string(vocab_size) +
-                                             " --hard_vocab_limit=false --num_threads=2 --input_sentence_size=200000",
-                                         train);
+  const std::string model =
+      cached_model(name,
+                   std::string("--model_type=") + type + " --vocab_size=" + std::to_string(vocab_size) +
+                       " --hard_vocab_limit=false --num_threads=2 --input_sentence_size=200000",
+                   train);
   const auto pair = load_pair(model);
   ParityChecker checker(*pair);
   for (const char* split : corpus.splits) {
@@ -52,12 +52,20 @@ void check_corpus(const Corpus& corpus, const char* type, int vocab_size) {
   REQUIRE(checker.compared() >= kMinCompared);
 }
 
-TEST_CASE("tokenizer corpus parity multi30k unigram 8k", "[tokenizer][corpus]") { check_corpus(kMulti30k, "unigram", 8000); }
-TEST_CASE("tokenizer corpus parity multi30k unigram 32k", "[tokenizer][corpus]") { check_corpus(kMulti30k, "unigram", 32000); }
+TEST_CASE("tokenizer corpus parity multi30k unigram 8k", "[tokenizer][corpus]") {
+  check_corpus(kMulti30k, "unigram", 8000);
+}
+TEST_CASE("tokenizer corpus parity multi30k unigram 32k", "[tokenizer][corpus]") {
+  check_corpus(kMulti30k, "unigram", 32000);
+}
 TEST_CASE("tokenizer corpus parity multi30k bpe 8k", "[tokenizer][corpus]") { check_corpus(kMulti30k, "bpe", 8000); }
 TEST_CASE("tokenizer corpus parity multi30k bpe 32k", "[tokenizer][corpus]") { check_corpus(kMulti30k, "bpe", 32000); }
-TEST_CASE("tokenizer corpus parity tatoeba unigram 8k", "[tokenizer][corpus]") { check_corpus(kTatoeba, "unigram", 8000); }
-TEST_CASE("tokenizer corpus parity tatoeba unigram 32k", "[tokenizer][corpus]") { check_corpus(kTatoeba, "unigram", 32000); }
+TEST_CASE("tokenizer corpus parity tatoeba unigram 8k", "[tokenizer][corpus]") {
+  check_corpus(kTatoeba, "unigram", 8000);
+}
+TEST_CASE("tokenizer corpus parity tatoeba unigram 32k", "[tokenizer][corpus]") {
+  check_corpus(kTatoeba, "unigram", 32000);
+}
 TEST_CASE("tokenizer corpus parity tatoeba bpe 8k", "[tokenizer][corpus]") { check_corpus(kTatoeba, "bpe", 8000); }
 TEST_CASE("tokenizer corpus parity tatoeba bpe 32k", "[tokenizer][corpus]") { check_corpus(kTatoeba, "bpe", 32000); }
 

@@ -73,8 +73,9 @@ TEST_CASE("misaligned or missing files are refused", "[train_data]") {
   std::ofstream(test::scratch_path("short.de")) << "nur eine Zeile\n";
   auto r = read_parallel_corpus(f.source, test::scratch_path("short.de"), vocabulary(), {}, nullptr);
   CHECK_THAT(r.status().message(), Catch::Contains("must be aligned"));
-  CHECK_THAT(read_parallel_corpus(test::scratch_path("none.en"), f.target, vocabulary(), {}, nullptr).status().message(),
-             Catch::Contains("cannot read") && Catch::Contains("none.en") && Catch::Contains("No such file"));
+  CHECK_THAT(
+      read_parallel_corpus(test::scratch_path("none.en"), f.target, vocabulary(), {}, nullptr).status().message(),
+      Catch::Contains("cannot read") && Catch::Contains("none.en") && Catch::Contains("No such file"));
 }
 
 TEST_CASE("batches cover every pair once within the token budget", "[train_data]") {

@@ -51,9 +51,8 @@ TEST_CASE("a whole tiny model's gradient matches finite differences", "[train_mo
   o.dropout = 0.1;  // the same masks on every evaluation
   o.label_smoothing = 0.1;
   g.set_seed(5);
-  const auto result = autograd::grad_check(g, [&](autograd::Graph<double>& graph) {
-    return model.loss(batch, o).loss;
-  }, 1e-5, 1e-3, 6);
+  const auto result = autograd::grad_check(
+      g, [&](autograd::Graph<double>& graph) { return model.loss(batch, o).loss; }, 1e-5, 1e-3, 6);
   INFO("variant " << variant << ": " << result.worst);
   CHECK(result.entries > 100);
   CHECK(result.max_rel_error < 1e-5);

@@ -32,7 +32,8 @@ const Data& data() {
     while (std::getline(in, a) && std::getline(in, b)) en << a << "\n", de << b << "\n";
     en.close();
     de.close();
-    out.pairs = read_parallel_corpus(test::scratch_path("t.en"), test::scratch_path("t.de"), out.vocab, {}, nullptr).value();
+    out.pairs =
+        read_parallel_corpus(test::scratch_path("t.en"), test::scratch_path("t.de"), out.vocab, {}, nullptr).value();
     return out;
   }();
   return d;

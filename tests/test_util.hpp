@@ -45,7 +45,10 @@ inline const std::filesystem::path& scratch_dir() {
     return d;
   }();
   static const struct Cleanup {
-    ~Cleanup() { std::error_code ec; std::filesystem::remove_all(dir, ec); }
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
   } cleanup;
   return dir;
 }

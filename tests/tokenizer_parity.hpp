@@ -66,7 +66,8 @@ inline std::string cached_model(const std::string& name, const std::string& args
     // Trained under a name of this process, then renamed: ctest may run
     // several tests wanting the same model at once.
     const std::string temporary = prefix + ".tmp" + std::to_string(getpid());
-    const auto status = sentencepiece::SentencePieceTrainer::Train(all + " --input=" + input_list + " --model_prefix=" + temporary);
+    const auto status =
+        sentencepiece::SentencePieceTrainer::Train(all + " --input=" + input_list + " --model_prefix=" + temporary);
     INFO("training " << name << ": " << status.ToString());
     REQUIRE(status.ok());
     std::filesystem::rename(temporary + ".model", prefix + ".model");
@@ -90,8 +91,8 @@ inline std::unique_ptr<TokenizerPair> load_pair(const std::string& model_proto) 
   const auto loaded = pair->reference.LoadFromSerializedProto(model_proto);
   INFO(loaded.ToString());
   REQUIRE(loaded.ok());
-  auto vocabulary = VocabularyData::from_sentencepiece(
-      {reinterpret_cast<const uint8_t*>(model_proto.data()), model_proto.size()});
+  auto vocabulary =
+      VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(model_proto.data()), model_proto.size()});
   INFO(vocabulary.status().message());
   REQUIRE(vocabulary.ok());
   pair->vocabulary = std::make_unique<const detail::FlatVocabulary>(std::move(vocabulary.value()));
@@ -173,7 +174,8 @@ class ParityChecker {
   void check_decode(const std::vector<int>& ids) {
     const std::string expected = pair_.reference.DecodeIds(ids);
     const std::string got = decode(*pair_.ours, ids);
-    if (got != expected) report("decode [" + join(ids) + "]: expected \"" + escape(expected) + "\" got \"" + escape(got) + "\"");
+    if (got != expected)
+      report("decode [" + join(ids) + "]: expected \"" + escape(expected) + "\" got \"" + escape(got) + "\"");
   }
 
   size_t failures() const { return failures_; }

@@ -152,7 +152,8 @@ float Args::get_float(const std::string& name, float fallback, float lo, float h
   return v;
 }
 
-std::string Args::get_choice(const std::string& name, std::initializer_list<const char*> choices, const char* fallback) {
+std::string Args::get_choice(const std::string& name, std::initializer_list<const char*> choices,
+                             const char* fallback) {
   const std::string value = get(name, fallback);
   std::string listed;
   for (const char* c : choices) {
@@ -236,11 +237,15 @@ int usage_error(const char* tool, const std::string& message) {
   return kExitUsage;
 }
 
-void warn(const char* tool, const std::string& message) { std::fprintf(stderr, "%s: warning: %s\n", tool, message.c_str()); }
+void warn(const char* tool, const std::string& message) {
+  std::fprintf(stderr, "%s: warning: %s\n", tool, message.c_str());
+}
 
 void thread_split_option(Args& args, ThreadSplit* split) {
   const std::string value = args.get_choice("--thread-split", {"automatic", "layers", "sentences"}, "automatic");
-  *split = value == "layers" ? ThreadSplit::layers : value == "sentences" ? ThreadSplit::sentences : ThreadSplit::automatic;
+  *split = value == "layers"      ? ThreadSplit::layers
+           : value == "sentences" ? ThreadSplit::sentences
+                                  : ThreadSplit::automatic;
 }
 
 namespace {
@@ -269,7 +274,8 @@ void device_options(Args& args, SessionOptions* options) {
   options->cuda_fp16 = args.has("--fp16");
   if (device != "cuda") {
     for (const char* gpu_only : {"--gpu", "--tf32", "--fp16", "--cuda-dequantize", "--cuda-int8"}) {
-      if (args.has(gpu_only)) args.set_error(std::string(gpu_only) + " applies to --device cuda only; this run is on the CPU");
+      if (args.has(gpu_only))
+        args.set_error(std::string(gpu_only) + " applies to --device cuda only; this run is on the CPU");
     }
   }
 }

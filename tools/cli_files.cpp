@@ -27,9 +27,11 @@ std::string unwritable_file(const std::string& path, bool force) {
   }
   std::filesystem::path folder = std::filesystem::path(path).parent_path();
   if (folder.empty()) folder = ".";
-  if (::stat(folder.c_str(), &st) != 0) return "cannot write '" + path + "': " + folder.string() + ": " + std::strerror(errno);
+  if (::stat(folder.c_str(), &st) != 0)
+    return "cannot write '" + path + "': " + folder.string() + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode)) return "cannot write '" + path + "': " + folder.string() + " is not a directory";
-  if (::access(folder.c_str(), W_OK) != 0) return "cannot write '" + path + "': " + folder.string() + ": " + std::strerror(errno);
+  if (::access(folder.c_str(), W_OK) != 0)
+    return "cannot write '" + path + "': " + folder.string() + ": " + std::strerror(errno);
   return "";
 }
 

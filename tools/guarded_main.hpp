@@ -8,7 +8,6 @@ namespace mt::cli {
 // Runs body(argc, argv) and returns its exit code, or 1 after printing
 // "TOOL: error: ..." to stderr if it throws. `memory_hint`, when given, says
 // which options to lower after an allocation failure.
-int guarded_main(const char* tool, int argc, char** argv, int (*body)(int, char**),
-                 const char* memory_hint = nullptr);
+int guarded_main(const char* tool, int argc, char** argv, int (*body)(int, char**), const char* memory_hint = nullptr);
 
 }  // namespace mt::cli

@@ -78,7 +78,7 @@ int run(int argc, char** argv) {
   mt::eval::BleuOptions bleu_options;
   const std::string fallback = target_language == "zh" ? "zh" : "13a";
   const std::string tok = args.get_choice("--tokenize", {"13a", "zh", "none"}, fallback.c_str());
-  bleu_options.tokenizer = tok == "zh" ? mt::eval::BleuTokenizer::zh
+  bleu_options.tokenizer = tok == "zh"     ? mt::eval::BleuTokenizer::zh
                            : tok == "none" ? mt::eval::BleuTokenizer::none
                                            : mt::eval::BleuTokenizer::tok_13a;
   bleu_options.lowercase = args.has("--lowercase");
@@ -91,7 +91,8 @@ int run(int argc, char** argv) {
     if (reference == "-") return usage("references must be files (the hypotheses come on standard input)");
     mt::cli::Input ref_in(reference);
     if (ref_in.stream() == nullptr) return fail(ref_in.error());
-    if (!mt::cli::read_lines(*ref_in.stream(), &reference_sets.emplace_back())) return fail("error reading '" + reference + "'");
+    if (!mt::cli::read_lines(*ref_in.stream(), &reference_sets.emplace_back()))
+      return fail("error reading '" + reference + "'");
   }
   std::vector<std::string> hyps;
   mt::cli::Input hyp_in(args.get("--input", ""));
@@ -105,8 +106,9 @@ int run(int argc, char** argv) {
   }
   bleu_options.references = int(reference_sets.size());
   if (bleu && tok == "13a" && cjk_share(reference_sets[0]) > 0.3) {
-    mt::cli::warn(kTool, "the reference looks Chinese: 13a does not split it into words (BLEU near 0); "
-                         "use --tokenize zh or -l SRC-zh");
+    mt::cli::warn(kTool,
+                  "the reference looks Chinese: 13a does not split it into words (BLEU near 0); "
+                  "use --tokenize zh or -l SRC-zh");
   }
 
   const bool score_only = args.has("--score-only");

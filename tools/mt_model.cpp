@@ -91,7 +91,8 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
     if (t->dtype == mt::DType::i8) {
       std::vector<int8_t> values(spec.element_count());
       mt::unpack_weights_i8(t->i8(), int(spec.shape[0]), int(spec.shape[1]), values.data());
-      if (mt::Status s = writer.add_tensor_i8(spec.name, spec.shape, values, t->scales); !s.ok()) return fail(s.message());
+      if (mt::Status s = writer.add_tensor_i8(spec.name, spec.shape, values, t->scales); !s.ok())
+        return fail(s.message());
       continue;
     }
     std::vector<float> values(spec.element_count());
@@ -103,8 +104,8 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
     if (mt::Status s = writer.add_tensor(spec.name, spec.shape, spec.layout, values); !s.ok()) return fail(s.message());
   }
   if (mt::Status s = writer.write(output); !s.ok()) return fail(s.message());
-  std::printf("%s (format version %u) -> %s (format version %u)\n", input.c_str(), m.format_version(),
-              output.c_str(), writer.format_version());
+  std::printf("%s (format version %u) -> %s (format version %u)\n", input.c_str(), m.format_version(), output.c_str(),
+              writer.format_version());
   return 0;
 }
 
@@ -146,9 +147,10 @@ int info(const std::string& path) {
   const mt::ModelQuantization& q = (*model)->quantization();
   std::string precision = "fp32";
   if (q.int8) {
-    precision = q.activations == mt::ActivationScales::calibrated
-                    ? "int8 weights, calibrated activations" + (q.method.empty() ? std::string() : " (" + q.method + ")")
-                    : "int8 weights, activations quantized per row at run time";
+    precision =
+        q.activations == mt::ActivationScales::calibrated
+            ? "int8 weights, calibrated activations" + (q.method.empty() ? std::string() : " (" + q.method + ")")
+            : "int8 weights, activations quantized per row at run time";
   }
   std::printf("file            %s (%zu bytes, format version %u)\n", path.c_str(), (*model)->file_size(),
               (*model)->format_version());
@@ -170,7 +172,8 @@ int info(const std::string& path) {
   std::printf("positions       %s\n", c.stored_positions ? "stored table" : "sinusoid (computed, interleaved)");
   if (!c.suppressed_ids.empty()) {
     std::string ids;
-    for (size_t i = 0; i < c.suppressed_ids.size() && i < 8; ++i) ids += (i ? ", " : "") + std::to_string(c.suppressed_ids[i]);
+    for (size_t i = 0; i < c.suppressed_ids.size() && i < 8; ++i)
+      ids += (i ? ", " : "") + std::to_string(c.suppressed_ids[i]);
     std::printf("never emitted   %s%s\n", ids.c_str(), c.suppressed_ids.size() > 8 ? ", ..." : "");
   }
   std::printf("parameters      %lld in %zu tensors\n", static_cast<long long>(c.parameter_count()),
@@ -181,7 +184,8 @@ int info(const std::string& path) {
                 v->normalization_name.empty() ? "no" : v->normalization_name.c_str(),
                 v->byte_fallback ? ", byte fallback" : "");
     if (!v->model_ids.empty())
-      std::printf("                pieces mapped to model ids (%zu unknown texts with ids of their own)\n", v->unknown_ids.size());
+      std::printf("                pieces mapped to model ids (%zu unknown texts with ids of their own)\n",
+                  v->unknown_ids.size());
     if (const mt::VocabularyData* t = (*model)->target_vocabulary())
       std::printf("target decoding %zu pieces of their own (model id order)\n", t->pieces.size());
   } else {
@@ -225,8 +229,9 @@ int extract_vocabulary(mt::cli::Args& args, const std::string& input) {
   std::printf("wrote %s: %zu pieces (%s)\n", output.c_str(), v->pieces.size(),
               v->type == mt::VocabularyType::bpe ? "bpe" : "unigram");
   if (!v->model_ids.empty()) {
-    std::printf("note: the model maps these pieces to ids of its own (a converted model's vocabulary); the file is\n"
-                "      its SentencePiece tokenizer, as the source framework shipped it\n");
+    std::printf(
+        "note: the model maps these pieces to ids of its own (a converted model's vocabulary); the file is\n"
+        "      its SentencePiece tokenizer, as the source framework shipped it\n");
   }
   return 0;
 }

@@ -43,7 +43,8 @@ constexpr Option kOptions[] = {
      "libmt (above) or marian: \"INDEX ||| TEXT ||| F0= LOGPROB ||| SCORE\", as\n"
      "Marian and Moses write them (default libmt)"},
     {"--scores", nullptr, nullptr, "prefix each line with its score and a tab (without --nbest)"},
-    {"--length-penalty", nullptr, "A", "score = log P / length^A (default 1)", false, "--normalize -n --length_penalty"},
+    {"--length-penalty", nullptr, "A", "score = log P / length^A (default 1)", false,
+     "--normalize -n --length_penalty"},
     {"--max-length", nullptr, "N", "generated tokens at most (default 256)", false, "--max_decoding_length"},
     {"--max-length-ratio", nullptr, "R", "also at most R x source tokens + --max-length-offset (default off)", false,
      "--max-length-factor"},
@@ -65,13 +66,13 @@ constexpr Option kOptions[] = {
     {"--strict", nullptr, nullptr,
      "a line longer than --max-source-length or --max-line-bytes is an error naming\n"
      "it (an empty line in its place, the others translated, exit code 1)"},
-    {"--truncate", nullptr, nullptr, "cut long lines to fit, with a warning (the default)", false,
-     "--max-length-crop"},
+    {"--truncate", nullptr, nullptr, "cut long lines to fit, with a warning (the default)", false, "--max-length-crop"},
     {"--batch-size", nullptr, "N",
      "sentences per batch; lines are read in windows of 8 batches, sorted by length\n"
      "into batches, translated and written in input order (default 16)",
      false, "--mini-batch --max_batch_size"},
-    {"--threads", nullptr, "N", "threads (default 1, as every tool)", false, "--cpu-threads --intra-threads --intra_threads"},
+    {"--threads", nullptr, "N", "threads (default 1, as every tool)", false,
+     "--cpu-threads --intra-threads --intra_threads"},
     {"--thread-split", nullptr, "S",
      "how threads share a batch: layers, sentences or automatic (default:\n"
      "sentences; with a model of 24 MB or more, layers for smaller batches)"},
@@ -208,9 +209,8 @@ class SessionHolder {
       std::string why = created.status().message();
       if (created.status().code() == mt::Errc::out_of_memory) {
         why += "; lower --batch-size (" + std::to_string(s_.sopts.max_batch_size) + "), --beam (" +
-               std::to_string(s_.topts.beam_size) + "), --max-length (" +
-               std::to_string(s_.sopts.max_target_length) + ") or --max-source-length (" +
-               std::to_string(s_.max_source) + ")";
+               std::to_string(s_.topts.beam_size) + "), --max-length (" + std::to_string(s_.sopts.max_target_length) +
+               ") or --max-source-length (" + std::to_string(s_.max_source) + ")";
       }
       return why;
     }
@@ -369,7 +369,8 @@ int run(int argc, char** argv) {
   if (topts.num_hypotheses > 1 && s.scores) {
     return usage("--scores with --nbest: the n-best lines carry their score already (the last field)");
   }
-  if (args.has("--nbest-format") && topts.num_hypotheses == 1) return usage("--nbest-format applies to --nbest 2 or more");
+  if (args.has("--nbest-format") && topts.num_hypotheses == 1)
+    return usage("--nbest-format applies to --nbest 2 or more");
   if (topts.min_decoding_length > max_length) return usage("--min-length must not exceed --max-length");
 
   auto model = mt::Model::load(args.get("--model", ""));

@@ -52,7 +52,8 @@ int info(const std::string& path) {
   std::printf("pieces          %zu\n", v->pieces.size());
   std::printf("normalization   %s\n", v->normalization_name.empty() ? "identity" : v->normalization_name.c_str());
   std::printf("byte fallback   %s\n", v->byte_fallback ? "yes" : "no");
-  for (int i = 0; i < 4 && i < int(v->pieces.size()); ++i) std::printf("id %d            %s\n", i, v->pieces[size_t(i)].text.c_str());
+  for (int i = 0; i < 4 && i < int(v->pieces.size()); ++i)
+    std::printf("id %d            %s\n", i, v->pieces[size_t(i)].text.c_str());
   return 0;
 }
 
@@ -81,8 +82,8 @@ int run(int argc, char** argv) {
   o.max_sentences = args.get_int("--sample", 0, 0, 1 << 30);
   o.threads = args.get_int("--threads", 1, 1, 256);
   o.seed = unsigned(args.get_int("--seed", 1, 0, 1 << 30));
-  o.normalization = args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"},
-                                    "nmt_nfkc");
+  o.normalization =
+      args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"}, "nmt_nfkc");
   const std::string type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
   const std::string output = args.get("--output", "");
   if (!args.ok()) return usage(args.error());

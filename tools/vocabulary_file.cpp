@@ -16,8 +16,8 @@ Expected<VocabularyData> read_vocabulary(const std::string& path) {
     if (!model) return model.status();
     const VocabularyData* v = (*model)->vocabulary();
     if (v == nullptr) {
-      return Status::error(Errc::invalid_argument, "'%s' is a libmt model without a vocabulary (it translates token ids)",
-                           path.c_str());
+      return Status::error(Errc::invalid_argument,
+                           "'%s' is a libmt model without a vocabulary (it translates token ids)", path.c_str());
     }
     return *v;
   }

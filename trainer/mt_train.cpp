@@ -33,7 +33,8 @@ namespace {
 using mt::cli::Option;
 constexpr const char* kTool = "mt_train";
 
-constexpr const char* kSynopsis = R"(usage: mt_train --train-src FILE --train-tgt FILE --dev-src FILE --dev-ref FILE --out DIR [options]
+constexpr const char* kSynopsis =
+    R"(usage: mt_train --train-src FILE --train-tgt FILE --dev-src FILE --dev-ref FILE --out DIR [options]
 
 Trains an encoder-decoder Transformer and writes, in DIR:
   model_best.mtm   the model with the best dev BLEU so far (libmt model file with vocabulary)
@@ -60,7 +61,8 @@ constexpr Option kOptions[] = {
      "or a libmt model's"},
     {"--vocab-size", nullptr, "N", "otherwise train a joint one of N pieces (default 8000)", false, "--size"},
     {"--vocab-type", nullptr, "T", "unigram or bpe (default unigram)", false, "--type"},
-    {"--character-coverage", nullptr, "X", "share of characters the vocabulary covers (default 1.0; 0.9995 for Chinese)"},
+    {"--character-coverage", nullptr, "X",
+     "share of characters the vocabulary covers (default 1.0; 0.9995 for Chinese)"},
     {"--byte-fallback", nullptr, nullptr, "spell uncovered characters as UTF-8 byte pieces"},
     {"--max-train-length", nullptr, "N", "drop training pairs longer than N tokens on either side (default 100)", false,
      "--max-length"},
@@ -85,8 +87,9 @@ constexpr Option kOptions[] = {
     {"--time-budget", nullptr, "MINUTES", "stop after this much training time (default: no limit)"},
     {"--early-stopping", nullptr, "N", "stop after N epochs without a better dev BLEU (default off)"},
     {"--dev-beam", nullptr, "N", "beam for dev BLEU (default 1)"},
-    {"--dev-tokenize", nullptr, "TOK", "BLEU tokenizer for the dev set: 13a, zh or none (default zh when\n"
-                                        "--tgt-lang is zh, else 13a)"},
+    {"--dev-tokenize", nullptr, "TOK",
+     "BLEU tokenizer for the dev set: 13a, zh or none (default zh when\n"
+     "--tgt-lang is zh, else 13a)"},
     {"--seed", nullptr, "N", "(default 1)"},
     {"--threads", nullptr, "N", "threads (default 1, as every tool)"},
     {"--device", nullptr, "cpu|cuda", "train on the CPU or the first CUDA GPU (default cpu)"},
@@ -245,7 +248,7 @@ int run(int argc, char** argv) {
   {
     std::string proto;
     // An existing vocabulary: the one given, or the run's own when resuming.
-    const std::string existing = args.has("--vocab") ? args.get("--vocab", "")
+    const std::string existing = args.has("--vocab")                                           ? args.get("--vocab", "")
                                  : args.has("--resume") && std::filesystem::exists(vocab_path) ? vocab_path
                                                                                                : std::string();
     if (!existing.empty()) {
@@ -344,7 +347,8 @@ int run(int argc, char** argv) {
                 << std::flush;
       if (tty) {
         const double frac = double(trainer.batch_in_epoch()) / double(std::max<size_t>(1, trainer.batches_per_epoch()));
-        const double eta = budget_s > 0 ? budget_s - now : (max_steps > 0 ? (max_steps - step) * now / double(step) : 0.0);
+        const double eta =
+            budget_s > 0 ? budget_s - now : (max_steps > 0 ? (max_steps - step) * now / double(step) : 0.0);
         char bar[21];
         for (int i = 0; i < 20; ++i) bar[i] = i < int(frac * 20) ? '#' : '.';
         bar[20] = 0;
@@ -369,8 +373,8 @@ int run(int argc, char** argv) {
     if (const Status st = trainer.model().export_model(last, &vocab, meta); !st.ok()) return fail(st.message());
     auto score = dev_score(last, *dev_sources, *dev_references, dev_beam, o.threads, bleu_options);
     if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
-    dev_log << step << '\t' << trainer.epoch() + 1 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t' << score->bleu
-            << '\t' << score->chrf << '\t' << elapsed() << '\n'
+    dev_log << step << '\t' << trainer.epoch() + 1 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t'
+            << score->bleu << '\t' << score->chrf << '\t' << elapsed() << '\n'
             << std::flush;
     std::fprintf(stderr, "mt_train: epoch %d step %lld: dev loss %.3f ppl %.2f BLEU %.2f chrF %.2f (%s)\n",
                  trainer.epoch() + 1, static_cast<long long>(step), dev.loss, std::exp(dev.nll), score->bleu,
@@ -381,7 +385,8 @@ int run(int argc, char** argv) {
       char bleu[32];
       std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
       meta.extra.push_back({"dev_bleu", bleu});
-      if (const Status st = trainer.model().export_model(out + "/model_best.mtm", &vocab, meta); !st.ok()) return fail(st.message());
+      if (const Status st = trainer.model().export_model(out + "/model_best.mtm", &vocab, meta); !st.ok())
+        return fail(st.message());
     } else {
       ++stale_epochs;
     }
@@ -391,8 +396,8 @@ int run(int argc, char** argv) {
     if (impatient) std::fprintf(stderr, "mt_train: no better dev BLEU for %d epochs: stopping\n", patience);
     stop = out_of_time || out_of_steps || out_of_epochs || impatient;
   }
-  std::fprintf(stderr, "mt_train: done after %lld steps, best dev BLEU %.2f, %s\n", static_cast<long long>(trainer.steps()),
-               best_bleu, format_duration(elapsed()).c_str());
+  std::fprintf(stderr, "mt_train: done after %lld steps, best dev BLEU %.2f, %s\n",
+               static_cast<long long>(trainer.steps()), best_bleu, format_duration(elapsed()).c_str());
   return 0;
 }
 

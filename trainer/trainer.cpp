@@ -28,13 +28,17 @@ const ModelConfig& trainable(const ModelConfig& config) {
     throw std::invalid_argument(
         "the trainer supports sqrt(d_model) embeddings, decoding from bos and sources ending in eos, not this model's");
   if (config.stored_positions || !config.suppressed_ids.empty())
-    throw std::invalid_argument("the trainer supports computed sinusoid positions and no suppressed ids, not this model's");
+    throw std::invalid_argument(
+        "the trainer supports computed sinusoid positions and no suppressed ids, not this model's");
   return config;
 }
 }  // namespace
 
 Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
-    : o_(options), train_(std::move(train)), graph_(options.threads), model_(graph_, trainable(options.model)),
+    : o_(options),
+      train_(std::move(train)),
+      graph_(options.threads),
+      model_(graph_, trainable(options.model)),
       adam_(graph_, options.adam) {
   model_.initialize(o_.seed);
   graph_.set_seed(o_.seed);
@@ -92,7 +96,8 @@ StepStats Trainer::evaluate(const std::vector<SentencePair>& pairs) {
   double loss = 0.0, nll = 0.0;
   for (const auto& batch : make_batches(pairs, b, 1)) {
     if (device_) {
-      const BackendLoss l = device_->evaluate(assemble_batch(pairs, batch, special_ids(o_.model)), {0.0, o_.label_smoothing});
+      const BackendLoss l =
+          device_->evaluate(assemble_batch(pairs, batch, special_ids(o_.model)), {0.0, o_.label_smoothing});
       loss += l.loss;
       nll += l.nll;
       total.tokens += l.tokens;
@@ -113,7 +118,9 @@ StepStats Trainer::evaluate(const std::vector<SentencePair>& pairs) {
 
 Status Trainer::save_checkpoint(const std::string& path) {
   std::vector<char> out(kCheckpointMagic, kCheckpointMagic + sizeof(kCheckpointMagic));
-  auto put = [&](const void* p, size_t n) { out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n); };
+  auto put = [&](const void* p, size_t n) {
+    out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
+  };
   const int64_t epoch = epoch_, position = int64_t(position_);
   const autograd::RngState rng = device_ ? device_->rng_state() : graph_.rng_state();
   // On a GPU the weights are brought back into the CPU model first: the
@@ -132,8 +139,10 @@ Status Trainer::save_checkpoint(const std::string& path) {
     put(&n, sizeof(n));
     put(p->value.data(), n * sizeof(float));
   }
-  if (device_) device_->save_optimizer(&out);
-  else adam_.save(&out);
+  if (device_)
+    device_->save_optimizer(&out);
+  else
+    adam_.save(&out);
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -175,12 +184,13 @@ Status Trainer::load_checkpoint(const std::string& path) {
   for (autograd::Tensor<float>* p : graph_.parameters()) {
     uint64_t name_size = 0, n = 0;
     std::string name;
-    if (!get(&name_size, sizeof(name_size)) || name_size > 4096) return Status::error(Errc::invalid_argument, "checkpoint '%s' is corrupt", path.c_str());
+    if (!get(&name_size, sizeof(name_size)) || name_size > 4096)
+      return Status::error(Errc::invalid_argument, "checkpoint '%s' is corrupt", path.c_str());
     name.resize(name_size);
     if (!get(name.data(), name_size) || name != p->name || !get(&n, sizeof(n)) || n != p->value.size() ||
         !get(p->value.data(), n * sizeof(float))) {
-      return Status::error(Errc::invalid_argument, "checkpoint '%s': parameter '%s' is missing or mis-sized", path.c_str(),
-                           p->name.c_str());
+      return Status::error(Errc::invalid_argument, "checkpoint '%s': parameter '%s' is missing or mis-sized",
+                           path.c_str(), p->name.c_str());
     }
   }
   size_t used = 0;
@@ -191,7 +201,8 @@ Status Trainer::load_checkpoint(const std::string& path) {
     MT_RETURN_IF_ERROR(adam_.load(in.data() + at, in.size() - at, &used));
   }
   start_epoch(int(epoch));
-  if (size_t(position) > batches_.size()) return Status::error(Errc::invalid_argument, "checkpoint '%s': batch position out of range", path.c_str());
+  if (size_t(position) > batches_.size())
+    return Status::error(Errc::invalid_argument, "checkpoint '%s': batch position out of range", path.c_str());
   position_ = size_t(position);
   graph_.set_rng_state(rng);
   if (device_) device_->set_rng_state(rng);

@@ -33,9 +33,9 @@ struct TrainerOptions {
 };
 
 struct StepStats {
-  double loss = 0.0;        // label-smoothed loss per target token
-  double nll = 0.0;         // negative log-likelihood per target token (perplexity = exp(nll))
-  int64_t tokens = 0;       // target tokens of the batch
+  double loss = 0.0;   // label-smoothed loss per target token
+  double nll = 0.0;    // negative log-likelihood per target token (perplexity = exp(nll))
+  int64_t tokens = 0;  // target tokens of the batch
   double grad_norm = 0.0;
   double learning_rate = 0.0;
 };

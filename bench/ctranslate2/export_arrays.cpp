@@ -84,8 +84,8 @@ std::string config_json(const mt::ModelConfig& c) {
                 "  \"unk_id\": %d\n}\n",
                 c.encoder_layers, c.decoder_layers, c.d_model, c.heads, c.d_ff, c.source_vocab_size,
                 c.target_vocab_size, c.max_positions, activation, c.pre_norm ? "true" : "false",
-                double(c.layer_norm_epsilon), c.shared_embeddings ? "true" : "false",
-                c.tied_output ? "true" : "false", c.pad_id, c.bos_id, c.eos_id, c.unk_id);
+                double(c.layer_norm_epsilon), c.shared_embeddings ? "true" : "false", c.tied_output ? "true" : "false",
+                c.pad_id, c.bos_id, c.eos_id, c.unk_id);
   return json;
 }
 

@@ -4,7 +4,8 @@
 //
 //   libmt_run --model M.mtm --input SRC.ids --output OUT.ids --batch B --beam K
 //             --threads T [--sessions N] [--min-length N] [--max-length N] [--repeat R]
-//             [--thread-split automatic|layers|sentences] [--device cpu|cuda [--gpu N] [--tf32] [--fp16] [--cuda-dequantize]]
+//             [--thread-split automatic|layers|sentences] [--device cpu|cuda [--gpu N] [--tf32] [--fp16]
+//             [--cuda-dequantize]]
 //   libmt_run --model M.mtm --load-only [--vocabulary]
 //
 // SRC.ids: one sentence of source token ids per line, without EOS. Batches
@@ -59,10 +60,18 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int main(int argc, char** argv) {
   using mt::cli::Option;
   std::vector<Option> table = {
-      {"--model", nullptr, "FILE"}, {"--input", nullptr, "FILE"}, {"--output", nullptr, "FILE"},
-      {"--batch", nullptr, "N"},    {"--beam", nullptr, "N"},     {"--threads", nullptr, "N"},
-      {"--sessions", nullptr, "N"}, {"--min-length", nullptr, "N"}, {"--max-length", nullptr, "N"},
-      {"--repeat", nullptr, "N"},   {"--thread-split", nullptr, "S"}, {"--load-only"},
+      {"--model", nullptr, "FILE"},
+      {"--input", nullptr, "FILE"},
+      {"--output", nullptr, "FILE"},
+      {"--batch", nullptr, "N"},
+      {"--beam", nullptr, "N"},
+      {"--threads", nullptr, "N"},
+      {"--sessions", nullptr, "N"},
+      {"--min-length", nullptr, "N"},
+      {"--max-length", nullptr, "N"},
+      {"--repeat", nullptr, "N"},
+      {"--thread-split", nullptr, "S"},
+      {"--load-only"},
       {"--vocabulary"},
   };
   for (const Option& o : mt::cli::device_option_table()) table.push_back(o);
@@ -153,7 +162,8 @@ int main(int argc, char** argv) {
     std::vector<std::span<const int32_t>> spans;
     mt::Translations out;
     long tokens = 0;
-    for (size_t first = size_t(w) * size_t(batch); first < sources.size(); first += size_t(batch) * size_t(sessions_count)) {
+    for (size_t first = size_t(w) * size_t(batch); first < sources.size();
+         first += size_t(batch) * size_t(sessions_count)) {
       const size_t last = std::min(sources.size(), first + size_t(batch));
       spans.assign(sources.begin() + long(first), sources.begin() + long(last));
       *status = sessions[size_t(w)].translate(spans, options, &out);
@@ -171,7 +181,8 @@ int main(int argc, char** argv) {
   for (int pass = 0; pass <= repeat; ++pass) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> workers;
-    for (int w = 1; w < sessions_count; ++w) workers.emplace_back(work, w, pass == 0, &tokens[size_t(w)], &statuses[size_t(w)]);
+    for (int w = 1; w < sessions_count; ++w)
+      workers.emplace_back(work, w, pass == 0, &tokens[size_t(w)], &statuses[size_t(w)]);
     work(0, pass == 0, &tokens[0], &statuses[0]);
     for (std::thread& t : workers) t.join();
     const double elapsed = seconds_since(start);
@@ -189,7 +200,7 @@ int main(int argc, char** argv) {
   }
   std::vector<double> sorted = pass_seconds;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.empty() ? 0.0
+  const double median = sorted.empty()      ? 0.0
                         : sorted.size() % 2 ? sorted[sorted.size() / 2]
                                             : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
 
@@ -209,7 +220,8 @@ int main(int argc, char** argv) {
   if (session_options.allow_tf32) device += "+tf32";
   std::printf(
       "{\"load_ms\": %.3f, \"load_first_ms\": %.3f, \"pass_seconds\": [%s], \"seconds\": %.6f, "
-      "\"target_tokens\": %ld, \"sentences\": %zu, \"rss_before_load_kb\": %ld, \"peak_rss_kb\": %ld, \"isa\": \"%s\"}\n",
+      "\"target_tokens\": %ld, \"sentences\": %zu, \"rss_before_load_kb\": %ld, \"peak_rss_kb\": %ld, \"isa\": "
+      "\"%s\"}\n",
       load_ms, load_first_ms, passes_json.c_str(), median, target_tokens, sources.size(), rss_before, peak_rss,
       session_options.device == mt::Device::cpu ? session->kernel_isa() : device.c_str());
   return 0;

@@ -109,15 +109,14 @@ mt_status last_hypotheses(const mt_session* session, size_t sentence, std::span<
   return MT_OK;
 }
 
-mt_status create_session(const mt_model* model, const mt_session_options* options, void* buffer,
-                         size_t buffer_size, mt_session** out) {
+mt_status create_session(const mt_model* model, const mt_session_options* options, void* buffer, size_t buffer_size,
+                         mt_session** out) {
   if (model == nullptr || out == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "model and session must not be null");
   *out = nullptr;
   const mt::SessionOptions opts = to_cpp(options);
   auto session = buffer == nullptr
                      ? mt::Session::create(model->model, opts)
-                     : mt::Session::create(model->model, opts,
-                                           {static_cast<std::byte*>(buffer), buffer_size});
+                     : mt::Session::create(model->model, opts, {static_cast<std::byte*>(buffer), buffer_size});
   if (!session) return report(session.status());
   auto* s = new mt_session{std::move(session.value()), {}, {}, {}, {}};
   s->sources.resize(size_t(opts.max_batch_size));
@@ -159,17 +158,33 @@ void mt_model_free(mt_model* model) { delete model; }
 void mt_session_options_init(mt_session_options* o) {
   if (o == nullptr) return;
   const mt::SessionOptions d;
-  *o = {d.max_batch_size, d.max_source_length, d.max_target_length, d.max_beam_size, d.num_threads,
-        d.max_text_bytes,   static_cast<int>(d.device), d.cuda_device, d.allow_tf32 ? 1 : 0,
+  *o = {d.max_batch_size,
+        d.max_source_length,
+        d.max_target_length,
+        d.max_beam_size,
+        d.num_threads,
+        d.max_text_bytes,
+        static_cast<int>(d.device),
+        d.cuda_device,
+        d.allow_tf32 ? 1 : 0,
         static_cast<int>(d.thread_split)};
 }
 
 void mt_translate_options_init(mt_translate_options* o) {
   if (o == nullptr) return;
   const mt::TranslateOptions d;
-  *o = {d.beam_size,        d.num_hypotheses,    d.length_penalty,
-        d.max_decoding_length, d.max_length_ratio,  d.max_length_offset,
-        d.min_decoding_length, d.truncate_long_sources ? 1 : 0, nullptr, 0, nullptr, 0};
+  *o = {d.beam_size,
+        d.num_hypotheses,
+        d.length_penalty,
+        d.max_decoding_length,
+        d.max_length_ratio,
+        d.max_length_offset,
+        d.min_decoding_length,
+        d.truncate_long_sources ? 1 : 0,
+        nullptr,
+        0,
+        nullptr,
+        0};
 }
 
 mt_status mt_language_prefixes(const mt_model* model, const char* source_language, const char* target_language,
@@ -209,8 +224,8 @@ mt_status mt_session_create_in(const mt_model* model, const mt_session_options* 
 
 void mt_session_free(mt_session* session) { delete session; }
 
-mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, const size_t* lengths,
-                           size_t count, const mt_translate_options* options) {
+mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, const size_t* lengths, size_t count,
+                           const mt_translate_options* options) {
   if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
   session->have_results = session->have_text = false;
   if (count > 0 && (sources == nullptr || lengths == nullptr)) {
@@ -222,8 +237,8 @@ mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, c
     session->sources[i] = {sources[i], lengths[i]};
   }
   return guarded([&] {
-    const mt_status s = report(session->session.translate({session->sources.data(), count}, to_cpp(options),
-                                                          &session->results));
+    const mt_status s =
+        report(session->session.translate({session->sources.data(), count}, to_cpp(options), &session->results));
     session->have_results = s == MT_OK;
     return s;
   });
@@ -242,15 +257,16 @@ mt_status mt_translate_text(mt_session* session, const char* const* texts, const
     session->texts[i] = {texts[i], lengths[i]};
   }
   return guarded([&] {
-    const mt_status s = report(session->session.translate_text({session->texts.data(), count}, to_cpp(options),
-                                                               &session->text_results));
+    const mt_status s = report(
+        session->session.translate_text({session->texts.data(), count}, to_cpp(options), &session->text_results));
     session->have_text = s == MT_OK;
     return s;
   });
 }
 
 mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count) {
-  if (session == nullptr || count == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session and count must not be null");
+  if (session == nullptr || count == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "session and count must not be null");
   if (session->have_text) {
     if (sentence >= session->text_results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
     *count = session->text_results[sentence].size();
@@ -291,7 +307,8 @@ mt_status mt_result_text(const mt_session* session, size_t sentence, size_t k, c
 }
 
 mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated) {
-  if (session == nullptr || truncated == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session and truncated must not be null");
+  if (session == nullptr || truncated == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "session and truncated must not be null");
   if (session->have_text) {
     if (sentence >= session->text_results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
     *truncated = session->text_results.truncated(sentence) ? 1 : 0;

@@ -50,7 +50,8 @@ Expected<MappedFile> MappedFile::open(const std::string& path, bool copy) {
     if (data == MAP_FAILED) {
       ::close(fd);
       file.size_ = 0;
-      return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes to read '%s'", size_t(st.st_size), path.c_str());
+      return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes to read '%s'", size_t(st.st_size),
+                           path.c_str());
     }
     file.data_ = data;
     for (size_t done = 0; done < file.size_;) {

@@ -28,10 +28,10 @@ struct Model::Impl {
   ModelConfig config;
   ModelMetadata metadata;
   ModelQuantization quantization;
-  std::vector<TensorView> tensors;  // sorted by name
+  std::vector<TensorView> tensors;             // sorted by name
   std::vector<std::vector<int32_t>> row_sums;  // of the int8 tensors
   detail::ModelWeights weights;
-  std::unique_ptr<const detail::Tokenizer> tokenizer;  // over the file's vocabulary arrays
+  std::unique_ptr<const detail::Tokenizer> tokenizer;         // over the file's vocabulary arrays
   std::unique_ptr<const detail::Tokenizer> target_tokenizer;  // null: `tokenizer` decodes too
   // vocabulary(), target_vocabulary(): owning copies, made on first use
   // (tools; translation never needs them).
@@ -59,16 +59,25 @@ Expected<ModelConfig> read_config(const fb::Config& c) {
   m.target_vocab_size = to_int(c.target_vocab_size());
   m.max_positions = to_int(c.max_positions());
   switch (c.activation()) {
-    case fb::Activation::relu: m.activation = Activation::relu; break;
-    case fb::Activation::gelu: m.activation = Activation::gelu; break;
-    case fb::Activation::swish: m.activation = Activation::swish; break;
+    case fb::Activation::relu:
+      m.activation = Activation::relu;
+      break;
+    case fb::Activation::gelu:
+      m.activation = Activation::gelu;
+      break;
+    case fb::Activation::swish:
+      m.activation = Activation::swish;
+      break;
     default:
-      return Status::error(Errc::invalid_model, "config field 'activation' has unknown value %d",
-                           int(c.activation()));
+      return Status::error(Errc::invalid_model, "config field 'activation' has unknown value %d", int(c.activation()));
   }
   switch (c.norm_position()) {
-    case fb::NormPosition::post: m.pre_norm = false; break;
-    case fb::NormPosition::pre: m.pre_norm = true; break;
+    case fb::NormPosition::post:
+      m.pre_norm = false;
+      break;
+    case fb::NormPosition::pre:
+      m.pre_norm = true;
+      break;
     default:
       return Status::error(Errc::invalid_model, "config field 'norm_position' has unknown value %d",
                            int(c.norm_position()));
@@ -98,8 +107,7 @@ Status check_tensor(const fb::Tensor& t, const uint8_t* file_base, TensorView* v
   if (name.empty()) return Status::error(Errc::invalid_model, "a tensor has an empty name");
   const auto* shape = t.shape();
   if (shape->size() < 1 || shape->size() > 2) {
-    return Status::error(Errc::invalid_model, "tensor '%.*s' has rank %u (expected 1 or 2)", nl, n,
-                         shape->size());
+    return Status::error(Errc::invalid_model, "tensor '%.*s' has rank %u (expected 1 or 2)", nl, n, shape->size());
   }
   uint64_t count = 1;
   for (uint32_t d : *shape) {
@@ -112,8 +120,8 @@ Status check_tensor(const fb::Tensor& t, const uint8_t* file_base, TensorView* v
   }
   uint64_t expected_bytes = count * (i8 ? 1 : sizeof(float));
   if (i8 != (t.layout() == fb::Layout::packed_k4n16)) {
-    return Status::error(Errc::invalid_model, "tensor '%.*s': int8 tensors and only they use layout packed_k4n16",
-                         nl, n);
+    return Status::error(Errc::invalid_model, "tensor '%.*s': int8 tensors and only they use layout packed_k4n16", nl,
+                         n);
   }
   if (t.layout() == fb::Layout::packed_n16 || t.layout() == fb::Layout::packed_k4n16) {
     if (shape->size() != 2) {
@@ -127,13 +135,12 @@ Status check_tensor(const fb::Tensor& t, const uint8_t* file_base, TensorView* v
     const int N = int(shape->Get(0)), K = int(shape->Get(1));
     expected_bytes = i8 ? packed_size_i8(N, K) : packed_size(N, K) * sizeof(float);
   } else if (t.layout() != fb::Layout::row_major) {
-    return Status::error(Errc::invalid_model, "tensor '%.*s' has unknown layout %d", nl, n,
-                         int(t.layout()));
+    return Status::error(Errc::invalid_model, "tensor '%.*s' has unknown layout %d", nl, n, int(t.layout()));
   }
   const auto* data = t.data();
   if (data->size() != expected_bytes) {
-    return Status::error(Errc::invalid_model, "tensor '%.*s' holds %u bytes, its shape needs %llu",
-                         nl, n, data->size(), static_cast<unsigned long long>(expected_bytes));
+    return Status::error(Errc::invalid_model, "tensor '%.*s' holds %u bytes, its shape needs %llu", nl, n, data->size(),
+                         static_cast<unsigned long long>(expected_bytes));
   }
   const size_t offset = size_t(data->data() - file_base);
   if (offset % kTensorAlignment != 0) {
@@ -153,8 +160,9 @@ Status check_tensor(const fb::Tensor& t, const uint8_t* file_base, TensorView* v
     for (uint32_t r = 0; r < rows; ++r) {
       const float v = scales->Get(r);
       if (!std::isfinite(v) || v <= 0.0f) {
-        return Status::error(Errc::invalid_model, "int8 tensor '%.*s' row %u has scale %g (must be finite and positive)",
-                             nl, n, r, double(v));
+        return Status::error(Errc::invalid_model,
+                             "int8 tensor '%.*s' row %u has scale %g (must be finite and positive)", nl, n, r,
+                             double(v));
       }
     }
     view->scales = {scales->data(), scales->size()};
@@ -181,8 +189,7 @@ Status check_against_spec(const ModelConfig& config, const std::vector<TensorVie
     if (t == nullptr) {
       return Status::error(Errc::invalid_model, "required tensor '%s' is missing", spec.name.c_str());
     }
-    const bool same_shape = std::equal(spec.shape.begin(), spec.shape.end(), t->shape.begin(),
-                                       t->shape.end());
+    const bool same_shape = std::equal(spec.shape.begin(), spec.shape.end(), t->shape.begin(), t->shape.end());
     if (!same_shape) {
       char got[64], want[64];
       auto fmt = [](char* out, auto dims) {
@@ -193,8 +200,8 @@ Status check_against_spec(const ModelConfig& config, const std::vector<TensorVie
       };
       fmt(got, t->shape);
       fmt(want, std::span<const uint32_t>(spec.shape));
-      return Status::error(Errc::invalid_model, "tensor '%s' has shape %s, the config needs %s",
-                           spec.name.c_str(), got, want);
+      return Status::error(Errc::invalid_model, "tensor '%s' has shape %s, the config needs %s", spec.name.c_str(), got,
+                           want);
     }
     const bool quantizable = spec.role == TensorRole::weight || spec.role == TensorRole::embedding;
     const bool int8_ok = quantizable && t->layout == Layout::packed_k4n16;
@@ -208,11 +215,10 @@ Status check_against_spec(const ModelConfig& config, const std::vector<TensorVie
   }
   if (tensors.size() != specs.size()) {
     for (const TensorView& t : tensors) {
-      const bool known = std::any_of(specs.begin(), specs.end(),
-                                     [&](const TensorSpec& s) { return s.name == t.name; });
+      const bool known = std::any_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == t.name; });
       if (!known) {
-        return Status::error(Errc::invalid_model, "unexpected tensor '%.*s' for this config",
-                             int(t.name.size()), t.name.data());
+        return Status::error(Errc::invalid_model, "unexpected tensor '%.*s' for this config", int(t.name.size()),
+                             t.name.data());
       }
     }
   }
@@ -226,8 +232,8 @@ Status check_finite(const std::vector<TensorView>& tensors) {
     const size_t n = t.data.size() / sizeof(float);
     for (size_t i = 0; i < n; ++i) {
       if (!std::isfinite(v[i])) {
-        return Status::error(Errc::invalid_model, "tensor '%.*s' holds a %s at element %zu",
-                             int(t.name.size()), t.name.data(), std::isnan(v[i]) ? "NaN" : "Inf", i);
+        return Status::error(Errc::invalid_model, "tensor '%.*s' holds a %s at element %zu", int(t.name.size()),
+                             t.name.data(), std::isnan(v[i]) ? "NaN" : "Inf", i);
       }
     }
   }
@@ -303,9 +309,7 @@ Expected<detail::ModelWeights> resolve_weights(const ModelConfig& cfg, const std
   auto layer = [&](const std::string& scope, int n, int k) {
     return linear(scope, find_in(tensors, scope + "/weight"), n, k);
   };
-  auto norm = [&](const std::string& scope) {
-    return detail::Norm{f32(scope + "/gamma"), f32(scope + "/beta")};
-  };
+  auto norm = [&](const std::string& scope) { return detail::Norm{f32(scope + "/gamma"), f32(scope + "/beta")}; };
   const int C = cfg.d_model, F = cfg.d_ff;
   w.target_embedding = embedding("target_embedding");
   w.source_embedding = cfg.shared_embeddings ? w.target_embedding : embedding("source_embedding");
@@ -344,8 +348,12 @@ Expected<ModelQuantization> read_quantization(const fb::Quantization* q, const s
   out.int8 = std::any_of(tensors.begin(), tensors.end(), [](const TensorView& t) { return t.dtype == DType::i8; });
   if (q == nullptr) return out;
   switch (q->activations()) {
-    case fb::ActivationScales::dynamic_per_row: out.activations = ActivationScales::dynamic_per_row; break;
-    case fb::ActivationScales::calibrated: out.activations = ActivationScales::calibrated; break;
+    case fb::ActivationScales::dynamic_per_row:
+      out.activations = ActivationScales::dynamic_per_row;
+      break;
+    case fb::ActivationScales::calibrated:
+      out.activations = ActivationScales::calibrated;
+      break;
     default:
       return Status::error(Errc::invalid_model, "quantization field 'activations' has unknown value %d",
                            int(q->activations()));
@@ -418,7 +426,8 @@ detail::VocabularyView view_vocabulary(const fb::Vocabulary& v) {
   out.treat_whitespace_as_suffix = v.treat_whitespace_as_suffix();
   out.normalized_expansion = v.normalized_expansion();
   out.model_ids = span_of(v.model_ids());
-  if (v.unknown_text()) out.unknown_text = {reinterpret_cast<const char*>(v.unknown_text()->data()), v.unknown_text()->size()};
+  if (v.unknown_text())
+    out.unknown_text = {reinterpret_cast<const char*>(v.unknown_text()->data()), v.unknown_text()->size()};
   out.unknown_ends = span_of(v.unknown_ends());
   out.unknown_model_ids = span_of(v.unknown_ids());
   return out;
@@ -433,7 +442,8 @@ Expected<std::unique_ptr<const detail::Tokenizer>> read_tokenizer(const fb::Voca
     data.pieces = read_vocabulary_v1(v).pieces;
     return detail::Tokenizer::create(std::move(data));
   }
-  const int parts = (v.trie_edge_counts() != nullptr) + (v.trie_labels() != nullptr) + (v.trie_piece_nodes() != nullptr);
+  const int parts =
+      (v.trie_edge_counts() != nullptr) + (v.trie_labels() != nullptr) + (v.trie_piece_nodes() != nullptr);
   if (parts == 0) return detail::Tokenizer::create(view, nullptr);  // built at load
   if (parts != 3) return Status::error(Errc::corrupt_model, "vocabulary has %d of the 3 piece trie arrays", parts);
   // Little-endian, as the tensors read in place are.
@@ -445,15 +455,18 @@ Expected<std::unique_ptr<const detail::Tokenizer>> read_tokenizer(const fb::Voca
 
 // Special pieces where the config says, in the vocabulary whose piece index is the model id.
 Status check_special_pieces(const ModelConfig& config, const detail::VocabularyView& v) {
-  const struct { const char* name; int id; PieceType type; } specials[] = {
-      {"unk_id", config.unk_id, PieceType::unknown},
-      {"bos_id", config.bos_id, PieceType::control},
-      {"eos_id", config.eos_id, PieceType::control}};
+  const struct {
+    const char* name;
+    int id;
+    PieceType type;
+  } specials[] = {{"unk_id", config.unk_id, PieceType::unknown},
+                  {"bos_id", config.bos_id, PieceType::control},
+                  {"eos_id", config.eos_id, PieceType::control}};
   for (const auto& s : specials) {
     if (v.piece_type(size_t(s.id)) != s.type) {
-      return Status::error(Errc::invalid_model, "config field '%s' = %d names vocabulary piece '%s', which is not a %s piece",
-                           s.name, s.id, std::string(v.piece(size_t(s.id))).c_str(),
-                           s.type == PieceType::unknown ? "unknown" : "control");
+      return Status::error(
+          Errc::invalid_model, "config field '%s' = %d names vocabulary piece '%s', which is not a %s piece", s.name,
+          s.id, std::string(v.piece(size_t(s.id))).c_str(), s.type == PieceType::unknown ? "unknown" : "control");
     }
   }
   return {};
@@ -468,7 +481,8 @@ Status check_vocabularies(const ModelConfig& config, const detail::VocabularyVie
   const int size = int(source.size());
   if (target == nullptr) {
     if (!source.model_ids.empty())
-      return Status::error(Errc::invalid_model, "vocabulary has model ids but the file has no target vocabulary to decode with");
+      return Status::error(Errc::invalid_model,
+                           "vocabulary has model ids but the file has no target vocabulary to decode with");
     if (size != config.source_vocab_size || size != config.target_vocab_size) {
       return Status::error(Errc::invalid_model,
                            "vocabulary has %d pieces but the config's vocabulary sizes are %d (source) and %d (target)",
@@ -479,14 +493,15 @@ Status check_vocabularies(const ModelConfig& config, const detail::VocabularyVie
   if (!target->model_ids.empty())
     return Status::error(Errc::invalid_model, "the target vocabulary has model ids (its piece index must be the id)");
   if (int(target->size()) != config.target_vocab_size) {
-    return Status::error(Errc::invalid_model, "target vocabulary has %zu pieces but the config's target_vocab_size is %d",
-                         target->size(), config.target_vocab_size);
+    return Status::error(Errc::invalid_model,
+                         "target vocabulary has %zu pieces but the config's target_vocab_size is %d", target->size(),
+                         config.target_vocab_size);
   }
   MT_RETURN_IF_ERROR(check_special_pieces(config, *target));
   if (source.model_ids.empty()) {
     if (size != config.source_vocab_size)
-      return Status::error(Errc::invalid_model, "vocabulary has %d pieces but the config's source_vocab_size is %d", size,
-                           config.source_vocab_size);
+      return Status::error(Errc::invalid_model, "vocabulary has %d pieces but the config's source_vocab_size is %d",
+                           size, config.source_vocab_size);
     if (source.piece_type(size_t(config.unk_id)) != PieceType::unknown)
       return Status::error(Errc::invalid_model, "config field 'unk_id' = %d is not the vocabulary's unknown piece",
                            config.unk_id);
@@ -495,16 +510,18 @@ Status check_vocabularies(const ModelConfig& config, const detail::VocabularyVie
   for (size_t i = 0; i < source.size(); ++i) {
     const int32_t id = source.model_ids[i];
     if (id >= config.source_vocab_size)
-      return Status::error(Errc::invalid_model, "vocabulary piece %zu has model id %d, outside the source vocabulary of %d",
-                           i, id, config.source_vocab_size);
+      return Status::error(Errc::invalid_model,
+                           "vocabulary piece %zu has model id %d, outside the source vocabulary of %d", i, id,
+                           config.source_vocab_size);
     if (source.piece_type(i) == PieceType::unknown && id != config.unk_id)
       return Status::error(Errc::invalid_model, "the vocabulary's unknown piece has model id %d, not unk_id %d", id,
                            config.unk_id);
   }
   for (size_t i = 0; i < source.unknown_model_ids.size(); ++i) {
     if (source.unknown_model_ids[i] >= config.source_vocab_size)
-      return Status::error(Errc::invalid_model, "vocabulary unknown text %zu has model id %d, outside the source vocabulary of %d",
-                           i, source.unknown_model_ids[i], config.source_vocab_size);
+      return Status::error(Errc::invalid_model,
+                           "vocabulary unknown text %zu has model id %d, outside the source vocabulary of %d", i,
+                           source.unknown_model_ids[i], config.source_vocab_size);
   }
   return {};
 }
@@ -512,32 +529,28 @@ Status check_vocabularies(const ModelConfig& config, const detail::VocabularyVie
 Status parse(Model::Impl& impl, const LoadOptions& options) {
   const std::span<const uint8_t> bytes = impl.bytes;
   if (bytes.size() < 8) {
-    return Status::error(Errc::corrupt_model, "model file is %zu bytes, too short to be a libmt model",
-                         bytes.size());
+    return Status::error(Errc::corrupt_model, "model file is %zu bytes, too short to be a libmt model", bytes.size());
   }
   if (!fb::ModelBufferHasIdentifier(bytes.data())) {
     char id[5] = {};
     for (int i = 0; i < 4; ++i) id[i] = std::isprint(bytes[4 + i]) ? char(bytes[4 + i]) : '?';
-    return Status::error(Errc::corrupt_model,
-                         "not a libmt model file: identifier '%s', expected '%s'", id,
+    return Status::error(Errc::corrupt_model, "not a libmt model file: identifier '%s', expected '%s'", id,
                          fb::ModelIdentifier());
   }
   if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE) {
-    return Status::error(Errc::corrupt_model, "model file of %zu bytes exceeds the 2 GiB format limit",
-                         bytes.size());
+    return Status::error(Errc::corrupt_model, "model file of %zu bytes exceeds the 2 GiB format limit", bytes.size());
   }
   flatbuffers::Verifier verifier(bytes.data(), bytes.size());
   if (!fb::VerifyModelBuffer(verifier)) {
     return Status::error(Errc::corrupt_model,
-                         "model file failed structural verification (truncated or corrupt, %zu bytes)",
-                         bytes.size());
+                         "model file failed structural verification (truncated or corrupt, %zu bytes)", bytes.size());
   }
   const fb::Model* model = fb::GetModel(bytes.data());
   impl.format_version = model->format_version();
   if (impl.format_version == 0 || impl.format_version > kModelFormatVersion) {
     return Status::error(Errc::unsupported_version,
-                         "model format version %u is not supported (this libmt reads 1 to %u)",
-                         impl.format_version, kModelFormatVersion);
+                         "model format version %u is not supported (this libmt reads 1 to %u)", impl.format_version,
+                         kModelFormatVersion);
   }
   auto config = read_config(*model->config());
   if (!config) return config.status();
@@ -558,8 +571,8 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
     MT_RETURN_IF_ERROR(check_tensor(*model->tensors()->Get(i), bytes.data(), &impl.tensors[i]));
     if (i > 0 && !(impl.tensors[i - 1].name < impl.tensors[i].name)) {
       const auto& name = impl.tensors[i].name;
-      return Status::error(Errc::invalid_model, "tensor '%.*s' is duplicated or out of order",
-                           int(name.size()), name.data());
+      return Status::error(Errc::invalid_model, "tensor '%.*s' is duplicated or out of order", int(name.size()),
+                           name.data());
     }
   }
   MT_RETURN_IF_ERROR(check_against_spec(impl.config, impl.tensors));
@@ -613,8 +626,7 @@ Expected<std::shared_ptr<const Model>> Model::load(const std::string& path, cons
   return std::shared_ptr<const Model>(new Model(std::move(impl)));
 }
 
-Expected<std::shared_ptr<const Model>> Model::from_buffer(std::span<const uint8_t> bytes,
-                                                          const LoadOptions& options) {
+Expected<std::shared_ptr<const Model>> Model::from_buffer(std::span<const uint8_t> bytes, const LoadOptions& options) {
   if (reinterpret_cast<uintptr_t>(bytes.data()) % kTensorAlignment != 0) {
     return Status::error(Errc::invalid_argument, "model buffer must be 64-byte aligned");
   }

@@ -20,8 +20,7 @@ Expected<ModelConfig> ModelConfig::preset(std::string_view name) {
     c.encoder_layers = 4, c.decoder_layers = 4, c.d_model = 128, c.heads = 4, c.d_ff = 256;
     c.source_vocab_size = c.target_vocab_size = 8000;
   } else {
-    return Status::error(Errc::invalid_argument,
-                         "unknown model preset '%.*s' (known: base, small, tiny)",
+    return Status::error(Errc::invalid_argument, "unknown model preset '%.*s' (known: base, small, tiny)",
                          int(name.size()), name.data());
   }
   return c;
@@ -33,25 +32,38 @@ Status ModelConfig::validate() const {
   };
   // Bounds keep every size computation far from integer overflow.
   constexpr int kMaxDim = 1 << 16, kMaxVocab = 1 << 22, kMaxLayers = 256;
-  if (encoder_layers < 1 || encoder_layers > kMaxLayers) return bad("encoder_layers", encoder_layers, "must be in [1, 256]");
-  if (decoder_layers < 1 || decoder_layers > kMaxLayers) return bad("decoder_layers", decoder_layers, "must be in [1, 256]");
+  if (encoder_layers < 1 || encoder_layers > kMaxLayers)
+    return bad("encoder_layers", encoder_layers, "must be in [1, 256]");
+  if (decoder_layers < 1 || decoder_layers > kMaxLayers)
+    return bad("decoder_layers", decoder_layers, "must be in [1, 256]");
   if (d_model < 1 || d_model > kMaxDim) return bad("d_model", d_model, "must be in [1, 65536]");
   if (heads < 1 || heads > d_model) return bad("heads", heads, "must be in [1, d_model]");
   if (d_model % heads != 0) return bad("heads", heads, "must divide d_model");
   if (d_ff < 1 || d_ff > 4 * kMaxDim) return bad("d_ff", d_ff, "must be in [1, 262144]");
-  if (source_vocab_size < 4 || source_vocab_size > kMaxVocab) return bad("source_vocab_size", source_vocab_size, "must be in [4, 4194304]");
-  if (target_vocab_size < 4 || target_vocab_size > kMaxVocab) return bad("target_vocab_size", target_vocab_size, "must be in [4, 4194304]");
+  if (source_vocab_size < 4 || source_vocab_size > kMaxVocab)
+    return bad("source_vocab_size", source_vocab_size, "must be in [4, 4194304]");
+  if (target_vocab_size < 4 || target_vocab_size > kMaxVocab)
+    return bad("target_vocab_size", target_vocab_size, "must be in [4, 4194304]");
   if (max_positions < 2 || max_positions > kMaxDim) return bad("max_positions", max_positions, "must be in [2, 65536]");
-  if (activation != Activation::relu && activation != Activation::gelu && activation != Activation::swish) return bad("activation", long(activation), "must be relu, gelu or swish");
-  if (!(layer_norm_epsilon > 0.0f && layer_norm_epsilon < 1.0f)) return Status::error(Errc::invalid_model, "config field 'layer_norm_epsilon' = %g: must be in (0, 1)", double(layer_norm_epsilon));
-  if (shared_embeddings && source_vocab_size != target_vocab_size) return bad("shared_embeddings", 1, "needs source_vocab_size == target_vocab_size");
-  const struct { const char* name; int id; } ids[] = {{"pad_id", pad_id}, {"bos_id", bos_id}, {"eos_id", eos_id}, {"unk_id", unk_id}};
+  if (activation != Activation::relu && activation != Activation::gelu && activation != Activation::swish)
+    return bad("activation", long(activation), "must be relu, gelu or swish");
+  if (!(layer_norm_epsilon > 0.0f && layer_norm_epsilon < 1.0f))
+    return Status::error(Errc::invalid_model, "config field 'layer_norm_epsilon' = %g: must be in (0, 1)",
+                         double(layer_norm_epsilon));
+  if (shared_embeddings && source_vocab_size != target_vocab_size)
+    return bad("shared_embeddings", 1, "needs source_vocab_size == target_vocab_size");
+  const struct {
+    const char* name;
+    int id;
+  } ids[] = {{"pad_id", pad_id}, {"bos_id", bos_id}, {"eos_id", eos_id}, {"unk_id", unk_id}};
   for (const auto& id : ids) {
-    if (id.id < 0 || id.id >= target_vocab_size || id.id >= source_vocab_size) return bad(id.name, id.id, "must be a valid token id of both vocabularies");
+    if (id.id < 0 || id.id >= target_vocab_size || id.id >= source_vocab_size)
+      return bad(id.name, id.id, "must be a valid token id of both vocabularies");
   }
   if (bos_id == eos_id) return bad("eos_id", eos_id, "must differ from bos_id");
   if (!(embedding_scale >= 0.0f && embedding_scale <= 1e4f))
-    return Status::error(Errc::invalid_model, "config field 'embedding_scale' = %g: must be in [0, 10000] (0: sqrt(d_model))",
+    return Status::error(Errc::invalid_model,
+                         "config field 'embedding_scale' = %g: must be in [0, 10000] (0: sqrt(d_model))",
                          double(embedding_scale));
   if (decoder_start_id < -1 || decoder_start_id >= target_vocab_size)
     return bad("decoder_start_id", decoder_start_id, "must be -1 (bos_id) or a valid target token id");

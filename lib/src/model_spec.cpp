@@ -41,14 +41,12 @@ std::vector<TensorSpec> model_tensor_specs(const ModelConfig& cfg) {
   s.embedding("target_embedding", uint32_t(cfg.target_vocab_size), C);
   if (!cfg.shared_embeddings) s.embedding("source_embedding", uint32_t(cfg.source_vocab_size), C);
   if (!cfg.tied_output) {
-    s.specs.push_back({"output/weight", {uint32_t(cfg.target_vocab_size), C}, Layout::packed_n16,
-                       TensorRole::weight});
+    s.specs.push_back({"output/weight", {uint32_t(cfg.target_vocab_size), C}, Layout::packed_n16, TensorRole::weight});
   }
-  s.specs.push_back({"output/bias", {uint32_t(cfg.target_vocab_size)}, Layout::row_major,
-                     TensorRole::bias});
+  s.specs.push_back({"output/bias", {uint32_t(cfg.target_vocab_size)}, Layout::row_major, TensorRole::bias});
   if (cfg.stored_positions) {
-    s.specs.push_back({"position_encoding", {uint32_t(cfg.max_positions), C}, Layout::row_major,
-                       TensorRole::positions});
+    s.specs.push_back(
+        {"position_encoding", {uint32_t(cfg.max_positions), C}, Layout::row_major, TensorRole::positions});
   }
 
   for (int i = 0; i < cfg.encoder_layers; ++i) {

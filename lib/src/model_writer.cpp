@@ -55,9 +55,8 @@ flatbuffers::Offset<fb::Metadata> build_metadata(flatbuffers::FlatBufferBuilder&
   for (const KeyValue& kv : sorted) {
     extra.push_back(fb::CreateKeyValueDirect(b, kv.key.c_str(), kv.value.c_str()));
   }
-  return fb::CreateMetadataDirect(b, m.source_language.c_str(), m.target_language.c_str(),
-                                  m.training_corpus.c_str(), m.tool.c_str(), m.tool_version.c_str(),
-                                  m.created.c_str(), &extra);
+  return fb::CreateMetadataDirect(b, m.source_language.c_str(), m.target_language.c_str(), m.training_corpus.c_str(),
+                                  m.tool.c_str(), m.tool_version.c_str(), m.created.c_str(), &extra);
 }
 
 // Version 1 keeps one Piece table per piece; version 2 four flat arrays and
@@ -94,20 +93,19 @@ flatbuffers::Offset<fb::Vocabulary> build_vocabulary(flatbuffers::FlatBufferBuil
   std::vector<uint32_t> trie_piece_nodes;
   if (trie != nullptr) trie->store(v.pieces.size(), &trie_edge_counts, &trie_labels, &trie_piece_nodes);
   auto optional = [](auto& vec) { return vec.empty() ? nullptr : &vec; };
-  return fb::CreateVocabularyDirect(b, static_cast<fb::VocabularyType>(v.type), optional(pieces),
-                                    &v.precompiled_charsmap, v.add_dummy_prefix, v.remove_extra_whitespaces,
-                                    v.escape_whitespaces, v.byte_fallback, v.normalization_name.c_str(),
-                                    v.treat_whitespace_as_suffix, v.unk_surface.c_str(), expansion,
-                                    optional(text), optional(ends), optional(scores), optional(types),
-                                    optional(trie_edge_counts), optional(trie_labels), optional(trie_piece_nodes),
-                                    v.model_ids.empty() ? nullptr : &v.model_ids, optional(unknown_text),
-                                    optional(unknown_ends), optional(unknown_ids), v.language_codes);
+  return fb::CreateVocabularyDirect(
+      b, static_cast<fb::VocabularyType>(v.type), optional(pieces), &v.precompiled_charsmap, v.add_dummy_prefix,
+      v.remove_extra_whitespaces, v.escape_whitespaces, v.byte_fallback, v.normalization_name.c_str(),
+      v.treat_whitespace_as_suffix, v.unk_surface.c_str(), expansion, optional(text), optional(ends), optional(scores),
+      optional(types), optional(trie_edge_counts), optional(trie_labels), optional(trie_piece_nodes),
+      v.model_ids.empty() ? nullptr : &v.model_ids, optional(unknown_text), optional(unknown_ends),
+      optional(unknown_ids), v.language_codes);
 }
 
 // What the loader would refuse is not written; the trie that proves the
 // pieces distinct is stored for the loader (version 2).
 Expected<flatbuffers::Offset<fb::Vocabulary>> build_checked_vocabulary(flatbuffers::FlatBufferBuilder& b,
-                                                                      const VocabularyData& v, uint32_t version) {
+                                                                       const VocabularyData& v, uint32_t version) {
   const detail::FlatVocabulary flat(v);
   MT_RETURN_IF_ERROR(flat.view().validate());
   auto trie = detail::piece_trie_of(flat.view(), /*user_defined_only=*/false);
@@ -129,16 +127,14 @@ flatbuffers::Offset<fb::Quantization> build_quantization(flatbuffers::FlatBuffer
   for (const LayerInputScale& in : sorted) {
     inputs.push_back(fb::CreateLayerInputDirect(b, in.layer.c_str(), in.scale, in.zero_point));
   }
-  return fb::CreateQuantizationDirect(b, static_cast<fb::ActivationScales>(q.activations),
-                                      q.method.c_str(), &inputs);
+  return fb::CreateQuantizationDirect(b, static_cast<fb::ActivationScales>(q.activations), q.method.c_str(), &inputs);
 }
 
 }  // namespace
 
 ModelWriter::ModelWriter(const ModelConfig& config) : config_(config) {}
 
-Status ModelWriter::check_new(const std::string& name, const std::vector<uint32_t>& shape,
-                              size_t values) const {
+Status ModelWriter::check_new(const std::string& name, const std::vector<uint32_t>& shape, size_t values) const {
   if (name.empty()) return Status::error(Errc::invalid_argument, "tensor name is empty");
   if (shape.empty() || shape.size() > 2) {
     return Status::error(Errc::invalid_argument, "tensor '%s' must be 1-D or 2-D", name.c_str());
@@ -146,8 +142,8 @@ Status ModelWriter::check_new(const std::string& name, const std::vector<uint32_
   size_t count = 1;
   for (uint32_t d : shape) count *= d;
   if (count != values || count == 0) {
-    return Status::error(Errc::invalid_argument, "tensor '%s' has %zu values, its shape holds %zu",
-                         name.c_str(), values, count);
+    return Status::error(Errc::invalid_argument, "tensor '%s' has %zu values, its shape holds %zu", name.c_str(),
+                         values, count);
   }
   for (const PendingTensor& t : tensors_) {
     if (t.name == name) return Status::error(Errc::invalid_argument, "tensor '%s' added twice", name.c_str());
@@ -155,8 +151,8 @@ Status ModelWriter::check_new(const std::string& name, const std::vector<uint32_
   return {};
 }
 
-Status ModelWriter::add_tensor(const std::string& name, const std::vector<uint32_t>& shape,
-                               Layout layout, std::span<const float> values) {
+Status ModelWriter::add_tensor(const std::string& name, const std::vector<uint32_t>& shape, Layout layout,
+                               std::span<const float> values) {
   MT_RETURN_IF_ERROR(check_new(name, shape, values.size()));
   if (layout == Layout::packed_k4n16) {
     return Status::error(Errc::invalid_argument, "tensor '%s': packed_k4n16 holds int8 values (add_tensor_i8)",
@@ -188,8 +184,8 @@ Status ModelWriter::add_tensor_i8(const std::string& name, const std::vector<uin
   }
   const int N = int(shape[0]), K = int(shape[1]);
   if (scales.size() != size_t(N)) {
-    return Status::error(Errc::invalid_argument, "int8 tensor '%s' has %zu scales for %d rows",
-                         name.c_str(), scales.size(), N);
+    return Status::error(Errc::invalid_argument, "int8 tensor '%s' has %zu scales for %d rows", name.c_str(),
+                         scales.size(), N);
   }
   for (float s : scales) {
     if (!std::isfinite(s) || s <= 0.0f) {
@@ -268,7 +264,8 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
     vocabulary = built.value();
   }
   if (!vocabulary_.model_ids.empty() && target_vocabulary_.type == VocabularyType::none)
-    return Status::error(Errc::invalid_argument, "a vocabulary with model ids needs a target vocabulary to decode with");
+    return Status::error(Errc::invalid_argument,
+                         "a vocabulary with model ids needs a target vocabulary to decode with");
   if (target_vocabulary_.type != VocabularyType::none) {
     if (vocabulary_.type == VocabularyType::none)
       return Status::error(Errc::invalid_argument, "a target vocabulary needs a (source) vocabulary");

@@ -52,10 +52,15 @@ Expected<ModelWriter> random_model_writer(const ModelConfig& config, uint64_t se
       case TensorRole::embedding:  // variance 1/C, so x sqrt(C) has unit variance
         limit = std::sqrt(3.0f / float(spec.shape[1]));
         break;
-      case TensorRole::bias: limit = 0.02f; break;
+      case TensorRole::bias:
+        limit = 0.02f;
+        break;
       case TensorRole::norm_gamma:
-      case TensorRole::norm_beta: limit = 0.1f; break;
-      case TensorRole::positions: break;  // filled above
+      case TensorRole::norm_beta:
+        limit = 0.1f;
+        break;
+      case TensorRole::positions:
+        break;  // filled above
     }
     const float offset = spec.role == TensorRole::norm_gamma ? 1.0f : 0.0f;
     for (float& v : values) v = offset + limit * rng.uniform();

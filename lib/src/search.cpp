@@ -20,8 +20,8 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Keeps the `capacity` best tokens of a row, best first, scored base + log
 // prob; ties go to the lower token id, as argmax does, so beam 1 reproduces
 // greedy search.
-void row_top_k(const KernelTable& kernels, const float* log_probs, int V, int capacity, Candidate* top,
-               int* count, float base, int32_t parent) {
+void row_top_k(const KernelTable& kernels, const float* log_probs, int V, int capacity, Candidate* top, int* count,
+               float base, int32_t parent) {
   float values[kTopKMax];
   int32_t tokens[kTopKMax];
   kernels.top_k_f32(log_probs, V, capacity, values, tokens, count);
@@ -89,7 +89,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
         if (cfg.suppressed_ids.empty()) {
           chosen[i] = kernels->argmax_f32(row, V, &best);
           kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
-        } else {  // masked after the log-softmax, as beam search does
+        } else {                                  // masked after the log-softmax, as beam search does
           kernels->log_softmax_f32(row, row, V);
           for (const int32_t id : cfg.suppressed_ids) row[id] = kNegInf;
           chosen[i] = kernels->argmax_f32(row, V, &best);
@@ -164,8 +164,8 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
         kernels->log_softmax_f32(lp, lp, V);
         for (const int32_t id : cfg.suppressed_ids) lp[id] = kNegInf;  // keeping their mass, as HF's bad_words_ids
-        row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i],
-                  scores[beam], beam % K);
+        row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i], scores[beam],
+                  beam % K);
       });
     }
     // ...then each sentence's next beams from its rows' candidates.

@@ -52,7 +52,8 @@ bool SearchBookkeeping::advance_greedy(int b, int t, int32_t token, float token_
   if (!eos) buffers_.finished_tokens[row * buffers_.T + t] = token;
   if (!eos && t + 1 < buffers_.length_limits[b]) return false;
   const int length = eos ? t : t + 1;
-  buffers_.finished[row] = {normalized_score(log_prob, t + 1 + limits_.length_offset, limits_.length_penalty), log_prob, length};
+  buffers_.finished[row] = {normalized_score(log_prob, t + 1 + limits_.length_offset, limits_.length_penalty), log_prob,
+                            length};
   buffers_.finished_counts[b] = 1;
   emit(b, 1);
   return true;

@@ -32,20 +32,20 @@ struct SearchLimits {
 // Beam b*K+k is beam k of sentence b; `capacity` is the session's largest
 // beam, which spaces the finished hypotheses of consecutive sentences.
 struct SearchBuffers {
-  int capacity = 0;                     // max beam
-  int T = 0;                            // target positions per row
-  const int* length_limits = nullptr;   // [B]: 0 for an empty source
-  int* done = nullptr;                  // [B]
-  float* scores = nullptr;              // [B * K]: running log-probability
-  int32_t* step_tokens = nullptr;       // [B * K]: each beam's next input
-  int32_t* parents = nullptr;           // [B * K]: the beam each continues, within its sentence
-  int32_t* history = nullptr;           // [B * K, T]: each beam's tokens
-  int32_t* history_scratch = nullptr;   // [K, T]
-  Candidate* candidates = nullptr;      // [2 * K * K]: one sentence's
-  Finished* finished = nullptr;         // [B * capacity]
-  int32_t* finished_tokens = nullptr;   // [B * capacity, T]
-  int* finished_counts = nullptr;       // [B]: also the results' counts
-  Hypothesis* hypotheses = nullptr;     // [B * capacity]: the results
+  int capacity = 0;                    // max beam
+  int T = 0;                           // target positions per row
+  const int* length_limits = nullptr;  // [B]: 0 for an empty source
+  int* done = nullptr;                 // [B]
+  float* scores = nullptr;             // [B * K]: running log-probability
+  int32_t* step_tokens = nullptr;      // [B * K]: each beam's next input
+  int32_t* parents = nullptr;          // [B * K]: the beam each continues, within its sentence
+  int32_t* history = nullptr;          // [B * K, T]: each beam's tokens
+  int32_t* history_scratch = nullptr;  // [K, T]
+  Candidate* candidates = nullptr;     // [2 * K * K]: one sentence's
+  Finished* finished = nullptr;        // [B * capacity]
+  int32_t* finished_tokens = nullptr;  // [B * capacity, T]
+  int* finished_counts = nullptr;      // [B]: also the results' counts
+  Hypothesis* hypotheses = nullptr;    // [B * capacity]: the results
 };
 
 class SearchBookkeeping {

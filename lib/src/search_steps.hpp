@@ -87,11 +87,11 @@ MT_HOST_DEVICE inline void copy_tokens(const int32_t* from, int n, int32_t* to) 
 
 // Adds a finished hypothesis to the sentence's best K (replacing the worst,
 // the first of equals, when full and this one is better).
-MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32_t* tokens, int length,
-                                             float log_prob, int scored_length, float length_penalty) {
+MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32_t* tokens, int length, float log_prob,
+                                             int scored_length, float length_penalty) {
   const float score = length_penalty == 0.0f ? log_prob
-                      : s.length_scales   ? log_prob / s.length_scales[scored_length]
-                                          : normalized_score(log_prob, scored_length + s.length_offset, length_penalty);
+                      : s.length_scales      ? log_prob / s.length_scales[scored_length]
+                                        : normalized_score(log_prob, scored_length + s.length_offset, length_penalty);
   int slot = *s.finished_count;
   if (slot == s.K) {
     slot = 0;
@@ -123,8 +123,8 @@ MT_HOST_DEVICE inline void start_sentence(const SentenceBeams& s, int32_t bos_id
 // the length limit. Returns true when the sentence is finished: K finished
 // hypotheses, the limit, or no beam left. A finished sentence's parents are
 // each beam itself, so a cache reorder leaves its rows alone.
-MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, int t, int length_limit,
-                                            int32_t eos_id, float length_penalty) {
+MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, int t, int length_limit, int32_t eos_id,
+                                            float length_penalty) {
   const int K = s.K, T = s.T;
   // Of the candidates (up to 2K per beam), the best K that do not end in
   // EOS continue; at most K of the 2K best end in EOS, so K continue when

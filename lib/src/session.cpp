@@ -63,8 +63,7 @@ Expected<Session> Session::create(std::shared_ptr<const Model> model, const Sess
   auto* block = static_cast<std::byte*>(
       ::operator new(impl->plan.total, std::align_val_t(detail::kArenaAlignment), std::nothrow));
   if (block == nullptr) {
-    return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of session memory",
-                         impl->plan.total);
+    return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of session memory", impl->plan.total);
   }
   impl->owned = {block, [](std::byte* p) { ::operator delete(p, std::align_val_t(detail::kArenaAlignment)); }};
   impl->arena = block;
@@ -124,8 +123,8 @@ void Session::Impl::bind() {
     quantized = {at<uint8_t>(plan.quantized), at<float>(plan.quantized_scales), at<int32_t>(plan.quantized_zeros),
                  plan.quantized_stride, plan.quantized_rows};
   }
-  transformer.emplace(cfg, detail::weights_of(*model), *kernels, *pool, at<float>(plan.positions), std::max(plan.S, plan.T),
-                      at<float>(plan.attention_scratch), plan.scratch_stride, quantized);
+  transformer.emplace(cfg, detail::weights_of(*model), *kernels, *pool, at<float>(plan.positions),
+                      std::max(plan.S, plan.T), at<float>(plan.attention_scratch), plan.scratch_stride, quantized);
 }
 
 Session::Session(Session&&) noexcept = default;
@@ -143,8 +142,8 @@ detail::EncoderBuffers Session::Impl::encoder_buffers() { return plan.encoder_bu
 detail::DecoderBuffers Session::Impl::decoder_buffers() { return plan.decoder_buffers(arena); }
 
 detail::DecoderState Session::Impl::decoder_state(int rows_per_source) {
-  return {at<float>(plan.self_cache), plan.self_cache_stride, plan.T, at<float>(plan.cross_kv),
-          plan.cross_kv_stride, at<int>(plan.source_offsets), rows_per_source};
+  return {at<float>(plan.self_cache), plan.self_cache_stride,       plan.T,         at<float>(plan.cross_kv),
+          plan.cross_kv_stride,       at<int>(plan.source_offsets), rows_per_source};
 }
 
 void Session::Impl::encode(int B) {
@@ -154,8 +153,7 @@ void Session::Impl::encode(int B) {
   transformer->project_memory(buffers.x, offsets[B], at<float>(plan.cross_kv), plan.cross_kv_stride);
 }
 
-Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sources,
-                                   const TranslateOptions& options) {
+Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options) {
   const ModelConfig& cfg = model->config();
   MT_RETURN_IF_ERROR(options.validate(this->options));
   if (sources.size() > size_t(plan.B)) {
@@ -175,8 +173,8 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
   }
   for (const int32_t id : forced) {
     if (id < 0 || id >= cfg.target_vocab_size || id == cfg.eos_id)
-      return Status::error(Errc::invalid_argument, "target_prefix has id %d: must be a target id other than eos_id %d", id,
-                           cfg.eos_id);
+      return Status::error(Errc::invalid_argument, "target_prefix has id %d: must be a target id other than eos_id %d",
+                           id, cfg.eos_id);
   }
   const size_t room = size_t(plan.S) - 1 - prefix.size();  // source tokens that fit beside the prefix and EOS
   offsets[0] = 0;
@@ -184,9 +182,10 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
     std::span<const int32_t> src = sources[b];
     if (src.size() > room) {
       if (!options.truncate_long_sources) {
-        return Status::error(Errc::capacity_exceeded,
-                             "sentence %zu has %zu tokens; the session allows %zu (max_source_length %d, EOS%s included)",
-                             b, src.size(), room, plan.S, prefix.empty() ? "" : " and the source prefix");
+        return Status::error(
+            Errc::capacity_exceeded,
+            "sentence %zu has %zu tokens; the session allows %zu (max_source_length %d, EOS%s included)", b, src.size(),
+            room, plan.S, prefix.empty() ? "" : " and the source prefix");
       }
       src = src.first(room);
       truncated[b] = 1;
@@ -209,7 +208,8 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
 
     int limit = options.max_decoding_length > 0 ? options.max_decoding_length : plan.T;
     if (options.max_length_ratio > 0.0f) {
-      const double by_ratio = std::ceil(double(options.max_length_ratio) * double(src.size())) + options.max_length_offset;
+      const double by_ratio =
+          std::ceil(double(options.max_length_ratio) * double(src.size())) + options.max_length_offset;
       limit = int(std::min(double(limit), by_ratio));
     }
     // An empty source has nothing to translate: the search gives it one empty hypothesis.
@@ -233,8 +233,8 @@ Status Session::Impl::run(int B, const TranslateOptions& options) {
   return {};
 }
 
-Status Session::translate(std::span<const std::span<const int32_t>> sources,
-                          const TranslateOptions& options, Translations* results) {
+Status Session::translate(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options,
+                          Translations* results) {
   Impl& s = *impl_;
   if (results == nullptr) return Status::error(Errc::invalid_argument, "results must not be null");
   *results = Translations{};

@@ -88,7 +88,9 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   std::unique_ptr<Impl> wide;
 
   template <class T>
-  T* at(size_t offset) { return reinterpret_cast<T*>(arena + offset); }
+  T* at(size_t offset) {
+    return reinterpret_cast<T*>(arena + offset);
+  }
 
   detail::EncoderBuffers encoder_buffers();
   detail::DecoderBuffers decoder_buffers();

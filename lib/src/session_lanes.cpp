@@ -11,7 +11,8 @@ namespace mt {
 void Session::Impl::bind_lanes() {
   const auto make_lane = [&](const detail::SessionPlan& lane_plan, size_t offset, detail::ThreadPool* shared_pool) {
     auto lane = std::make_unique<Impl>();
-    lane->model = std::shared_ptr<const Model>(std::shared_ptr<const Model>(), model.get());  // not an owner: the session is
+    lane->model =
+        std::shared_ptr<const Model>(std::shared_ptr<const Model>(), model.get());  // not an owner: the session is
     lane->options = options;
     lane->options.num_threads = lane_plan.threads;
     lane->options.max_batch_size = lane_plan.B;

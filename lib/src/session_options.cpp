@@ -12,22 +12,29 @@ Status SessionOptions::validate(const ModelConfig& config) const {
   auto bad = [](const char* field, int value, const char* why) {
     return Status::error(Errc::invalid_argument, "session option %s = %d: %s", field, value, why);
   };
-  if (max_batch_size < 1 || max_batch_size > 65536) return bad("max_batch_size", max_batch_size, "must be in [1, 65536]");
+  if (max_batch_size < 1 || max_batch_size > 65536)
+    return bad("max_batch_size", max_batch_size, "must be in [1, 65536]");
   if (max_source_length < 1 || max_source_length > config.max_positions)
-    return Status::error(Errc::invalid_argument, "session option max_source_length = %d: must be in [1, %d] (the model's max_positions)", max_source_length, config.max_positions);
+    return Status::error(Errc::invalid_argument,
+                         "session option max_source_length = %d: must be in [1, %d] (the model's max_positions)",
+                         max_source_length, config.max_positions);
   if (max_target_length < 1 || max_target_length > config.max_positions)
-    return Status::error(Errc::invalid_argument, "session option max_target_length = %d: must be in [1, %d] (the model's max_positions)", max_target_length, config.max_positions);
+    return Status::error(Errc::invalid_argument,
+                         "session option max_target_length = %d: must be in [1, %d] (the model's max_positions)",
+                         max_target_length, config.max_positions);
   // The session indexes source tokens with int: B x S must stay far from INT_MAX.
   if (int64_t(max_batch_size) * max_source_length > (int64_t(1) << 28))
     return Status::error(Errc::invalid_argument,
                          "session options max_batch_size x max_source_length = %lld tokens: at most %lld",
                          static_cast<long long>(int64_t(max_batch_size) * max_source_length), 1LL << 28);
   if (max_beam_size < 1 || max_beam_size > 256) return bad("max_beam_size", max_beam_size, "must be in [1, 256]");
-  if (max_beam_size >= config.target_vocab_size) return bad("max_beam_size", max_beam_size, "must be smaller than the target vocabulary");
+  if (max_beam_size >= config.target_vocab_size)
+    return bad("max_beam_size", max_beam_size, "must be smaller than the target vocabulary");
   if (num_threads < 1 || num_threads > 256) return bad("num_threads", num_threads, "must be in [1, 256]");
   if (!kHasThreads && num_threads != 1)
     return bad("num_threads", num_threads, "must be 1: this build of libmt has no threads (WebAssembly)");
-  if (max_text_bytes < 1 || max_text_bytes > (1 << 24)) return bad("max_text_bytes", max_text_bytes, "must be in [1, 16777216]");
+  if (max_text_bytes < 1 || max_text_bytes > (1 << 24))
+    return bad("max_text_bytes", max_text_bytes, "must be in [1, 16777216]");
   if (device != Device::cpu && device != Device::cuda) return bad("device", int(device), "must be cpu (0) or cuda (1)");
   if (thread_split != ThreadSplit::automatic && thread_split != ThreadSplit::layers &&
       thread_split != ThreadSplit::sentences)
@@ -47,13 +54,17 @@ Status TranslateOptions::validate(const SessionOptions& session) const {
   if (num_hypotheses < 1 || num_hypotheses > beam_size)
     return bad("num_hypotheses", num_hypotheses, "must be in [1, beam_size = %d]", beam_size);
   if (max_decoding_length < 0 || max_decoding_length > session.max_target_length)
-    return bad("max_decoding_length", max_decoding_length, "must be in [0, %d] (0: the session's max_target_length)", session.max_target_length);
+    return bad("max_decoding_length", max_decoding_length, "must be in [0, %d] (0: the session's max_target_length)",
+               session.max_target_length);
   if (min_decoding_length < 0 || min_decoding_length > session.max_target_length)
     return bad("min_decoding_length", min_decoding_length, "must be in [0, %d]", session.max_target_length);
   if (!std::isfinite(length_penalty) || length_penalty < 0.0f || length_penalty > 10.0f)
-    return Status::error(Errc::invalid_argument, "translate option length_penalty = %g: must be in [0, 10]", double(length_penalty));
+    return Status::error(Errc::invalid_argument, "translate option length_penalty = %g: must be in [0, 10]",
+                         double(length_penalty));
   if (!std::isfinite(max_length_ratio) || max_length_ratio < 0.0f || max_length_ratio > 1000.0f)
-    return Status::error(Errc::invalid_argument, "translate option max_length_ratio = %g: must be in [0, 1000] (0: off)", double(max_length_ratio));
+    return Status::error(Errc::invalid_argument,
+                         "translate option max_length_ratio = %g: must be in [0, 1000] (0: off)",
+                         double(max_length_ratio));
   if (max_length_offset < 0 || max_length_offset > session.max_target_length)
     return bad("max_length_offset", max_length_offset, "must be in [0, %d]", session.max_target_length);
   if (source_prefix.size() + 1 >= size_t(session.max_source_length))

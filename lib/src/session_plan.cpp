@@ -53,8 +53,8 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.threads = o.num_threads;
   p.scratch_stride = std::max(p.S, p.T);
   const size_t C = size_t(cfg.d_model);
-  const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T),
-               K = size_t(p.K), B = size_t(p.B);
+  const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T), K = size_t(p.K),
+               B = size_t(p.B);
 
   // A CUDA session keeps the forward pass's buffers on the device (cuda/cuda_session.cpp),
   // a session split by sentences in its lanes: here they get no bytes.
@@ -111,7 +111,9 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
   }
   if (p.lanes > 0) {
-    p.lane_stride = p.lane_plan->total == SIZE_MAX ? SIZE_MAX : (p.lane_plan->total + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    p.lane_stride = p.lane_plan->total == SIZE_MAX
+                        ? SIZE_MAX
+                        : (p.lane_plan->total + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
     p.lane_offset = a.reserve<std::byte>(ArenaPlanner::product(size_t(p.lanes), p.lane_stride));
   }
   if (p.wide_plan != nullptr) p.wide_offset = a.reserve<std::byte>(p.wide_plan->total);

@@ -29,7 +29,8 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
   *results = TextTranslations{};
   const detail::Tokenizer* tokenizer = detail::tokenizer_of(*s.model);
   if (tokenizer == nullptr) {
-    return Status::error(Errc::invalid_argument, "this model has no vocabulary (or was loaded without it): translate token ids instead");
+    return Status::error(Errc::invalid_argument,
+                         "this model has no vocabulary (or was loaded without it): translate token ids instead");
   }
   MT_RETURN_IF_ERROR(options.validate(s.options));
   if (sources.size() > size_t(s.plan.B)) {
@@ -45,8 +46,9 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
     std::string_view text = sources[size_t(b)];
     if (text.size() > size_t(s.options.max_text_bytes)) {
       if (!options.truncate_long_sources) {
-        return Status::error(Errc::capacity_exceeded, "sentence %d has %zu bytes; the session allows %d (max_text_bytes)",
-                             b, text.size(), s.options.max_text_bytes);
+        return Status::error(Errc::capacity_exceeded,
+                             "sentence %d has %zu bytes; the session allows %d (max_text_bytes)", b, text.size(),
+                             s.options.max_text_bytes);
       }
       text = utf8_prefix(text, size_t(s.options.max_text_bytes));
       truncated[b] = 1;
@@ -69,7 +71,8 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
       const size_t slot = size_t(b) * s.plan.K + size_t(k);
       char* out = s.at<char>(s.plan.text_out) + slot * s.plan.text_out_stride;
       size_t length = 0;
-      MT_RETURN_IF_ERROR(detail::target_tokenizer_of(*s.model)->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
+      MT_RETURN_IF_ERROR(
+          detail::target_tokenizer_of(*s.model)->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
       length = detail::replace_line_breaks(out, length);
       texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
     }

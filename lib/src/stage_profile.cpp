@@ -16,9 +16,9 @@ thread_local ScopedStage* g_current = nullptr;
 namespace {
 
 uint64_t steady_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count());
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 // Where the tick-to-ns rate is measured from: the last reset (or the start).
@@ -31,24 +31,42 @@ Reference g_reference{detail::ticks(), steady_ns()};
 
 const char* stage_name(Stage stage) {
   switch (stage) {
-    case Stage::encoder: return "encoder";
-    case Stage::cross_kv_projection: return "cross kv projection";
-    case Stage::step: return "decode step";
-    case Stage::embedding: return "embedding";
-    case Stage::self_qkv: return "self-attn qkv linear";
-    case Stage::self_attention: return "self-attention (cache + attn)";
-    case Stage::self_out: return "self-attn out linear";
-    case Stage::cross_q: return "cross-attn q linear";
-    case Stage::cross_attention: return "cross-attention";
-    case Stage::cross_out: return "cross-attn out linear";
-    case Stage::ffn: return "ffn (2 linears)";
-    case Stage::layer_norm: return "layer norms";
-    case Stage::output_layer: return "output layer (logits)";
-    case Stage::quantize_inputs: return "int8 input quantization";
-    case Stage::search: return "search";
-    case Stage::select: return "log-softmax + argmax/top-k";
-    case Stage::cache_reorder: return "beam KV-cache reorder";
-    case Stage::count: break;
+    case Stage::encoder:
+      return "encoder";
+    case Stage::cross_kv_projection:
+      return "cross kv projection";
+    case Stage::step:
+      return "decode step";
+    case Stage::embedding:
+      return "embedding";
+    case Stage::self_qkv:
+      return "self-attn qkv linear";
+    case Stage::self_attention:
+      return "self-attention (cache + attn)";
+    case Stage::self_out:
+      return "self-attn out linear";
+    case Stage::cross_q:
+      return "cross-attn q linear";
+    case Stage::cross_attention:
+      return "cross-attention";
+    case Stage::cross_out:
+      return "cross-attn out linear";
+    case Stage::ffn:
+      return "ffn (2 linears)";
+    case Stage::layer_norm:
+      return "layer norms";
+    case Stage::output_layer:
+      return "output layer (logits)";
+    case Stage::quantize_inputs:
+      return "int8 input quantization";
+    case Stage::search:
+      return "search";
+    case Stage::select:
+      return "log-softmax + argmax/top-k";
+    case Stage::cache_reorder:
+      return "beam KV-cache reorder";
+    case Stage::count:
+      break;
   }
   return "?";
 }
@@ -61,7 +79,8 @@ Table snapshot() {
     ns = steady_ns();
   }
   const uint64_t ticks = detail::ticks();
-  const double ns_per_tick = ticks > g_reference.ticks ? double(ns - g_reference.ns) / double(ticks - g_reference.ticks) : 1.0;
+  const double ns_per_tick =
+      ticks > g_reference.ticks ? double(ns - g_reference.ns) / double(ticks - g_reference.ticks) : 1.0;
   auto convert = [&](uint64_t t) { return uint64_t(double(t) * ns_per_tick + 0.5); };
   Table out = detail::g_table;
   for (StageTotals& s : out.stages) {

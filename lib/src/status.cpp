@@ -6,16 +6,26 @@ namespace mt {
 
 const char* errc_name(Errc code) {
   switch (code) {
-    case Errc::ok: return "ok";
-    case Errc::invalid_argument: return "invalid argument";
-    case Errc::io_error: return "I/O error";
-    case Errc::corrupt_model: return "corrupt model";
-    case Errc::unsupported_version: return "unsupported version";
-    case Errc::invalid_model: return "invalid model";
-    case Errc::out_of_memory: return "out of memory";
-    case Errc::capacity_exceeded: return "capacity exceeded";
-    case Errc::internal: return "internal error";
-    case Errc::unsupported: return "unsupported";
+    case Errc::ok:
+      return "ok";
+    case Errc::invalid_argument:
+      return "invalid argument";
+    case Errc::io_error:
+      return "I/O error";
+    case Errc::corrupt_model:
+      return "corrupt model";
+    case Errc::unsupported_version:
+      return "unsupported version";
+    case Errc::invalid_model:
+      return "invalid model";
+    case Errc::out_of_memory:
+      return "out of memory";
+    case Errc::capacity_exceeded:
+      return "capacity exceeded";
+    case Errc::internal:
+      return "internal error";
+    case Errc::unsupported:
+      return "unsupported";
   }
   return "unknown error";
 }

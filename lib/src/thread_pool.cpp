@@ -91,8 +91,7 @@ void ThreadPool::join_job(int thread) {
   uint32_t entry = entry_.load(std::memory_order_relaxed);
   do {
     if (entry & kClosed) return;
-  } while (!entry_.compare_exchange_weak(entry, entry + 1, std::memory_order_acquire,
-                                         std::memory_order_relaxed));
+  } while (!entry_.compare_exchange_weak(entry, entry + 1, std::memory_order_acquire, std::memory_order_relaxed));
   take_tasks(thread);
   // The last one out of a closed job wakes the caller if it went to sleep.
   if (entry_.fetch_sub(1) == (kClosed | 1)) entry_.notify_one();

@@ -34,7 +34,8 @@ class ThreadPool {
       for (int t = 0; t < tasks; ++t) fn(t, 0);
       return;
     }
-    run(tasks, [](void* ctx, int task, int thread) { (*static_cast<F*>(ctx))(task, thread); }, &fn);
+    run(
+        tasks, [](void* ctx, int task, int thread) { (*static_cast<F*>(ctx))(task, thread); }, &fn);
   }
 
  private:

@@ -32,18 +32,24 @@ void fill_positions(float* positions, int P, int C) {
   fill_position_rows(positions, 0, P, C, position_wavelengths(C).data());
 }
 
-Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
-                         const KernelTable& kernels, ThreadPool& pool, float* positions, int position_rows,
-                         float* attention_scratch, int scratch_stride, QuantizedRows quantized)
-    : config_(config), weights_(weights), k_(kernels), pool_(pool), positions_(positions),
-      position_rows_(position_rows), wavelengths_(position_wavelengths(config.d_model)),
-      scratch_(attention_scratch), scratch_stride_(scratch_stride), quantized_(quantized) {}
+Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights, const KernelTable& kernels,
+                         ThreadPool& pool, float* positions, int position_rows, float* attention_scratch,
+                         int scratch_stride, QuantizedRows quantized)
+    : config_(config),
+      weights_(weights),
+      k_(kernels),
+      pool_(pool),
+      positions_(positions),
+      position_rows_(position_rows),
+      wavelengths_(position_wavelengths(config.d_model)),
+      scratch_(attention_scratch),
+      scratch_stride_(scratch_stride),
+      quantized_(quantized) {}
 
 // y[M, n] = act(x[M, k] W^T + b) (+ residual), split over the pool by panels of
 // output columns: each element is computed by one thread in one fixed order,
 // so the result does not depend on the thread count.
-void Transformer::linear(const float* x, int M, const Linear& w, float* y, Activation act,
-                         const float* residual) {
+void Transformer::linear(const float* x, int M, const Linear& w, float* y, Activation act, const float* residual) {
   if (observer_ != nullptr) observer_->observe(w, x, M, w.k);
   if (w.is_int8()) return linear_int8(x, M, w, y, act, residual);
   const int panels = int(packed_panels(w.n));
@@ -53,8 +59,8 @@ void Transformer::linear(const float* x, int M, const Linear& w, float* y, Activ
     const int p0 = int(int64_t(panels) * task / tasks), p1 = int(int64_t(panels) * (task + 1) / tasks);
     if (p0 == p1) return;
     const int n_begin = p0 * kPanelWidth, n_end = std::min(w.n, p1 * kPanelWidth);
-    k_.gemm_f32(x, size_t(w.k), w.weight, w.bias, residual, size_t(w.n), y, size_t(w.n), M, w.n, w.k,
-                n_begin, n_end, act);
+    k_.gemm_f32(x, size_t(w.k), w.weight, w.bias, residual, size_t(w.n), y, size_t(w.n), M, w.n, w.k, n_begin, n_end,
+                act);
   });
 }
 
@@ -62,8 +68,7 @@ void Transformer::linear(const float* x, int M, const Linear& w, float* y, Activ
 // calibrated scale), then the u8 x s8 GEMM with the dequantizing epilogue,
 // split by panels as above. Rows go through the session's quantized-row
 // buffer in blocks of its capacity.
-void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, Activation act,
-                              const float* residual) {
+void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, Activation act, const float* residual) {
   const int panels = int(packed_panels(w.n));
   const int threads = pool_.size();
   const int tasks = threads == 1 ? 1 : std::min(panels, threads * 4);
@@ -78,8 +83,8 @@ void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, 
       pool_.parallel_for(qtasks, [&](int task, int) {
         const int r0 = rows * task / qtasks, r1 = rows * (task + 1) / qtasks;
         k_.quantize_rows_u8(xb + size_t(r0) * w.k, size_t(w.k), r1 - r0, w.k,
-                            quantized_.data + size_t(r0) * quantized_.stride, quantized_.stride,
-                            quantized_.scales + r0, quantized_.zeros + r0, w.input_scale, w.input_zero);
+                            quantized_.data + size_t(r0) * quantized_.stride, quantized_.stride, quantized_.scales + r0,
+                            quantized_.zeros + r0, w.input_scale, w.input_zero);
       });
     }
     float* yb = y + size_t(m0) * ld;
@@ -90,8 +95,8 @@ void Transformer::linear_int8(const float* x, int M, const Linear& w, float* y, 
       const int p0 = int(int64_t(panels) * task / tasks), p1 = int(int64_t(panels) * (task + 1) / tasks);
       if (p0 == p1) return;
       const int n_begin = p0 * kPanelWidth, n_end = std::min(w.n, p1 * kPanelWidth);
-      k_.gemm_u8s8(quantized_.data, quantized_.stride, w.weight_i8, w.row_sums, w.scales, quantized_.scales,
-                   zeros, w.bias, rb, ld, yb, ld, rows, w.n, w.k, n_begin, n_end, act);
+      k_.gemm_u8s8(quantized_.data, quantized_.stride, w.weight_i8, w.row_sums, w.scales, quantized_.scales, zeros,
+                   w.bias, rb, ld, yb, ld, rows, w.n, w.k, n_begin, n_end, act);
     });
   }
 }
@@ -177,9 +182,8 @@ struct Transformer::Ops {
       tr.pool_.parallel_for(M / T * H, [&](int task, int thread) {
         const int s = task / H, h = task % H;
         const float* q = qkv + size_t(s) * T * 3 * C + size_t(h) * dh;
-        tr.k_.attention_f32(q, 3 * size_t(C), q + C, q + 2 * C, 3 * size_t(C),
-                            out + size_t(s) * T * C + size_t(h) * dh, size_t(C), T, T, dh, scale(), 0,
-                            scratch(thread));
+        tr.k_.attention_f32(q, 3 * size_t(C), q + C, q + 2 * C, 3 * size_t(C), out + size_t(s) * T * C + size_t(h) * dh,
+                            size_t(C), T, T, dh, scale(), 0, scratch(thread));
       });
       return 0;
     }
@@ -196,8 +200,7 @@ struct Transformer::Ops {
       const int r = task / H, h = task % H;
       const float* k = row_cache(r) + size_t(h) * dh;
       tr.k_.attention_f32(qkv + size_t(r) * 3 * C + size_t(h) * dh, 3 * size_t(C), k, k + C, 2 * size_t(C),
-                          out + size_t(r) * C + size_t(h) * dh, size_t(C), 1, t + 1, dh, scale(), -1,
-                          scratch(thread));
+                          out + size_t(r) * C + size_t(h) * dh, size_t(C), 1, t + 1, dh, scale(), -1, scratch(thread));
     });
     return 0;
   }
@@ -237,8 +240,8 @@ void Transformer::project_memory(const float* memory, int N, float* cross_kv, si
   project_memory_layers(ops, weights_, memory, N, cross_kv, stride);
 }
 
-void Transformer::decode_step(const int32_t* tokens, int R, int t, const DecoderState& state,
-                              const DecoderBuffers& b, float* logits) {
+void Transformer::decode_step(const int32_t* tokens, int R, int t, const DecoderState& state, const DecoderBuffers& b,
+                              float* logits) {
   {
     MT_PROFILE_STAGE(embedding);
     for (int r = 0; r < R; ++r) {
@@ -249,8 +252,8 @@ void Transformer::decode_step(const int32_t* tokens, int R, int t, const Decoder
   decoder_layers(ops, config_, weights_, R, b, logits);
 }
 
-void Transformer::decode_full(const int32_t* tokens, int R, int T, const DecoderState& state,
-                              const DecoderBuffers& b, float* logits) {
+void Transformer::decode_full(const int32_t* tokens, int R, int T, const DecoderState& state, const DecoderBuffers& b,
+                              float* logits) {
   for (int m = 0; m < R * T; ++m) {
     embed(weights_.target_embedding, tokens[m], m % T, b.x + size_t(m) * config_.d_model);
   }

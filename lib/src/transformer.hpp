@@ -21,13 +21,13 @@ namespace mt::detail {
 
 // Where the decoder's attention reads its keys and values.
 struct DecoderState {
-  float* self_cache;        // L x [R, T, 2C]: keys and values of past steps (k | v per position)
-  size_t self_cache_stride; // floats between layers in self_cache
-  int cache_capacity;       // T: positions per row in self_cache
-  const float* cross_kv;    // L x [N_cap, 2C]: encoder memory projected once per source
-  size_t cross_kv_stride;   // floats between layers in cross_kv (N_cap * 2C)
+  float* self_cache;          // L x [R, T, 2C]: keys and values of past steps (k | v per position)
+  size_t self_cache_stride;   // floats between layers in self_cache
+  int cache_capacity;         // T: positions per row in self_cache
+  const float* cross_kv;      // L x [N_cap, 2C]: encoder memory projected once per source
+  size_t cross_kv_stride;     // floats between layers in cross_kv (N_cap * 2C)
   const int* source_offsets;  // [B + 1]: rows of sentence b in the memory
-  int rows_per_source;      // decoder rows per sentence (the beam size)
+  int rows_per_source;        // decoder rows per sentence (the beam size)
   // Incremental steps may run a subset of the rows (the search drops finished
   // sentences and dead beams): row i then appends to cache row row_slot[i]
   // and attends over sentence row_source[i]. Null: row i is slot i, sentence
@@ -57,9 +57,9 @@ struct QuantizedRows {
 
 class Transformer {
  public:
-  Transformer(const ModelConfig& config, const ModelWeights& weights, const KernelTable& kernels,
-              ThreadPool& pool, float* positions, int position_rows, float* attention_scratch,
-              int scratch_stride, QuantizedRows quantized = {});
+  Transformer(const ModelConfig& config, const ModelWeights& weights, const KernelTable& kernels, ThreadPool& pool,
+              float* positions, int position_rows, float* attention_scratch, int scratch_stride,
+              QuantizedRows quantized = {});
 
   void set_observer(LinearObserver* observer) { observer_ = observer; }
 
@@ -72,14 +72,14 @@ class Transformer {
 
   // One decoding step at position t for R rows: appends to the KV cache and
   // writes logits [R, V].
-  void decode_step(const int32_t* tokens, int R, int t, const DecoderState& state,
-                   const DecoderBuffers& buffers, float* logits);
+  void decode_step(const int32_t* tokens, int R, int t, const DecoderState& state, const DecoderBuffers& buffers,
+                   float* logits);
 
   // The decoder over whole prefixes, recomputed from scratch with a causal
   // mask: R sequences of T tokens, rows r * T + t, logits [R * T, V].
   // Buffers hold R * T rows; state.self_cache is unused.
-  void decode_full(const int32_t* tokens, int R, int T, const DecoderState& state,
-                   const DecoderBuffers& buffers, float* logits);
+  void decode_full(const int32_t* tokens, int R, int T, const DecoderState& state, const DecoderBuffers& buffers,
+                   float* logits);
 
  private:
   struct Ops;  // the operations transformer_layers.hpp runs, for one call
@@ -100,7 +100,7 @@ class Transformer {
   [[maybe_unused]] int position_rows_;  // read by an assert
   int positions_filled_ = 0;
   std::vector<double> wavelengths_;
-  float* scratch_;          // per thread: scratch_stride floats
+  float* scratch_;  // per thread: scratch_stride floats
   int scratch_stride_;
   QuantizedRows quantized_;
   LinearObserver* observer_ = nullptr;

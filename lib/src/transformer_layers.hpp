@@ -28,11 +28,11 @@
 namespace mt::detail {
 
 // Returns a failed operation's status from the enclosing function.
-#define MT_LAYER_OP(expr)                        \
-  do {                                           \
-    if (const int mt_layer_status_ = (expr)) {   \
-      return mt_layer_status_;                   \
-    }                                            \
+#define MT_LAYER_OP(expr)                      \
+  do {                                         \
+    if (const int mt_layer_status_ = (expr)) { \
+      return mt_layer_status_;                 \
+    }                                          \
   } while (0)
 
 // Pre-norm sublayers read LayerNorm(x) (written to y); post-norm ones x itself.
@@ -88,8 +88,7 @@ int project_memory_layers(Ops& ops, const Weights& w, const float* memory, int N
 
 // The decoder over M rows embedded in b.x: logits [M, V].
 template <class Ops, class Weights>
-int decoder_layers(Ops& ops, const ModelConfig& cfg, const Weights& w, int M, const DecoderBuffers& b,
-                   float* logits) {
+int decoder_layers(Ops& ops, const ModelConfig& cfg, const Weights& w, int M, const DecoderBuffers& b, float* logits) {
   for (size_t l = 0; l < w.decoder.size(); ++l) {
     const auto& layer = w.decoder[l];
     // Causal self-attention.

@@ -39,10 +39,13 @@ class WireReader {
     f->number = static_cast<uint32_t>(tag >> 3);
     f->wire = static_cast<uint32_t>(tag & 7);
     if (f->number == 0 || (tag >> 3) > 0x1FFFFFFF)
-      return Status::error(Errc::corrupt_model, "SentencePiece model: %s has an invalid field number at byte %zu", message_, pos_);
+      return Status::error(Errc::corrupt_model, "SentencePiece model: %s has an invalid field number at byte %zu",
+                           message_, pos_);
     switch (f->wire) {
-      case kVarint: return varint(&f->varint, "varint");
-      case kFixed64: return skip(8, f);
+      case kVarint:
+        return varint(&f->varint, "varint");
+      case kFixed64:
+        return skip(8, f);
       case kFixed32: {
         MT_RETURN_IF_ERROR(skip(4, f));
         const uint8_t* p = f->bytes.data();
@@ -75,7 +78,8 @@ class WireReader {
         return Status::error(Errc::corrupt_model, "SentencePiece model: %s truncated inside a %s", message_, what);
       const uint8_t b = data_[pos_++];
       if (shift == 63 && b > 1)
-        return Status::error(Errc::corrupt_model, "SentencePiece model: %s has a %s longer than 64 bits", message_, what);
+        return Status::error(Errc::corrupt_model, "SentencePiece model: %s has a %s longer than 64 bits", message_,
+                             what);
       v |= uint64_t(b & 0x7F) << shift;
       if ((b & 0x80) == 0) {
         *value = v;
@@ -126,16 +130,30 @@ Status parse_piece(std::span<const uint8_t> data, VocabularyPiece* piece) {
       case 3:
         MT_RETURN_IF_ERROR(r.expect(f, kVarint, "type"));
         switch (static_cast<int32_t>(f.varint)) {
-          case 1: piece->type = PieceType::normal; break;
-          case 2: piece->type = PieceType::unknown; break;
-          case 3: piece->type = PieceType::control; break;
-          case 4: piece->type = PieceType::user_defined; break;
-          case 5: piece->type = PieceType::unused; break;
-          case 6: piece->type = PieceType::byte; break;
-          default: break;
+          case 1:
+            piece->type = PieceType::normal;
+            break;
+          case 2:
+            piece->type = PieceType::unknown;
+            break;
+          case 3:
+            piece->type = PieceType::control;
+            break;
+          case 4:
+            piece->type = PieceType::user_defined;
+            break;
+          case 5:
+            piece->type = PieceType::unused;
+            break;
+          case 6:
+            piece->type = PieceType::byte;
+            break;
+          default:
+            break;
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return {};
@@ -168,7 +186,8 @@ Status parse_trainer_spec(std::span<const uint8_t> data, int32_t* model_type, Vo
         v->unk_surface = s.substr(0, s.find('\0'));
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   return {};
@@ -208,7 +227,8 @@ Status parse_normalizer_spec(std::span<const uint8_t> data, const char* message,
         MT_RETURN_IF_ERROR(r.expect(f, kVarint, "escape_whitespaces"));
         spec->escape_whitespaces = f.varint != 0;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return {};
@@ -244,12 +264,14 @@ Expected<VocabularyData> VocabularyData::from_sentencepiece(std::span<const uint
         MT_RETURN_IF_ERROR(r.expect(f, kBytes, "denormalizer_spec"));
         MT_RETURN_IF_ERROR(parse_normalizer_spec(f.bytes, "denormalizer NormalizerSpec", &denormalizer));
         break;
-      default: break;  // self_test_data (4) and anything newer
+      default:
+        break;  // self_test_data (4) and anything newer
     }
   }
 
   if (model_type == 3 || model_type == 4)
-    return Status::error(Errc::invalid_model, "SentencePiece model: model_type %s is not supported (only UNIGRAM and BPE)",
+    return Status::error(Errc::invalid_model,
+                         "SentencePiece model: model_type %s is not supported (only UNIGRAM and BPE)",
                          model_type == 3 ? "WORD" : "CHAR");
   if (!denormalizer.charsmap.empty())
     return Status::error(Errc::invalid_model, "SentencePiece model: denormalizer_spec rules are not supported");

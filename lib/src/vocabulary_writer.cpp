@@ -45,12 +45,18 @@ class WireWriter {
 // SentencePiece::Type: NORMAL 1, UNKNOWN 2, CONTROL 3, USER_DEFINED 4, UNUSED 5, BYTE 6.
 uint64_t piece_type(PieceType t) {
   switch (t) {
-    case PieceType::unknown: return 2;
-    case PieceType::control: return 3;
-    case PieceType::user_defined: return 4;
-    case PieceType::unused: return 5;
-    case PieceType::byte: return 6;
-    case PieceType::normal: break;
+    case PieceType::unknown:
+      return 2;
+    case PieceType::control:
+      return 3;
+    case PieceType::user_defined:
+      return 4;
+    case PieceType::unused:
+      return 5;
+    case PieceType::byte:
+      return 6;
+    case PieceType::normal:
+      break;
   }
   return 1;
 }
@@ -66,9 +72,9 @@ std::vector<uint8_t> VocabularyData::to_sentencepiece() const {
     piece.varint(3, piece_type(p.type));
     model.message(1, piece);
   }
-  WireWriter trainer;  // TrainerSpec: what tokenizing reads
+  WireWriter trainer;                                      // TrainerSpec: what tokenizing reads
   trainer.varint(3, type == VocabularyType::bpe ? 2 : 1);  // model_type
-  trainer.varint(4, pieces.size());                         // vocab_size
+  trainer.varint(4, pieces.size());                        // vocab_size
   if (treat_whitespace_as_suffix) trainer.varint(24, 1);
   if (byte_fallback) trainer.varint(35, 1);
   // The special ids SentencePiece reports (it finds unk by its piece type).

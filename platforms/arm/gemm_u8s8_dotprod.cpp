@@ -51,7 +51,8 @@ struct DotprodKernel {
     for (int kg = 0; kg < groups; ++kg) {
       const uint8_t* wk = w + size_t(kg) * 64;
       uint8x16_t av[MR];  // the row's 4 activations in every 32-bit lane
-      for (int r = 0; r < MR; ++r) av[r] = vreinterpretq_u8_u32(vdupq_n_u32(simd::activation_group(a[r] + size_t(kg) * 4)));
+      for (int r = 0; r < MR; ++r)
+        av[r] = vreinterpretq_u8_u32(vdupq_n_u32(simd::activation_group(a[r] + size_t(kg) * 4)));
       const bool prefetch = kg + kPrefetchGroups < groups;  // stay inside the panels
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) {
@@ -79,10 +80,10 @@ struct DotprodKernel {
 
 }  // namespace
 
-void gemm_u8s8_neon_dotprod(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                            const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                            const float* bias, const float* residual, size_t ldr, float* C,
-                            size_t ldc, int M, int /*N*/, int K, int n_begin, int n_end, Activation act) {
+void gemm_u8s8_neon_dotprod(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                            const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual,
+                            size_t ldr, float* C, size_t ldc, int M, int /*N*/, int K, int n_begin, int n_end,
+                            Activation act) {
   const GemmU8S8Args g{Aq,       lda, Wp, w_sum, w_scale,        a_scale, a_zero, bias,
                        residual, ldr, C,  ldc,   padded_k_i8(K), n_end,   act};
   simd::run_gemm_u8s8<DotprodKernel>(g, M, n_begin, n_end);

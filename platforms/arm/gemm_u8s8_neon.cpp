@@ -38,8 +38,7 @@ inline int32x4_t load4(const int32_t* p, int cols) {
 // x > 0 ? x : 0 (NaN -> 0), which fmax would not give.
 template <bool Full>
 void epilogue4(const GemmU8S8Args& g, int m, int n, int cols, int32x4_t acc) {
-  const int32x4_t centred =
-      g.a_zero ? vsubq_s32(acc, vmulq_n_s32(load4<Full>(g.w_sum + n, cols), g.a_zero[m])) : acc;
+  const int32x4_t centred = g.a_zero ? vsubq_s32(acc, vmulq_n_s32(load4<Full>(g.w_sum + n, cols), g.a_zero[m])) : acc;
   const float32x4_t s = vmulq_n_f32(load4<Full>(g.w_scale + n, cols), g.a_scale[m]);
   float32x4_t x = vmulq_f32(vcvtq_f32_s32(centred), s);
   if (g.bias) x = vaddq_f32(x, load4<Full>(g.bias + n, cols));
@@ -81,7 +80,8 @@ struct NeonKernel {
       const int8_t* wk = w + size_t(kg) * 64;
       int16x8_t av[MR];  // a0 a1 a2 a3 a0 a1 a2 a3
       for (int r = 0; r < MR; ++r)
-        av[r] = vreinterpretq_s16_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(simd::activation_group(a[r] + size_t(kg) * 4)))));
+        av[r] = vreinterpretq_s16_u16(
+            vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(simd::activation_group(a[r] + size_t(kg) * 4)))));
       const bool prefetch = kg + kPrefetchGroups < groups;  // stay inside the panels
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) {
@@ -117,10 +117,9 @@ void store_columns4(const GemmU8S8Args& g, int m, int n, int32x4_t acc) {
   if (cols > 0) epilogue4<false>(g, m, n, cols, acc);
 }
 
-void gemm_u8s8_neon(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                    const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                    const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
-                    int M, int /*N*/, int K, int n_begin, int n_end, Activation act) {
+void gemm_u8s8_neon(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                    const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual, size_t ldr,
+                    float* C, size_t ldc, int M, int /*N*/, int K, int n_begin, int n_end, Activation act) {
   const GemmU8S8Args g{Aq,       lda, Wp, w_sum, w_scale,        a_scale, a_zero, bias,
                        residual, ldr, C,  ldc,   padded_k_i8(K), n_end,   act};
   simd::run_gemm_u8s8<NeonKernel>(g, M, n_begin, n_end);

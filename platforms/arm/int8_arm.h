@@ -14,17 +14,16 @@ namespace mt::arm {
 using simd::GemmU8S8Args;
 
 // udot on the weights offset to u8, NEON without it: both give the reference's bits.
-void gemm_u8s8_neon(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                    const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                    const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
-                    int M, int N, int K, int n_begin, int n_end, Activation act);
-void gemm_u8s8_neon_dotprod(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                            const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                            const float* bias, const float* residual, size_t ldr, float* C,
-                            size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act);
+void gemm_u8s8_neon(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                    const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual, size_t ldr,
+                    float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act);
+void gemm_u8s8_neon_dotprod(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                            const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual,
+                            size_t ldr, float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end,
+                            Activation act);
 
-void quantize_rows_u8_neon(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
-                           float* scales, int32_t* zeros, float static_scale, int32_t static_zero);
+void quantize_rows_u8_neon(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq, float* scales,
+                           int32_t* zeros, float static_scale, int32_t static_zero);
 
 // The float epilogue of mt/kernels.h on the 4 columns [n, n + 4) of row m,
 // given their exact sums acc[m, n] (columns at or past n_end are neither read

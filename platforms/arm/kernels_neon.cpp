@@ -9,8 +9,8 @@
 namespace mt {
 
 const KernelTable& neon_kernels() {
-  static const KernelTable table = simd::make_kernel_table<xsimd::neon64>(
-      "neon", arm::quantize_rows_u8_neon, arm::gemm_u8s8_neon, embed_i8_ref);
+  static const KernelTable table =
+      simd::make_kernel_table<xsimd::neon64>("neon", arm::quantize_rows_u8_neon, arm::gemm_u8s8_neon, embed_i8_ref);
   return table;
 }
 

@@ -26,8 +26,8 @@ inline uint8x8_t quantize8(float32x4_t a0, float32x4_t a1, float32x4_t inv_scale
 
 }  // namespace
 
-void quantize_rows_u8_neon(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
-                           float* scales, int32_t* zeros, float static_scale, int32_t static_zero) {
+void quantize_rows_u8_neon(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq, float* scales,
+                           int32_t* zeros, float static_scale, int32_t static_zero) {
   const int Kp = padded_k_i8(K);
   const int tail = K % 8, body = K - tail;
   for (int m = 0; m < M; ++m) {
@@ -63,7 +63,8 @@ void quantize_rows_u8_neon(const float* A, size_t lda, int M, int K, uint8_t* Aq
     zeros[m] = zero;
     const float32x4_t inv_scale = vdupq_n_f32(1.0f / scale);
     const int32x4_t vzero = vdupq_n_s32(zero);
-    for (int k = 0; k < body; k += 8) vst1_u8(q + k, quantize8(vld1q_f32(a + k), vld1q_f32(a + k + 4), inv_scale, vzero));
+    for (int k = 0; k < body; k += 8)
+      vst1_u8(q + k, quantize8(vld1q_f32(a + k), vld1q_f32(a + k + 4), inv_scale, vzero));
     if (tail) {
       uint8_t bytes[8];
       vst1_u8(bytes, quantize8(vld1q_f32(padded), vld1q_f32(padded + 4), inv_scale, vzero));

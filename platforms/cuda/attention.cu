@@ -26,8 +26,7 @@ __device__ inline Rows rows_of(const CudaSequenceRows& r, int b) {
   return {r.begin ? r.begin[b] : b * r.stride, r.length ? r.length[b] : r.rows};
 }
 
-__global__ void __launch_bounds__(kWarps * 32)
-    attention_kernel(CudaAttention a, int queries_per_block) {
+__global__ void __launch_bounds__(kWarps * 32) attention_kernel(CudaAttention a, int queries_per_block) {
   __shared__ float q_s[kWarps][kCudaAttentionMaxDh];
   __shared__ float o_s[kWarps][kCudaAttentionMaxDh];
   __shared__ float m_s[kWarps], l_s[kWarps];
@@ -143,8 +142,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 }  // namespace
 
 CudaStatus attention_f32_cuda(const CudaAttention& a, CudaStream stream) {
-  if (a.batch < 0 || a.heads < 1 || a.dh < 1 || a.dh > kCudaAttentionMaxDh || a.kv_group < 1 ||
-      a.q_rows.rows < 0 || a.batch > 65535 || a.heads > 65535)
+  if (a.batch < 0 || a.heads < 1 || a.dh < 1 || a.dh > kCudaAttentionMaxDh || a.kv_group < 1 || a.q_rows.rows < 0 ||
+      a.batch > 65535 || a.heads > 65535)
     return cuda_detail::kInvalidArgument;
   if (a.append_k != nullptr &&
       (a.append_v == nullptr || a.kv_group != 1 || a.q_rows.rows != 1 || a.q_rows.length != nullptr))

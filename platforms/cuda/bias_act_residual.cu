@@ -6,8 +6,8 @@
 namespace mt {
 namespace {
 
-__global__ void bias_act_residual_kernel(float* c, size_t ldc, const float* bias, Activation act,
-                                         const float* residual, size_t ldr, int M, int N) {
+__global__ void bias_act_residual_kernel(float* c, size_t ldc, const float* bias, Activation act, const float* residual,
+                                         size_t ldr, int M, int N) {
   const int n = blockIdx.x * blockDim.x + threadIdx.x;
   if (n >= N) return;
   for (int m = blockIdx.y * blockDim.y + threadIdx.y; m < M; m += gridDim.y * blockDim.y) {
@@ -21,9 +21,8 @@ __global__ void bias_act_residual_kernel(float* c, size_t ldc, const float* bias
 
 }  // namespace
 
-CudaStatus bias_act_residual_f32_cuda(float* c, size_t ldc, const float* bias, Activation act,
-                                      const float* residual, size_t ldr, int M, int N,
-                                      CudaStream stream) {
+CudaStatus bias_act_residual_f32_cuda(float* c, size_t ldc, const float* bias, Activation act, const float* residual,
+                                      size_t ldr, int M, int N, CudaStream stream) {
   if (M < 0 || N < 0) return cuda_detail::kInvalidArgument;
   if (M == 0 || N == 0) return 0;
   if (bias == nullptr && residual == nullptr && act == Activation::none) return 0;

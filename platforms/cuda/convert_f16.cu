@@ -18,8 +18,7 @@ __global__ void convert_rows_f16_kernel(const float* A, size_t lda, int K, uint1
 
 }  // namespace
 
-CudaStatus convert_rows_f16_cuda(const float* A, size_t lda, int M, int K, uint16_t* H, size_t ldh,
-                                 CudaStream stream) {
+CudaStatus convert_rows_f16_cuda(const float* A, size_t lda, int M, int K, uint16_t* H, size_t ldh, CudaStream stream) {
   if (M < 0 || K < 0 || lda < size_t(K) || ldh < size_t(K)) return cuda_detail::kInvalidArgument;
   if (M == 0 || K == 0) return 0;
   convert_rows_f16_kernel<<<M, kThreads, 0, stream>>>(A, lda, K, H, ldh);

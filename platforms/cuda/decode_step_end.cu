@@ -18,13 +18,12 @@ __global__ void decode_step_end_kernel(float* logits, size_t ld, int M, int colu
 
 }  // namespace
 
-CudaStatus decode_step_end_cuda(float* logits, size_t ld, int M, int column, float value,
-                                const int32_t* min_length, int32_t* positions, int32_t* lengths,
-                                CudaStream stream) {
+CudaStatus decode_step_end_cuda(float* logits, size_t ld, int M, int column, float value, const int32_t* min_length,
+                                int32_t* positions, int32_t* lengths, CudaStream stream) {
   if (M < 0 || column < 0 || size_t(column) >= ld) return cuda_detail::kInvalidArgument;
   if (M == 0) return 0;
-  decode_step_end_kernel<<<(M + 255) / 256, 256, 0, stream>>>(logits, ld, M, column, value, min_length,
-                                                              positions, lengths);
+  decode_step_end_kernel<<<(M + 255) / 256, 256, 0, stream>>>(logits, ld, M, column, value, min_length, positions,
+                                                              lengths);
   return cuda_detail::launch_status();
 }
 

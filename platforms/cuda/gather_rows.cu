@@ -5,8 +5,8 @@
 namespace mt {
 namespace {
 
-__global__ void gather_rows_kernel(const float* src, float* dst, const int32_t* index,
-                                   size_t row_stride, size_t row_floats, size_t group_stride) {
+__global__ void gather_rows_kernel(const float* src, float* dst, const int32_t* index, size_t row_stride,
+                                   size_t row_floats, size_t group_stride) {
   const int r = blockIdx.x;
   const size_t group = size_t(blockIdx.y) * group_stride;
   const float* from = src + group + size_t(index[r]) * row_stride;
@@ -16,14 +16,12 @@ __global__ void gather_rows_kernel(const float* src, float* dst, const int32_t* 
 
 }  // namespace
 
-CudaStatus gather_rows_f32_cuda(const float* src, float* dst, const int32_t* index, int rows,
-                                size_t row_stride, size_t row_floats, int groups,
-                                size_t group_stride, CudaStream stream) {
+CudaStatus gather_rows_f32_cuda(const float* src, float* dst, const int32_t* index, int rows, size_t row_stride,
+                                size_t row_floats, int groups, size_t group_stride, CudaStream stream) {
   if (rows < 0 || groups < 0 || groups > 65535 || row_floats > row_stride) return cuda_detail::kInvalidArgument;
   if (src == dst && rows > 0) return cuda_detail::kInvalidArgument;  // rows would race each other
   if (rows == 0 || groups == 0 || row_floats == 0) return 0;
-  gather_rows_kernel<<<dim3(rows, groups), 256, 0, stream>>>(src, dst, index, row_stride, row_floats,
-                                                             group_stride);
+  gather_rows_kernel<<<dim3(rows, groups), 256, 0, stream>>>(src, dst, index, row_stride, row_floats, group_stride);
   return cuda_detail::launch_status();
 }
 

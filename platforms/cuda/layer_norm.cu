@@ -9,9 +9,8 @@ namespace {
 using cuda_detail::block_reduce;
 using cuda_detail::SumOp;
 
-__global__ void layer_norm_kernel(const float* x, const float* residual, float* sum_out,
-                                  const float* gamma, const float* beta, float* y, int C,
-                                  float eps) {
+__global__ void layer_norm_kernel(const float* x, const float* residual, float* sum_out, const float* gamma,
+                                  const float* beta, float* y, int C, float eps) {
   __shared__ float scratch[32];
   const size_t base = size_t(blockIdx.x) * C;
   const float* xr = x + base;
@@ -42,9 +41,8 @@ __global__ void layer_norm_kernel(const float* x, const float* residual, float* 
 
 }  // namespace
 
-CudaStatus layer_norm_f32_cuda(const float* x, const float* residual, float* sum_out,
-                               const float* gamma, const float* beta, float* y, int M, int C,
-                               float eps, CudaStream stream) {
+CudaStatus layer_norm_f32_cuda(const float* x, const float* residual, float* sum_out, const float* gamma,
+                               const float* beta, float* y, int M, int C, float eps, CudaStream stream) {
   if (M < 0 || C < 0) return cuda_detail::kInvalidArgument;
   if (M == 0 || C == 0) return 0;
   const int threads = C > 1024 ? 256 : 128;

@@ -97,18 +97,17 @@ CudaStatus product_and_epilogue(CublasContext* context, const FloatOperands& x, 
 
 }  // namespace
 
-CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, const float* W,
-                           size_t ldw, const float* bias, const float* residual, size_t ldr,
-                           float* C, size_t ldc, int M, int N, int K, Activation act, GemmMath math,
-                           CudaStream stream) {
+CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, const float* W, size_t ldw,
+                           const float* bias, const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
+                           int K, Activation act, GemmMath math, CudaStream stream) {
   bool invalid = false;
   const bool accumulate = accumulates(residual, ldr, C, ldc, act, &invalid);
   if (!valid_linear(context, M, N, K, lda, ldw, ldc) || invalid) return CudaStatus(cudaErrorInvalidValue);
   if (M == 0 || N == 0) return 0;
   if (CudaStatus s = use_stream(context, stream)) return s;
   const cublasComputeType_t compute = math == GemmMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  return product_and_epilogue(context, {A, lda, W, ldw, CUDA_R_32F, compute}, bias, residual, ldr, C, ldc, M, N, K,
-                              act, accumulate, stream);
+  return product_and_epilogue(context, {A, lda, W, ldw, CUDA_R_32F, compute}, bias, residual, ldr, C, ldc, M, N, K, act,
+                              accumulate, stream);
 }
 
 CudaStatus linear_f16_cuda(CublasContext* context, const float* A, size_t lda, const uint16_t* W, size_t ldw,

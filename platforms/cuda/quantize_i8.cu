@@ -32,8 +32,8 @@ __device__ void quantize_range(float lo, float hi, float* scale, int32_t* zero) 
 }
 
 // One row a block: its range (unless static), then every q.
-__global__ void quantize_rows_s8_kernel(const float* A, size_t lda, int K, int Kp, int8_t* Q, size_t ldq,
-                                        float* scales, int32_t* zeros, float static_scale, int32_t static_zero) {
+__global__ void quantize_rows_s8_kernel(const float* A, size_t lda, int K, int Kp, int8_t* Q, size_t ldq, float* scales,
+                                        int32_t* zeros, float static_scale, int32_t static_zero) {
   __shared__ float scratch[32];
   const int m = blockIdx.x;
   const float* a = A + size_t(m) * lda;
@@ -69,9 +69,8 @@ __global__ void quantize_rows_s8_kernel(const float* A, size_t lda, int K, int K
 }
 
 __global__ void dequantize_i32_kernel(const int32_t* acc, size_t ld_acc, const int32_t* w_sum, const float* w_scale,
-                                      const float* a_scale, const int32_t* a_zero, const float* bias,
-                                      Activation act, const float* residual, size_t ldr, float* C, size_t ldc,
-                                      int M, int N) {
+                                      const float* a_scale, const int32_t* a_zero, const float* bias, Activation act,
+                                      const float* residual, size_t ldr, float* C, size_t ldc, int M, int N) {
   const int n = blockIdx.x * blockDim.x + threadIdx.x;
   if (n >= N) return;
   for (int m = blockIdx.y * blockDim.y + threadIdx.y; m < M; m += gridDim.y * blockDim.y) {
@@ -94,8 +93,7 @@ CudaStatus quantize_rows_s8_cuda(const float* A, size_t lda, int M, int K, int8_
   const int Kp = padded_k_i8(K);
   if (M < 0 || K < 0 || lda < size_t(K) || ldq < size_t(Kp)) return cuda_detail::kInvalidArgument;
   if (M == 0) return 0;
-  quantize_rows_s8_kernel<<<M, kThreads, 0, stream>>>(A, lda, K, Kp, Q, ldq, scales, zeros, static_scale,
-                                                      static_zero);
+  quantize_rows_s8_kernel<<<M, kThreads, 0, stream>>>(A, lda, K, Kp, Q, ldq, scales, zeros, static_scale, static_zero);
   return cuda_detail::launch_status();
 }
 
@@ -108,8 +106,8 @@ CudaStatus dequantize_i32_cuda(const int32_t* acc, size_t ld_acc, const int32_t*
   const dim3 block(32, 8);
   const int row_blocks = (M + 7) / 8 < 65535 ? (M + 7) / 8 : 65535;
   const dim3 grid((N + 31) / 32, row_blocks);
-  dequantize_i32_kernel<<<grid, block, 0, stream>>>(acc, ld_acc, w_sum, w_scale, a_scale, a_zero, bias, act,
-                                                    residual, ldr, C, ldc, M, N);
+  dequantize_i32_kernel<<<grid, block, 0, stream>>>(acc, ld_acc, w_sum, w_scale, a_scale, a_zero, bias, act, residual,
+                                                    ldr, C, ldc, M, N);
   return cuda_detail::launch_status();
 }
 

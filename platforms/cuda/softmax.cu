@@ -53,8 +53,7 @@ CudaStatus softmax_f32_cuda(const float* x, float* y, int M, int N, CudaStream s
   return cuda_detail::launch_status();
 }
 
-CudaStatus log_softmax_f32_cuda(const float* x, float* y, float* lse, int M, int N,
-                                CudaStream stream) {
+CudaStatus log_softmax_f32_cuda(const float* x, float* y, float* lse, int M, int N, CudaStream stream) {
   if (M < 0 || N < 0) return cuda_detail::kInvalidArgument;
   if (M == 0 || N == 0) return 0;
   log_softmax_kernel<<<M, threads_for(N), 0, stream>>>(x, y, lse, N);

@@ -95,16 +95,14 @@ __global__ void top_k_kernel(const float* x, int N, int k, float* values, int32_
 
 }  // namespace
 
-CudaStatus argmax_f32_cuda(const float* x, int M, int N, int32_t* index, float* value,
-                           CudaStream stream) {
+CudaStatus argmax_f32_cuda(const float* x, int M, int N, int32_t* index, float* value, CudaStream stream) {
   if (M < 0 || N <= 0) return cuda_detail::kInvalidArgument;
   if (M == 0) return 0;
   argmax_kernel<<<M, kThreads, 0, stream>>>(x, N, index, value);
   return cuda_detail::launch_status();
 }
 
-CudaStatus top_k_f32_cuda(const float* x, int M, int N, int k, float* values, int32_t* indices,
-                          CudaStream stream) {
+CudaStatus top_k_f32_cuda(const float* x, int M, int N, int k, float* values, int32_t* indices, CudaStream stream) {
   if (M < 0 || N < 0 || k < 1 || k > kCudaTopKMax) return cuda_detail::kInvalidArgument;
   if (M == 0) return 0;
   top_k_kernel<<<M, kThreads, 0, stream>>>(x, N, k, values, indices);

@@ -3,9 +3,8 @@
 
 namespace mt {
 
-void attention_f32_ref(const float* q, size_t q_stride, const float* k, const float* v,
-                       size_t kv_stride, float* out, size_t out_stride, int Tq, int Tk, int dh,
-                       float scale, int causal_offset, float* scratch) {
+void attention_f32_ref(const float* q, size_t q_stride, const float* k, const float* v, size_t kv_stride, float* out,
+                       size_t out_stride, int Tq, int Tk, int dh, float scale, int causal_offset, float* scratch) {
   for (int i = 0; i < Tq; ++i) {
     const float* qi = q + size_t(i) * q_stride;
     float* oi = out + size_t(i) * out_stride;

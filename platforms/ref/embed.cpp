@@ -4,8 +4,7 @@
 
 namespace mt {
 
-void embed_f32_ref(const float* table_packed, int C, int id, float scale, const float* position,
-                   float* y) {
+void embed_f32_ref(const float* table_packed, int C, int id, float scale, const float* position, float* y) {
   for (int c = 0; c < C; ++c) {
     const float e = packed_at(table_packed, C, id, c) * scale;
     y[c] = position ? e + position[c] : e;

@@ -8,9 +8,8 @@ namespace mt {
 
 float gelu_f32_ref(float x) { return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f))); }
 
-void gemm_f32_ref(const float* A, size_t lda, const float* Wp, const float* bias,
-                  const float* residual, size_t ldr, float* C, size_t ldc, int M, int N, int K,
-                  int n_begin, int n_end, Activation act) {
+void gemm_f32_ref(const float* A, size_t lda, const float* Wp, const float* bias, const float* residual, size_t ldr,
+                  float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act) {
   for (int m = 0; m < M; ++m) {
     const float* a = A + size_t(m) * lda;
     for (int n = n_begin; n < n_end; ++n) {

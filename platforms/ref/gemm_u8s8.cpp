@@ -6,10 +6,9 @@
 
 namespace mt {
 
-void gemm_u8s8_ref(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                   const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                   const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
-                   int M, int N, int K, int n_begin, int n_end, Activation act) {
+void gemm_u8s8_ref(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                   const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual, size_t ldr,
+                   float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act) {
   const int Kp = padded_k_i8(K);
   for (int m = 0; m < M; ++m) {
     const uint8_t* a = Aq + size_t(m) * lda;

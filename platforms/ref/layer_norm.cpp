@@ -6,8 +6,7 @@
 
 namespace mt {
 
-void layer_norm_f32_ref(const float* x, const float* gamma, const float* beta, float* y, int C,
-                        float eps) {
+void layer_norm_f32_ref(const float* x, const float* gamma, const float* beta, float* y, int C, float eps) {
   float sum = 0.0f;
   for (int c = 0; c < C; ++c) sum += x[c];
   const float mean = sum / float(C);

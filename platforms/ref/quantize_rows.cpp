@@ -34,8 +34,8 @@ void quantize_range_u8(float lo, float hi, float* scale, int32_t* zero) {
   *zero = int32_t(z);
 }
 
-void quantize_rows_u8_ref(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
-                          float* scales, int32_t* zeros, float static_scale, int32_t static_zero) {
+void quantize_rows_u8_ref(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq, float* scales,
+                          int32_t* zeros, float static_scale, int32_t static_zero) {
   const int Kp = padded_k_i8(K);
   for (int m = 0; m < M; ++m) {
     const float* a = A + size_t(m) * lda;

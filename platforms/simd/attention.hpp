@@ -33,8 +33,7 @@ inline float dot_f32(const float* a, const float* b, int n) {
 
 // out[d] = sum_j p[j] * v[j * stride + d] for d in [d0, d0 + U * W).
 template <class Arch, int U>
-inline void weighted_sum_f32(const float* p, const float* v, size_t stride, int keys, int d0,
-                             float* out) {
+inline void weighted_sum_f32(const float* p, const float* v, size_t stride, int keys, int d0, float* out) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = int(V::size);
   V acc[U];
@@ -48,17 +47,15 @@ inline void weighted_sum_f32(const float* p, const float* v, size_t stride, int 
 }
 
 template <class Arch>
-void attention_f32(const float* q, size_t q_stride, const float* k, const float* v,
-                   size_t kv_stride, float* out, size_t out_stride, int Tq, int Tk, int dh,
-                   float scale, int causal_offset, float* scratch) {
+void attention_f32(const float* q, size_t q_stride, const float* k, const float* v, size_t kv_stride, float* out,
+                   size_t out_stride, int Tq, int Tk, int dh, float scale, int causal_offset, float* scratch) {
   constexpr int W = int(xsimd::batch<float, Arch>::size);
   for (int i = 0; i < Tq; ++i) {
     const float* qi = q + size_t(i) * q_stride;
     float* oi = out + size_t(i) * out_stride;
     int keys = Tk;
     if (causal_offset >= 0 && i + causal_offset + 1 < keys) keys = i + causal_offset + 1;
-    for (int j = 0; j < keys; ++j)
-      scratch[j] = scale * dot_f32<Arch>(qi, k + size_t(j) * kv_stride, dh);
+    for (int j = 0; j < keys; ++j) scratch[j] = scale * dot_f32<Arch>(qi, k + size_t(j) * kv_stride, dh);
     softmax_f32<Arch>(scratch, keys);
     // Values in column blocks of 4, 2 or 1 vectors held in registers.
     int d = 0;

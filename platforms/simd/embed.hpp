@@ -9,12 +9,10 @@
 namespace mt::simd {
 
 template <class Arch>
-void embed_f32(const float* table_packed, int C, int id, float scale, const float* position,
-               float* y) {
+void embed_f32(const float* table_packed, int C, int id, float scale, const float* position, float* y) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = int(V::size);
-  const float* col =
-      table_packed + size_t(id / kPanelWidth) * C * kPanelWidth + id % kPanelWidth;
+  const float* col = table_packed + size_t(id / kPanelWidth) * C * kPanelWidth + id % kPanelWidth;
   const V vscale(scale);
   int c = 0;
   for (; c + W <= C; c += W) {

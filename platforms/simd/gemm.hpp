@@ -116,8 +116,8 @@ inline xsimd::batch<float, Arch> swish_f32(xsimd::batch<float, Arch> x) {
 // Bias, activation, residual on one vector of outputs. bias and residual
 // point at this vector's columns (or are null).
 template <class Arch>
-inline xsimd::batch<float, Arch> gemm_epilogue(xsimd::batch<float, Arch> x, const float* bias,
-                                               const float* residual, Activation act) {
+inline xsimd::batch<float, Arch> gemm_epilogue(xsimd::batch<float, Arch> x, const float* bias, const float* residual,
+                                               Activation act) {
   using V = xsimd::batch<float, Arch>;
   if (bias) x += V::load_unaligned(bias);
   if (act == Activation::relu) x = xsimd::select(x > V(0.0f), x, V(0.0f));  // as ref, NaN -> 0
@@ -185,8 +185,8 @@ void gemm_tile_f32(const GemmArgs& g, int m0, int p0) {
           if (res) rs[i] = res[i];
         }
         for (int v = 0; v < VP; ++v) {
-          const V y = gemm_epilogue<Arch>(acc[r][p * VP + v], g.bias ? b + v * W : nullptr,
-                                          res ? rs + v * W : nullptr, g.act);
+          const V y =
+              gemm_epilogue<Arch>(acc[r][p * VP + v], g.bias ? b + v * W : nullptr, res ? rs + v * W : nullptr, g.act);
           y.store_unaligned(out + v * W);
         }
         for (int i = 0; i < cols; ++i) c[i] = out[i];
@@ -208,9 +208,8 @@ void gemm_tile_dispatch_f32(const GemmArgs& g, int m0, int p0, int mr, int np) {
 }
 
 template <class Arch>
-void gemm_f32(const float* A, size_t lda, const float* Wp, const float* bias,
-              const float* residual, size_t ldr, float* C, size_t ldc, int M, int N, int K,
-              int n_begin, int n_end, Activation act) {
+void gemm_f32(const float* A, size_t lda, const float* Wp, const float* bias, const float* residual, size_t ldr,
+              float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act) {
   using T = GemmTiling<Arch>;
   if (M <= 0 || n_begin >= n_end) return;
   const GemmArgs g{A, lda, Wp, bias, residual, ldr, C, ldc, K, n_end, act};

@@ -14,8 +14,7 @@
 namespace mt::simd {
 
 template <class Arch>
-KernelTable make_kernel_table(const char* isa, QuantizeRowsU8 quantize_rows_u8, GemmU8S8 gemm_u8s8,
-                              EmbedI8 embed_i8) {
+KernelTable make_kernel_table(const char* isa, QuantizeRowsU8 quantize_rows_u8, GemmU8S8 gemm_u8s8, EmbedI8 embed_i8) {
   return KernelTable{.isa = isa,
                      .gemm_f32 = &gemm_f32<Arch>,
                      .layer_norm_f32 = &layer_norm_f32<Arch>,

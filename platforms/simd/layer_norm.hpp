@@ -9,8 +9,7 @@
 namespace mt::simd {
 
 template <class Arch>
-void layer_norm_f32(const float* x, const float* gamma, const float* beta, float* y, int C,
-                    float eps) {
+void layer_norm_f32(const float* x, const float* gamma, const float* beta, float* y, int C, float eps) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = int(V::size);
   if (C <= 0) return;

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "wasm/sse_conversions.h"  // first: before xsimd sees the SSE intrinsics
-#include "simd/gemm.hpp"  // gelu_f32<Arch>: the fp32 kernels' GELU
+#include "simd/gemm.hpp"           // gelu_f32<Arch>: the fp32 kernels' GELU
 #include "simd/gemm_u8s8_tiles.hpp"
 #include "wasm/int8_wasm.h"
 
@@ -119,7 +119,8 @@ struct Simd128Kernel {
         for (int j = 0; j < 4; ++j) {
           // [c0 c0' c1 c1'] and [c2 c2' c3 c3'] -> [c0 c1 c2 c3]
           const v128_t x = acc[r][p * 8 + 2 * j], y = acc[r][p * 8 + 2 * j + 1];
-          const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(x, y, 0, 2, 4, 6), wasm_i32x4_shuffle(x, y, 1, 3, 5, 7));
+          const v128_t sums =
+              wasm_i32x4_add(wasm_i32x4_shuffle(x, y, 0, 2, 4, 6), wasm_i32x4_shuffle(x, y, 1, 3, 5, 7));
           store_columns4(g, m0 + r, n0 + 4 * j, sums);
         }
     }
@@ -128,10 +129,10 @@ struct Simd128Kernel {
 
 }  // namespace
 
-void gemm_u8s8_simd128(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                       const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                       const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
-                       int M, int /*N*/, int K, int n_begin, int n_end, Activation act) {
+void gemm_u8s8_simd128(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                       const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual,
+                       size_t ldr, float* C, size_t ldc, int M, int /*N*/, int K, int n_begin, int n_end,
+                       Activation act) {
   const GemmU8S8Args g{Aq,       lda, Wp, w_sum, w_scale,        a_scale, a_zero, bias,
                        residual, ldr, C,  ldc,   padded_k_i8(K), n_end,   act};
   simd::run_gemm_u8s8<Simd128Kernel>(g, M, n_begin, n_end);

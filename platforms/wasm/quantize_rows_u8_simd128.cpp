@@ -23,13 +23,13 @@ inline v128_t quantize8(v128_t a0, v128_t a1, v128_t inv_scale, v128_t zero) {
     return wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(x)), zero);
   };
   const v128_t q16 = wasm_u16x8_narrow_i32x4(one(a0), one(a1));  // saturates to [0, 65535]
-  return wasm_u8x16_narrow_i16x8(q16, q16);                        // and to [0, 255]
+  return wasm_u8x16_narrow_i16x8(q16, q16);                      // and to [0, 255]
 }
 
 }  // namespace
 
-void quantize_rows_u8_simd128(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
-                              float* scales, int32_t* zeros, float static_scale, int32_t static_zero) {
+void quantize_rows_u8_simd128(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq, float* scales,
+                              int32_t* zeros, float static_scale, int32_t static_zero) {
   const int Kp = padded_k_i8(K);
   const int tail = K % 8, body = K - tail;
   for (int m = 0; m < M; ++m) {

@@ -24,8 +24,8 @@ constexpr int kPrefetchGroups = 8;
 
 // 4 activation bytes -> int16 a0 a1 a2 a3 in every 64-bit lane.
 inline __m256i widen_activations(const uint8_t* p) {
-  const __m256i spread = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1,
-                                          0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
+  const __m256i spread = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1,
+                                          3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
   return _mm256_shuffle_epi8(_mm256_set1_epi32(int32_t(simd::activation_group(p))), spread);
 }
 
@@ -38,8 +38,7 @@ void store_columns(const GemmU8S8Args& g, int m, int n, __m256i acc, __m256i mas
   };
   auto load_f = [&](const float* p) { return Full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask); };
   const __m256i centred =
-      g.a_zero ? _mm256_sub_epi32(acc, _mm256_mullo_epi32(_mm256_set1_epi32(g.a_zero[m]), load_i(g.w_sum + n)))
-               : acc;
+      g.a_zero ? _mm256_sub_epi32(acc, _mm256_mullo_epi32(_mm256_set1_epi32(g.a_zero[m]), load_i(g.w_sum + n))) : acc;
   const __m256 s = _mm256_mul_ps(_mm256_set1_ps(g.a_scale[m]), load_f(g.w_scale + n));
   __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(centred), s);
   if (g.bias) x = _mm256_add_ps(x, load_f(g.bias + n));
@@ -93,8 +92,8 @@ void gemm_tile(const GemmU8S8Args& g, int m0, int p0) {
       if (prefetch) __builtin_prefetch(wk + p * panel_stride + kPrefetchGroups * 64);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        const __m256i wv = _mm256_cvtepi8_epi16(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(wk + p * panel_stride + j * 16)));
+        const __m256i wv =
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wk + p * panel_stride + j * 16)));
 #pragma GCC unroll 4
         for (int r = 0; r < MR; ++r)
           acc[r][p * 4 + j] = _mm256_add_epi32(acc[r][p * 4 + j], _mm256_madd_epi16(wv, av[r]));
@@ -125,10 +124,9 @@ struct Avx2Kernel {
 
 }  // namespace
 
-void gemm_u8s8_avx2(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                    const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                    const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
-                    int M, int N, int K, int n_begin, int n_end, Activation act) {
+void gemm_u8s8_avx2(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                    const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual, size_t ldr,
+                    float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act) {
   const GemmU8S8Args g{Aq,       lda, Wp, w_sum, w_scale,        a_scale, a_zero, bias,
                        residual, ldr, C,  ldc,   padded_k_i8(K), n_end,   act};
   simd::run_gemm_u8s8<Avx2Kernel>(g, M, n_begin, n_end);

@@ -19,13 +19,9 @@
 
 namespace mt::x86 {
 
-__m512 gelu_f32_avx512(__m512 x) {
-  return simd::gelu_f32<xsimd::avx512bw>(xsimd::batch<float, xsimd::avx512bw>(x));
-}
+__m512 gelu_f32_avx512(__m512 x) { return simd::gelu_f32<xsimd::avx512bw>(xsimd::batch<float, xsimd::avx512bw>(x)); }
 
-__m512 swish_f32_avx512(__m512 x) {
-  return simd::swish_f32<xsimd::avx512bw>(xsimd::batch<float, xsimd::avx512bw>(x));
-}
+__m512 swish_f32_avx512(__m512 x) { return simd::swish_f32<xsimd::avx512bw>(xsimd::batch<float, xsimd::avx512bw>(x)); }
 
 namespace {
 
@@ -45,8 +41,8 @@ struct DotAvx512bw {
 
   // 4 activation bytes -> int16 a0 a1 a2 a3 in every 64-bit lane.
   static __m512i broadcast(const uint8_t* a4) {
-    const __m512i spread = _mm512_set4_epi32(int32_t(0xFF03FF02), int32_t(0xFF01FF00),
-                                             int32_t(0xFF03FF02), int32_t(0xFF01FF00));
+    const __m512i spread =
+        _mm512_set4_epi32(int32_t(0xFF03FF02), int32_t(0xFF01FF00), int32_t(0xFF03FF02), int32_t(0xFF01FF00));
     return _mm512_shuffle_epi8(_mm512_set1_epi32(int32_t(simd::activation_group(a4))), spread);
   }
   static Weights load(const int8_t* row64) {
@@ -68,12 +64,11 @@ struct DotAvx512bw {
 
 }  // namespace
 
-void gemm_u8s8_avx512(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                      const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                      const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
-                      int M, int N, int K, int n_begin, int n_end, Activation act) {
-  gemm_u8s8_512<DotAvx512bw>(Aq, lda, Wp, w_sum, w_scale, a_scale, a_zero, bias, residual, ldr, C,
-                             ldc, M, K, n_begin, n_end, act);
+void gemm_u8s8_avx512(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                      const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual, size_t ldr,
+                      float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act) {
+  gemm_u8s8_512<DotAvx512bw>(Aq, lda, Wp, w_sum, w_scale, a_scale, a_zero, bias, residual, ldr, C, ldc, M, K, n_begin,
+                             n_end, act);
 }
 
 }  // namespace mt::x86

@@ -48,10 +48,10 @@ enum class Prefetch { near, next_tile };
 inline void store_panel_row(const GemmU8S8Args& g, int m, int n0, __m512i acc) {
   const int cols = g.n_end - n0;
   const __mmask16 mask = cols >= kPanelWidth ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1u);
-  const __m512i centred =
-      g.a_zero ? _mm512_sub_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(g.a_zero[m]),
-                                                          _mm512_maskz_loadu_epi32(mask, g.w_sum + n0)))
-               : acc;
+  const __m512i centred = g.a_zero
+                              ? _mm512_sub_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(g.a_zero[m]),
+                                                                         _mm512_maskz_loadu_epi32(mask, g.w_sum + n0)))
+                              : acc;
   const __m512 s = _mm512_mul_ps(_mm512_set1_ps(g.a_scale[m]), _mm512_maskz_loadu_ps(mask, g.w_scale + n0));
   __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(centred), s);
   if (g.bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask, g.bias + n0));
@@ -95,9 +95,15 @@ inline void store_tile_plain(const GemmU8S8Args& g, int m0, int n0, Sums&& sums)
   using T = std::true_type;
   using F = std::false_type;
   if (g.a_zero) {
-    if (g.bias) body(T{}, T{}); else body(T{}, F{});
+    if (g.bias)
+      body(T{}, T{});
+    else
+      body(T{}, F{});
   } else {
-    if (g.bias) body(F{}, T{}); else body(F{}, F{});
+    if (g.bias)
+      body(F{}, T{});
+    else
+      body(F{}, F{});
   }
 }
 
@@ -169,8 +175,7 @@ void gemm_tile_512(const GemmU8S8Args& g, int m0, int p0) {
 #pragma GCC unroll 16
   for (int p = 0; p < NP; ++p)
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r)
-      store_panel_row(g, m0 + r, (p0 + p) * kPanelWidth, Dot::column_sums(&acc[r][p * AP]));
+    for (int r = 0; r < MR; ++r) store_panel_row(g, m0 + r, (p0 + p) * kPanelWidth, Dot::column_sums(&acc[r][p * AP]));
 }
 
 // Picks the tile instantiation for a run-time (mr, np) with mr <= MR, np <= NP.
@@ -186,10 +191,9 @@ void gemm_tile_dispatch_512(const GemmU8S8Args& g, int m0, int p0, int mr, int n
 }
 
 template <class Dot>
-void gemm_u8s8_512(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                   const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                   const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
-                   int M, int K, int n_begin, int n_end, Activation act) {
+void gemm_u8s8_512(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                   const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual, size_t ldr,
+                   float* C, size_t ldc, int M, int K, int n_begin, int n_end, Activation act) {
   if (M <= 0 || n_begin >= n_end) return;
   const GemmU8S8Args g{Aq,       lda, Wp, w_sum, w_scale,        a_scale, a_zero, bias,
                        residual, ldr, C,  ldc,   padded_k_i8(K), n_end,   act};

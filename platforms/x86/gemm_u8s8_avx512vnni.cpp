@@ -49,12 +49,12 @@ struct DotAvx512vnni {
 
 }  // namespace
 
-void gemm_u8s8_avx512vnni(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                          const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                          const float* bias, const float* residual, size_t ldr, float* C,
-                          size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act) {
-  gemm_u8s8_512<DotAvx512vnni>(Aq, lda, Wp, w_sum, w_scale, a_scale, a_zero, bias, residual, ldr,
-                               C, ldc, M, K, n_begin, n_end, act);
+void gemm_u8s8_avx512vnni(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                          const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual,
+                          size_t ldr, float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end,
+                          Activation act) {
+  gemm_u8s8_512<DotAvx512vnni>(Aq, lda, Wp, w_sum, w_scale, a_scale, a_zero, bias, residual, ldr, C, ldc, M, K, n_begin,
+                               n_end, act);
 }
 
 }  // namespace mt::x86

@@ -9,8 +9,8 @@
 namespace mt {
 
 const KernelTable& avx2_kernels() {
-  static const KernelTable table = simd::make_kernel_table<xsimd::fma3<xsimd::avx2>>(
-      "avx2", x86::quantize_rows_u8_avx2, x86::gemm_u8s8_avx2, embed_i8_ref);
+  static const KernelTable table = simd::make_kernel_table<xsimd::fma3<xsimd::avx2>>("avx2", x86::quantize_rows_u8_avx2,
+                                                                                     x86::gemm_u8s8_avx2, embed_i8_ref);
   return table;
 }
 

@@ -16,8 +16,8 @@
 namespace mt {
 
 const KernelTable& avx512_kernels() {
-  static const KernelTable table = simd::make_kernel_table<xsimd::avx512bw>(
-      "avx512", x86::quantize_rows_u8_avx512, x86::gemm_u8s8_avx512, embed_i8_ref);
+  static const KernelTable table = simd::make_kernel_table<xsimd::avx512bw>("avx512", x86::quantize_rows_u8_avx512,
+                                                                            x86::gemm_u8s8_avx512, embed_i8_ref);
   return table;
 }
 

@@ -44,8 +44,8 @@ inline __m128i quantize8(__m256 a, __m256 inv_scale, __m256i zero) {
 
 }  // namespace
 
-void quantize_rows_u8_avx2(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
-                           float* scales, int32_t* zeros, float static_scale, int32_t static_zero) {
+void quantize_rows_u8_avx2(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq, float* scales,
+                           int32_t* zeros, float static_scale, int32_t static_zero) {
   const int Kp = padded_k_i8(K);
   const int tail = K % 8, body = K - tail;
   const __m256i mask = tail_mask(tail);

@@ -30,9 +30,8 @@ inline __m512i quantize16(__m512 a, __m512 inv_scale, __m512i zero) {
 
 }  // namespace
 
-void quantize_rows_u8_avx512(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
-                             float* scales, int32_t* zeros, float static_scale,
-                             int32_t static_zero) {
+void quantize_rows_u8_avx512(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq, float* scales,
+                             int32_t* zeros, float static_scale, int32_t static_zero) {
   const int Kp = padded_k_i8(K);
   const int tail = K % 16, body = K - tail;
   const __mmask16 mask = __mmask16((1u << tail) - 1u);

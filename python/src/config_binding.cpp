@@ -19,10 +19,14 @@ Activation activation_of(const std::string& name, const char* what) {
 
 const char* activation_name(Activation activation) {
   switch (activation) {
-    case Activation::relu: return "relu";
-    case Activation::gelu: return "gelu";
-    case Activation::swish: return "swish";
-    case Activation::none: break;
+    case Activation::relu:
+      return "relu";
+    case Activation::gelu:
+      return "gelu";
+    case Activation::swish:
+      return "swish";
+    case Activation::none:
+      break;
   }
   return "none";
 }
@@ -59,23 +63,24 @@ py::dict config_dict(const ModelConfig& c) {
 }  // namespace
 
 void bind_config(py::module_& m) {
-  py::class_<ModelConfig> c(m, "ModelConfig",
+  py::class_<ModelConfig> c(
+      m, "ModelConfig",
       "A Transformer's architecture. ModelConfig(**fields) starts from the 'base' values "
       "(6+6 layers, d_model 512, 8 heads, d_ff 2048, vocabularies of 32000) and sets the fields given; "
       "ModelConfig.preset(name) gives 'base', 'small' or 'tiny'.");
   c.def(py::init([](py::kwargs fields) {
-         ModelConfig config;
-         py::object self = py::cast(config);
-         for (auto item : fields) {
-           const std::string key = py::str(item.first);
-           if (!py::hasattr(self, key.c_str()) || key.rfind("_", 0) == 0 || key == "preset" ||
-               key == "validate" || key == "to_dict" || key == "parameter_count") {
-             throw py::type_error("ModelConfig() got an unexpected field '" + key + "'");
-           }
-           self.attr(key.c_str()) = item.second;
-         }
-         return self.cast<ModelConfig>();
-       }))
+     ModelConfig config;
+     py::object self = py::cast(config);
+     for (auto item : fields) {
+       const std::string key = py::str(item.first);
+       if (!py::hasattr(self, key.c_str()) || key.rfind("_", 0) == 0 || key == "preset" || key == "validate" ||
+           key == "to_dict" || key == "parameter_count") {
+         throw py::type_error("ModelConfig() got an unexpected field '" + key + "'");
+       }
+       self.attr(key.c_str()) = item.second;
+     }
+     return self.cast<ModelConfig>();
+   }))
       .def_readwrite("encoder_layers", &ModelConfig::encoder_layers)
       .def_readwrite("decoder_layers", &ModelConfig::decoder_layers)
       .def_readwrite("d_model", &ModelConfig::d_model, "Width of every layer's input and output.")
@@ -83,11 +88,14 @@ void bind_config(py::module_& m) {
       .def_readwrite("d_ff", &ModelConfig::d_ff, "Width of the feed-forward layers' hidden units.")
       .def_readwrite("source_vocab_size", &ModelConfig::source_vocab_size)
       .def_readwrite("target_vocab_size", &ModelConfig::target_vocab_size)
-      .def_readwrite("max_positions", &ModelConfig::max_positions, "Longest sequence the position encodings cover, in tokens.")
-      .def_property("activation", [](const ModelConfig& c) { return activation_name(c.activation); },
-                    [](ModelConfig& c, const std::string& name) { c.activation = activation_of(name, "activation"); },
-                    "The feed-forward activation: 'relu', 'gelu' or 'swish'.")
-      .def_readwrite("pre_norm", &ModelConfig::pre_norm, "LayerNorm before each sub-layer (and a final one per stack); post-norm when False.")
+      .def_readwrite("max_positions", &ModelConfig::max_positions,
+                     "Longest sequence the position encodings cover, in tokens.")
+      .def_property(
+          "activation", [](const ModelConfig& c) { return activation_name(c.activation); },
+          [](ModelConfig& c, const std::string& name) { c.activation = activation_of(name, "activation"); },
+          "The feed-forward activation: 'relu', 'gelu' or 'swish'.")
+      .def_readwrite("pre_norm", &ModelConfig::pre_norm,
+                     "LayerNorm before each sub-layer (and a final one per stack); post-norm when False.")
       .def_readwrite("layer_norm_epsilon", &ModelConfig::layer_norm_epsilon)
       .def_readwrite("shared_embeddings", &ModelConfig::shared_embeddings, "Source and target share target_embedding.")
       .def_readwrite("tied_output", &ModelConfig::tied_output, "The output projection is target_embedding.")
@@ -97,21 +105,24 @@ void bind_config(py::module_& m) {
       .def_readwrite("unk_id", &ModelConfig::unk_id)
       .def_readwrite("embedding_scale", &ModelConfig::embedding_scale,
                      "Token embeddings are multiplied by this; 0: sqrt(d_model).")
-      .def_readwrite("decoder_start_id", &ModelConfig::decoder_start_id,
-                     "The decoder's first input; -1: bos_id.")
+      .def_readwrite("decoder_start_id", &ModelConfig::decoder_start_id, "The decoder's first input; -1: bos_id.")
       .def_readwrite("source_eos", &ModelConfig::source_eos, "eos_id ends every source sentence.")
       .def_readwrite("stored_positions", &ModelConfig::stored_positions,
                      "Position encodings from the tensor position_encoding [max_positions, d_model] instead of the "
                      "computed interleaved sinusoid.")
       .def_readwrite("suppressed_ids", &ModelConfig::suppressed_ids,
                      "Target ids never emitted (sorted), masked after the log-softmax.")
-      .def_static("preset", [](const std::string& name) {
+      .def_static(
+          "preset",
+          [](const std::string& name) {
             Expected<ModelConfig> config = ModelConfig::preset(name);
             check(config.status());
             return config.value();
-          }, py::arg("name"), "The named configuration 'base', 'small' or 'tiny'.")
-      .def("validate", [](const ModelConfig& c) { check(c.validate()); },
-           "Raises ValueError naming the first unusable field.")
+          },
+          py::arg("name"), "The named configuration 'base', 'small' or 'tiny'.")
+      .def(
+          "validate", [](const ModelConfig& c) { check(c.validate()); },
+          "Raises ValueError naming the first unusable field.")
       .def_property_readonly("parameter_count", [](const ModelConfig& c) { return c.parameter_count(); })
       .def("to_dict", &config_dict)
       .def("__eq__", [](const ModelConfig& a, const ModelConfig& b) { return config_dict(a).equal(config_dict(b)); })

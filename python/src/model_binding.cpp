@@ -28,7 +28,9 @@ std::shared_ptr<const Model> model_from_bytes(py::buffer source, const LoadOptio
   if (info.ndim != 1 || info.itemsize != 1) throw py::type_error("Model(): a bytes-like model must be 1-D bytes");
   const size_t size = size_t(info.size);
   auto owner = std::make_shared<BufferModel>();
-  owner->bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(mt::kBufferAlignment, (size + mt::kBufferAlignment - 1) / mt::kBufferAlignment * mt::kBufferAlignment + mt::kBufferAlignment)));
+  owner->bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(
+      mt::kBufferAlignment,
+      (size + mt::kBufferAlignment - 1) / mt::kBufferAlignment * mt::kBufferAlignment + mt::kBufferAlignment)));
   if (!owner->bytes) throw std::bad_alloc();
   std::memcpy(owner->bytes.get(), info.ptr, size);
   Expected<std::shared_ptr<const Model>> model = [&] {
@@ -73,18 +75,24 @@ const Model& model_of(const PyVocabulary& v) { return *v.model; }
 }  // namespace
 
 void bind_model(py::module_& m) {
-  m.def("language_tokens", [](const PyModel& p) {
+  m.def(
+      "language_tokens",
+      [](const PyModel& p) {
         py::dict tokens;
         for (const LanguageToken& t : mt::language_tokens(*p.model)) tokens[py::str(t.token)] = t.id;
         return tokens;
-      }, py::arg("model"),
+      },
+      py::arg("model"),
       "A multilingual model's language tokens, {token: id} (e.g. {'>>fra<<': 93}); empty for a model of one "
       "language pair.");
-  m.def("_language_prefixes", [](const PyModel& p, const std::string& source, const std::string& target) {
+  m.def(
+      "_language_prefixes",
+      [](const PyModel& p, const std::string& source, const std::string& target) {
         Expected<LanguagePrefixes> prefixes = mt::language_prefixes(*p.model, source, target);
         check(prefixes.status());
         return py::make_tuple(prefixes->source_prefix, prefixes->target_prefix);
-      }, py::arg("model"), py::arg("source_language"), py::arg("target_language"));
+      },
+      py::arg("model"), py::arg("source_language"), py::arg("target_language"));
 
   py::class_<PyModel>(m, "Model", R"(A libmt model file, loaded once and shared by any number of translators.
 
@@ -112,29 +120,45 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
            }),
            py::arg("source"), py::kw_only(), py::arg("check_weights_finite") = false,
            py::arg("read_into_memory") = false, py::arg("load_vocabulary") = true)
-      .def_property_readonly("config", [](const PyModel& p) { return p.model->config(); },
-                             "The architecture (a copy: changing it changes nothing here).")
-      .def_property_readonly("metadata", [](const PyModel& p) { return metadata_dict(p.model->metadata()); },
-                             "The file's metadata: source_language, target_language, training_corpus, tool, "
-                             "tool_version, created, and any extra keys, as a dict of str.")
-      .def_property_readonly("languages", [](const PyModel& p) {
+      .def_property_readonly(
+          "config", [](const PyModel& p) { return p.model->config(); },
+          "The architecture (a copy: changing it changes nothing here).")
+      .def_property_readonly(
+          "metadata", [](const PyModel& p) { return metadata_dict(p.model->metadata()); },
+          "The file's metadata: source_language, target_language, training_corpus, tool, "
+          "tool_version, created, and any extra keys, as a dict of str.")
+      .def_property_readonly(
+          "languages",
+          [](const PyModel& p) {
             return py::make_tuple(p.model->metadata().source_language, p.model->metadata().target_language);
-          }, "(source_language, target_language) from the metadata; '' where not given.")
-      .def_property_readonly("vocabulary", [](const PyModel& p) -> py::object {
+          },
+          "(source_language, target_language) from the metadata; '' where not given.")
+      .def_property_readonly(
+          "vocabulary",
+          [](const PyModel& p) -> py::object {
             if (!p.model->has_vocabulary()) return py::none();
             return py::cast(PyVocabulary{p.model, {}});
-          }, "The model's tokenizer (libmt.Vocabulary), or None for a model that translates ids only.")
-      .def_property_readonly("quantization", [](const PyModel& p) {
+          },
+          "The model's tokenizer (libmt.Vocabulary), or None for a model that translates ids only.")
+      .def_property_readonly(
+          "quantization",
+          [](const PyModel& p) {
             const ModelQuantization& q = p.model->quantization();
             py::dict d;
             d["int8"] = q.int8;
-            d["activations"] = !q.int8 ? "none" : q.activations == ActivationScales::calibrated ? "calibrated" : "dynamic";
+            d["activations"] = !q.int8                                         ? "none"
+                               : q.activations == ActivationScales::calibrated ? "calibrated"
+                                                                               : "dynamic";
             d["method"] = q.method;
             return d;
-          }, "{'int8': bool, 'activations': 'none' | 'dynamic' | 'calibrated', 'method': str}")
+          },
+          "{'int8': bool, 'activations': 'none' | 'dynamic' | 'calibrated', 'method': str}")
       .def_property_readonly("format_version", [](const PyModel& p) { return p.model->format_version(); })
-      .def_property_readonly("file_size", [](const PyModel& p) { return p.model->file_size(); }, "Bytes.")
-      .def_property_readonly("tensors", [](const PyModel& p) {
+      .def_property_readonly(
+          "file_size", [](const PyModel& p) { return p.model->file_size(); }, "Bytes.")
+      .def_property_readonly(
+          "tensors",
+          [](const PyModel& p) {
             py::list out;
             for (const TensorView& t : p.model->tensors()) {
               py::tuple shape(t.shape.size());
@@ -147,8 +171,11 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
               out.append(d);
             }
             return out;
-          }, "Each tensor's name, shape, dtype and storage layout, in file order.")
-      .def("save", [](const PyModel& p, py::object path) {
+          },
+          "Each tensor's name, shape, dtype and storage layout, in file order.")
+      .def(
+          "save",
+          [](const PyModel& p, py::object path) {
             const std::string target = path_of(path);
             Status status;
             {
@@ -156,22 +183,27 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
               status = p.model->save(target);
             }
             check(status);
-          }, py::arg("path"), "Writes the model file to `path` (a temporary file renamed over it).")
+          },
+          py::arg("path"), "Writes the model file to `path` (a temporary file renamed over it).")
       .def("__repr__", [](const PyModel& p) {
         const ModelConfig& c = p.model->config();
         const ModelMetadata& md = p.model->metadata();
         char text[256];
-        std::snprintf(text, sizeof(text), "<libmt.Model %s->%s, %d+%d layers, d_model %d, %.1fM parameters, %s, %.2f MB>",
+        std::snprintf(text, sizeof(text),
+                      "<libmt.Model %s->%s, %d+%d layers, d_model %d, %.1fM parameters, %s, %.2f MB>",
                       md.source_language.empty() ? "?" : md.source_language.c_str(),
-                      md.target_language.empty() ? "?" : md.target_language.c_str(), c.encoder_layers,
-                      c.decoder_layers, c.d_model, double(c.parameter_count()) / 1e6,
-                      is_int8(*p.model) ? "int8" : "float32", double(p.model->file_size()) / 1e6);
+                      md.target_language.empty() ? "?" : md.target_language.c_str(), c.encoder_layers, c.decoder_layers,
+                      c.d_model, double(c.parameter_count()) / 1e6, is_int8(*p.model) ? "int8" : "float32",
+                      double(p.model->file_size()) / 1e6);
         return std::string(text);
       });
 
-  py::class_<PyVocabulary>(m, "Vocabulary", "A model's SentencePiece-compatible tokenizer: text <-> token ids, "
-                                            "exactly as the model's translators tokenize.")
-      .def("encode", [](const PyVocabulary& v, py::handle text) {
+  py::class_<PyVocabulary>(m, "Vocabulary",
+                           "A model's SentencePiece-compatible tokenizer: text <-> token ids, "
+                           "exactly as the model's translators tokenize.")
+      .def(
+          "encode",
+          [](const PyVocabulary& v, py::handle text) {
             const std::string utf8 = utf8_of(text, "encode(text)");
             std::vector<int32_t> ids;
             Status status;
@@ -181,28 +213,42 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
             }
             check(status);
             return ids;
-          }, py::arg("text"), "Text (str or UTF-8 bytes) -> source token ids, without BOS or EOS.")
-      .def("decode", [](const PyVocabulary& v, const std::vector<int32_t>& ids) {
+          },
+          py::arg("text"), "Text (str or UTF-8 bytes) -> source token ids, without BOS or EOS.")
+      .def(
+          "decode",
+          [](const PyVocabulary& v, const std::vector<int32_t>& ids) {
             std::string text;
             check(model_of(v).decode(ids, &text));
             return str_of(text);
-          }, py::arg("ids"), "Target token ids -> text (control ids decode to nothing; line breaks are kept).")
+          },
+          py::arg("ids"), "Target token ids -> text (control ids decode to nothing; line breaks are kept).")
       .def("__len__", [](const PyVocabulary& v) { return model_of(v).vocabulary()->pieces.size(); })
-      .def_property_readonly("type", [](const PyVocabulary& v) {
-            return model_of(v).vocabulary()->type == VocabularyType::bpe ? "bpe" : "unigram";
-          })
-      .def_property_readonly("pieces", [](const PyVocabulary& v) {
+      .def_property_readonly("type",
+                             [](const PyVocabulary& v) {
+                               return model_of(v).vocabulary()->type == VocabularyType::bpe ? "bpe" : "unigram";
+                             })
+      .def_property_readonly(
+          "pieces",
+          [](const PyVocabulary& v) {
             py::list out;
             for (const VocabularyPiece& piece : model_of(v).vocabulary()->pieces) out.append(str_of(piece.text));
             return out;
-          }, "Every piece's text, index = token id ('\u2581' stands for a space).")
-      .def("id_to_piece", [](const PyVocabulary& v, int id) {
+          },
+          "Every piece's text, index = token id ('\u2581' stands for a space).")
+      .def(
+          "id_to_piece",
+          [](const PyVocabulary& v, int id) {
             const auto& pieces = model_of(v).vocabulary()->pieces;
             if (id < 0 || size_t(id) >= pieces.size())
-              throw py::index_error("id_to_piece(" + std::to_string(id) + "): ids are in [0, " + std::to_string(pieces.size()) + ")");
+              throw py::index_error("id_to_piece(" + std::to_string(id) + "): ids are in [0, " +
+                                    std::to_string(pieces.size()) + ")");
             return str_of(pieces[size_t(id)].text);
-          }, py::arg("id"))
-      .def("piece_to_id", [](const PyVocabulary& v, const std::string& piece) -> py::object {
+          },
+          py::arg("id"))
+      .def(
+          "piece_to_id",
+          [](const PyVocabulary& v, const std::string& piece) -> py::object {
             if (v.ids.empty()) {
               const auto& pieces = model_of(v).vocabulary()->pieces;
               for (size_t i = 0; i < pieces.size(); ++i) v.ids.emplace(pieces[i].text, int(i));
@@ -210,7 +256,8 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
             auto it = v.ids.find(piece);
             if (it == v.ids.end()) return py::none();
             return py::int_(it->second);
-          }, py::arg("piece"), "The id of a piece, or None.")
+          },
+          py::arg("piece"), "The id of a piece, or None.")
       .def("__repr__", [](const PyVocabulary& v) {
         const VocabularyData* data = model_of(v).vocabulary();
         return "<libmt.Vocabulary " + std::string(data->type == VocabularyType::bpe ? "bpe" : "unigram") + ", " +

@@ -127,8 +127,8 @@ std::vector<SentenceResult> in_batches(PyTranslator& t, size_t count, Run run) {
       status = run(begin, end, results.data() + begin);
     }
     if (!status.ok()) {
-      throw_status(status, count > batch ? "sources[" + std::to_string(begin) + ":" + std::to_string(end) + "]"
-                                         : std::string());
+      throw_status(
+          status, count > batch ? "sources[" + std::to_string(begin) + ":" + std::to_string(end) + "]" : std::string());
     }
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   }
@@ -206,11 +206,12 @@ void bind_translator(py::module_& m) {
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
               int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
               const std::vector<int32_t>& target_prefix) {
-             const TranslateOptions options = checked_options(t, beam_size, num_hypotheses, length_penalty,
-                 max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate,
-                 source_prefix, target_prefix);
+             const TranslateOptions options =
+                 checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
+                                 max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
              if (!t.model->has_vocabulary()) {
-               throw py::value_error("this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
+               throw py::value_error(
+                   "this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
              }
              const size_t count = size_t(py::len(sources));
              std::vector<std::string> texts;
@@ -220,37 +221,43 @@ void bind_translator(py::module_& m) {
              }
              std::vector<std::string_view> views(texts.begin(), texts.end());
              const Model& model = *t.model;
-             std::vector<SentenceResult> results = in_batches(t, texts.size(), [&](size_t begin, size_t end, SentenceResult* out) {
-               TextTranslations translations;
-               MT_RETURN_IF_ERROR(t.session->translate_text({views.data() + begin, end - begin}, options, &translations));
-               for (size_t i = 0; i < translations.size(); ++i) {
-                 MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model, true, detail, &out[i]));
-               }
-               return Status{};
-             });
+             std::vector<SentenceResult> results =
+                 in_batches(t, texts.size(), [&](size_t begin, size_t end, SentenceResult* out) {
+                   TextTranslations translations;
+                   MT_RETURN_IF_ERROR(
+                       t.session->translate_text({views.data() + begin, end - begin}, options, &translations));
+                   for (size_t i = 0; i < translations.size(); ++i) {
+                     MT_RETURN_IF_ERROR(
+                         copy_nbest(translations[i], translations.truncated(i), model, true, detail, &out[i]));
+                   }
+                   return Status{};
+                 });
              return python_results(results, detail, true);
            })
-      .def("_translate_ids",
-           [](PyTranslator& t, const std::vector<std::vector<int32_t>>& sources, int beam_size, int num_hypotheses,
-              float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
-              int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
-              const std::vector<int32_t>& target_prefix) {
-             const TranslateOptions options = checked_options(t, beam_size, num_hypotheses, length_penalty,
-                 max_decoding_length, max_length_ratio, max_length_offset, min_decoding_length, truncate,
-                 source_prefix, target_prefix);
-             std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
-             const Model& model = *t.model;
-             const bool has_text = model.has_vocabulary();
-             std::vector<SentenceResult> results = in_batches(t, spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
-               Translations translations;
-               MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin}, options, &translations));
-               for (size_t i = 0; i < translations.size(); ++i) {
-                 MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model, has_text, true, &out[i]));
-               }
-               return Status{};
-             });
-             return python_results(results, true, has_text);
-           })
+      .def(
+          "_translate_ids",
+          [](PyTranslator& t, const std::vector<std::vector<int32_t>>& sources, int beam_size, int num_hypotheses,
+             float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
+             int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
+             const std::vector<int32_t>& target_prefix) {
+            const TranslateOptions options =
+                checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
+                                max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
+            std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
+            const Model& model = *t.model;
+            const bool has_text = model.has_vocabulary();
+            std::vector<SentenceResult> results =
+                in_batches(t, spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
+                  Translations translations;
+                  MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin}, options, &translations));
+                  for (size_t i = 0; i < translations.size(); ++i) {
+                    MT_RETURN_IF_ERROR(
+                        copy_nbest(translations[i], translations.truncated(i), model, has_text, true, &out[i]));
+                  }
+                  return Status{};
+                });
+            return python_results(results, true, has_text);
+          })
       .def("_forced_logits",
            [](PyTranslator& t, const std::vector<int32_t>& source, const std::vector<int32_t>& target) {
              const size_t V = size_t(t.model->config().target_vocab_size);
@@ -258,28 +265,34 @@ void bind_translator(py::module_& m) {
              Status status;
              {
                py::gil_scoped_release release;
-               status = t.session->forced_logits(source, target, {reinterpret_cast<float*>(bytes.data()), target.size() * V});
+               status = t.session->forced_logits(source, target,
+                                                 {reinterpret_cast<float*>(bytes.data()), target.size() * V});
              }
              check(status);
              return py::bytes(bytes);
            })
-      .def_property_readonly("model", [](const PyTranslator& t) { return PyModel{t.model}; },
-                             "The libmt.Model this translator runs.")
-      .def_property_readonly("device", [](const PyTranslator& t) {
-            return t.session->options().device == Device::cuda ? "cuda" : "cpu";
-          })
+      .def_property_readonly(
+          "model", [](const PyTranslator& t) { return PyModel{t.model}; }, "The libmt.Model this translator runs.")
+      .def_property_readonly(
+          "device", [](const PyTranslator& t) { return t.session->options().device == Device::cuda ? "cuda" : "cpu"; })
       .def_property_readonly("num_threads", [](const PyTranslator& t) { return t.session->options().num_threads; })
-      .def_property_readonly("max_batch_size", [](const PyTranslator& t) { return t.session->options().max_batch_size; })
+      .def_property_readonly("max_batch_size",
+                             [](const PyTranslator& t) { return t.session->options().max_batch_size; })
       .def_property_readonly("max_beam_size", [](const PyTranslator& t) { return t.session->options().max_beam_size; })
-      .def_property_readonly("max_source_length", [](const PyTranslator& t) { return t.session->options().max_source_length - 1; },
-                             "Longest source in tokens, EOS not counted.")
-      .def_property_readonly("max_target_length", [](const PyTranslator& t) { return t.session->options().max_target_length; },
-                             "Most tokens generated, EOS included.")
-      .def_property_readonly("max_text_bytes", [](const PyTranslator& t) { return t.session->options().max_text_bytes; })
-      .def_property_readonly("memory_size", [](const PyTranslator& t) { return t.session->memory_size(); },
-                             "Bytes of working memory the session allocated at creation.")
-      .def_property_readonly("kernel_isa", [](const PyTranslator& t) { return std::string(t.session->kernel_isa()); },
-                             "The instruction set of the kernels this translator runs (e.g. 'avx2').");
+      .def_property_readonly(
+          "max_source_length", [](const PyTranslator& t) { return t.session->options().max_source_length - 1; },
+          "Longest source in tokens, EOS not counted.")
+      .def_property_readonly(
+          "max_target_length", [](const PyTranslator& t) { return t.session->options().max_target_length; },
+          "Most tokens generated, EOS included.")
+      .def_property_readonly("max_text_bytes",
+                             [](const PyTranslator& t) { return t.session->options().max_text_bytes; })
+      .def_property_readonly(
+          "memory_size", [](const PyTranslator& t) { return t.session->memory_size(); },
+          "Bytes of working memory the session allocated at creation.")
+      .def_property_readonly(
+          "kernel_isa", [](const PyTranslator& t) { return std::string(t.session->kernel_isa()); },
+          "The instruction set of the kernels this translator runs (e.g. 'avx2').");
 }
 
 }  // namespace mt::python

@@ -20,12 +20,18 @@ namespace {
 
 const char* role_name(TensorRole r) {
   switch (r) {
-    case TensorRole::embedding: return "embedding";
-    case TensorRole::weight: return "weight";
-    case TensorRole::bias: return "bias";
-    case TensorRole::norm_gamma: return "norm_gamma";
-    case TensorRole::norm_beta: return "norm_beta";
-    case TensorRole::positions: return "positions";
+    case TensorRole::embedding:
+      return "embedding";
+    case TensorRole::weight:
+      return "weight";
+    case TensorRole::bias:
+      return "bias";
+    case TensorRole::norm_gamma:
+      return "norm_gamma";
+    case TensorRole::norm_beta:
+      return "norm_beta";
+    case TensorRole::positions:
+      return "positions";
   }
   return "weight";
 }
@@ -53,8 +59,8 @@ Array array_of(py::handle values, char format, const char* kind, const std::stri
   std::string f = a.info.format;
   if (!f.empty() && (f[0] == '<' || f[0] == '=' || f[0] == '@')) f = f.substr(1);
   if (f.size() != 1 || f[0] != format) {
-    throw py::type_error("tensor '" + name + "': values must be " + kind + ", got buffer format '" +
-                         a.info.format + "' (numpy: .astype(numpy." + kind + "))");
+    throw py::type_error("tensor '" + name + "': values must be " + kind + ", got buffer format '" + a.info.format +
+                         "' (numpy: .astype(numpy." + kind + "))");
   }
   ssize_t stride = a.info.itemsize;
   for (ssize_t d = a.info.ndim - 1; d >= 0; --d) {
@@ -81,11 +87,10 @@ struct PyWriter {
   ModelConfig config;
   ModelWriter writer;
   std::vector<TensorSpec> specs;
-  std::vector<bool> added;  // per spec
+  std::vector<bool> added;       // per spec
   size_t vocabulary_pieces = 0;  // 0: none set
 
-  explicit PyWriter(const ModelConfig& c)
-      : config(c), writer(c), specs(model_tensor_specs(c)), added(specs.size()) {}
+  explicit PyWriter(const ModelConfig& c) : config(c), writer(c), specs(model_tensor_specs(c)), added(specs.size()) {}
 
   void set_vocabulary(const VocabularyData& vocabulary) {
     const size_t pieces = vocabulary.pieces.size();
@@ -95,9 +100,9 @@ struct PyWriter {
                               " ids for a vocabulary of " + std::to_string(pieces) + " pieces");
       }
     } else if (pieces != size_t(config.source_vocab_size) || pieces != size_t(config.target_vocab_size)) {
-      throw py::value_error("the vocabulary has " + std::to_string(pieces) + " pieces; the config's vocabularies have " +
-                            std::to_string(config.source_vocab_size) + " (source) and " +
-                            std::to_string(config.target_vocab_size) + " (target)");
+      throw py::value_error("the vocabulary has " + std::to_string(pieces) +
+                            " pieces; the config's vocabularies have " + std::to_string(config.source_vocab_size) +
+                            " (source) and " + std::to_string(config.target_vocab_size) + " (target)");
     }
     writer.set_vocabulary(vocabulary);
     vocabulary_pieces = pieces;
@@ -120,7 +125,8 @@ struct PyWriter {
       }
       return i;
     }
-    throw py::value_error("tensor '" + name + "' is not part of a model of this config (libmt.tensor_specs lists them)");
+    throw py::value_error("tensor '" + name +
+                          "' is not part of a model of this config (libmt.tensor_specs lists them)");
   }
 
   void check_complete() const {
@@ -139,11 +145,12 @@ struct PyWriter {
 VocabularyData vocabulary_of(py::object vocabulary, const char* method) {
   if (py::isinstance<PyVocabulary>(vocabulary)) return *vocabulary.cast<const PyVocabulary&>().model->vocabulary();
   if (!PyBytes_Check(vocabulary.ptr())) {
-    throw py::type_error(std::string(method) + ": expected the bytes of a SentencePiece .model file or a libmt.Vocabulary");
+    throw py::type_error(std::string(method) +
+                         ": expected the bytes of a SentencePiece .model file or a libmt.Vocabulary");
   }
   const std::string bytes = vocabulary.cast<std::string>();
-  Expected<VocabularyData> data = VocabularyData::from_sentencepiece(
-      {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  Expected<VocabularyData> data =
+      VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
   check(data.status(), "SentencePiece model");
   return std::move(data.value());
 }
@@ -176,7 +183,9 @@ std::string str_or_empty(const py::dict& d, const char* key) {
 }  // namespace
 
 void bind_writer(py::module_& m) {
-  m.def("tensor_specs", [](const ModelConfig& config) {
+  m.def(
+      "tensor_specs",
+      [](const ModelConfig& config) {
         check(config.validate());
         py::list out;
         for (const TensorSpec& spec : model_tensor_specs(config)) {
@@ -188,19 +197,23 @@ void bind_writer(py::module_& m) {
           out.append(d);
         }
         return out;
-      }, py::arg("config"),
+      },
+      py::arg("config"),
       "The tensors a model of `config` must hold: name, shape, layout (give it to add_tensor) and role.");
 
-  m.def("_sentencepiece_pieces", [](py::bytes model) {
+  m.def(
+      "_sentencepiece_pieces",
+      [](py::bytes model) {
         const std::string bytes = model;
-        Expected<VocabularyData> v = VocabularyData::from_sentencepiece(
-            {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+        Expected<VocabularyData> v =
+            VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
         check(v.status(), "SentencePiece model");
         static const char* kTypes[] = {"normal", "unknown", "control", "user_defined", "byte", "unused"};
         py::list pieces;
         for (const VocabularyPiece& p : v->pieces) pieces.append(py::make_tuple(p.text, kTypes[int(p.type)]));
         return pieces;
-      }, py::arg("model"), "The pieces of a SentencePiece .model file, in id order: (text, type) pairs.");
+      },
+      py::arg("model"), "The pieces of a SentencePiece .model file, in id order: (text, type) pairs.");
 
   py::class_<PyWriter>(m, "ModelWriter", R"(Builds a libmt model file.
 
@@ -216,11 +229,14 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
       .def(py::init([](const ModelConfig& config) {
              check(config.validate());
              return std::make_unique<PyWriter>(config);
-           }), py::arg("config"))
-      .def("set_metadata", [](PyWriter& w, const py::dict& fields) {
+           }),
+           py::arg("config"))
+      .def(
+          "set_metadata",
+          [](PyWriter& w, const py::dict& fields) {
             ModelMetadata md;
             static const char* known[] = {"source_language", "target_language", "training_corpus", "tool",
-                                          "tool_version", "created"};
+                                          "tool_version",    "created"};
             md.source_language = str_or_empty(fields, "source_language");
             md.target_language = str_or_empty(fields, "target_language");
             md.training_corpus = str_or_empty(fields, "training_corpus");
@@ -236,11 +252,14 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
               if (!is_known) md.extra.push_back({key, item.second.cast<std::string>()});
             }
             w.writer.set_metadata(md);
-          }, py::arg("metadata"),
+          },
+          py::arg("metadata"),
           "A dict of str: source_language, target_language, training_corpus, tool, tool_version, "
           "created; other keys are kept as extra metadata.")
-      .def("set_vocabulary", [](PyWriter& w, py::object vocabulary, std::optional<std::vector<int32_t>> model_ids,
-                                std::optional<std::map<std::string, int32_t>> unknown_ids, bool language_codes) {
+      .def(
+          "set_vocabulary",
+          [](PyWriter& w, py::object vocabulary, std::optional<std::vector<int32_t>> model_ids,
+             std::optional<std::map<std::string, int32_t>> unknown_ids, bool language_codes) {
             VocabularyData data = vocabulary_of(vocabulary, "set_vocabulary");
             if (model_ids) data.model_ids = std::move(*model_ids);
             if (unknown_ids) {
@@ -248,56 +267,70 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
             }
             data.language_codes = language_codes;
             w.set_vocabulary(data);
-          }, py::arg("vocabulary"), py::kw_only(), py::arg("model_ids") = py::none(), py::arg("unknown_ids") = py::none(),
+          },
+          py::arg("vocabulary"), py::kw_only(), py::arg("model_ids") = py::none(), py::arg("unknown_ids") = py::none(),
           py::arg("language_codes") = false,
           "The tokenizer: the bytes of a SentencePiece .model file, or another model's Vocabulary. "
           "Its size must equal the config's vocabulary sizes, unless model_ids (one per piece: the "
           "model id piece i encodes to) is given; then set_target_vocabulary too. unknown_ids "
           "({text: model id}) gives the ids of texts that encode as the unknown piece (else unk_id); "
           "language_codes reads Marian's >>xx<< codes as transformers' MarianTokenizer does.")
-      .def("set_target_vocabulary", [](PyWriter& w, py::bytes sentencepiece, const std::vector<std::string>& pieces,
-                                       const std::vector<std::string>& control) {
+      .def(
+          "set_target_vocabulary",
+          [](PyWriter& w, py::bytes sentencepiece, const std::vector<std::string>& pieces,
+             const std::vector<std::string>& control) {
             const std::string bytes = sentencepiece;
-            Expected<VocabularyData> spm = VocabularyData::from_sentencepiece(
-                {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+            Expected<VocabularyData> spm =
+                VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
             check(spm.status(), "target SentencePiece model");
             w.writer.set_target_vocabulary(target_vocabulary(spm.value(), pieces, control));
-          }, py::arg("sentencepiece"), py::arg("pieces"), py::kw_only(), py::arg("control") = std::vector<std::string>{},
+          },
+          py::arg("sentencepiece"), py::arg("pieces"), py::kw_only(), py::arg("control") = std::vector<std::string>{},
           "The vocabulary target ids decode with: `pieces` in model id order (one per target id), "
           "decoded with the SentencePiece model's rules and piece types; a piece it lacks is an "
           "ordinary piece, or a control piece (decodes to nothing) when named in `control`.")
-      .def("set_quantization", [](PyWriter& w, const std::string& activations, const std::string& method,
-                                  const std::vector<std::tuple<std::string, float, int32_t>>& inputs) {
+      .def(
+          "set_quantization",
+          [](PyWriter& w, const std::string& activations, const std::string& method,
+             const std::vector<std::tuple<std::string, float, int32_t>>& inputs) {
             ModelQuantization q;
-            if (activations == "dynamic") q.activations = ActivationScales::dynamic_per_row;
-            else if (activations == "calibrated") q.activations = ActivationScales::calibrated;
-            else throw py::value_error("activations = '" + activations + "': must be 'dynamic' or 'calibrated'");
+            if (activations == "dynamic")
+              q.activations = ActivationScales::dynamic_per_row;
+            else if (activations == "calibrated")
+              q.activations = ActivationScales::calibrated;
+            else
+              throw py::value_error("activations = '" + activations + "': must be 'dynamic' or 'calibrated'");
             q.method = method;
             for (const auto& [layer, scale, zero_point] : inputs) q.inputs.push_back({layer, scale, zero_point});
             w.writer.set_quantization(q);
-          }, py::arg("activations") = "dynamic", py::arg("method") = "",
+          },
+          py::arg("activations") = "dynamic", py::arg("method") = "",
           py::arg("inputs") = std::vector<std::tuple<std::string, float, int32_t>>{},
           "Int8 models: how the int8 layers quantize their inputs; 'calibrated' takes one "
           "(layer, scale, zero_point) per int8 linear layer.")
-      .def("add_tensor", [](PyWriter& w, const std::string& name, py::handle values, py::object shape,
-                            py::object layout) {
+      .def(
+          "add_tensor",
+          [](PyWriter& w, const std::string& name, py::handle values, py::object shape, py::object layout) {
             Array a = array_of(values, 'f', "float32", name);
             const std::vector<uint32_t> dims = shape_of(shape, a);
             const size_t spec = w.expect(name, dims);
             const Layout wanted = w.specs[spec].layout;
             if (!layout.is_none() && layout_of(layout.cast<std::string>()) != wanted) {
-              throw py::value_error("tensor '" + name + "': layout = '" + layout.cast<std::string>() + "'; this tensor is " +
+              throw py::value_error("tensor '" + name + "': layout = '" + layout.cast<std::string>() +
+                                    "'; this tensor is " +
                                     (wanted == Layout::packed_n16 ? "'packed_n16'" : "'row_major'"));
             }
             std::span<const float> data{static_cast<const float*>(a.info.ptr), size_t(a.info.size)};
             check(w.writer.add_tensor(name, dims, wanted, data));
             w.added[spec] = true;
-          }, py::arg("name"), py::arg("values"), py::kw_only(), py::arg("shape") = py::none(),
+          },
+          py::arg("name"), py::arg("values"), py::kw_only(), py::arg("shape") = py::none(),
           py::arg("layout") = py::none(),
           "A float32 tensor of tensor_specs(config), values row-major ([out, in] for weights); shape "
           "defaults to the buffer's; layout defaults to the spec's (2-D weights are packed for the kernels).")
-      .def("add_tensor_i8", [](PyWriter& w, const std::string& name, py::handle values, py::handle scales,
-                               py::object shape) {
+      .def(
+          "add_tensor_i8",
+          [](PyWriter& w, const std::string& name, py::handle values, py::handle scales, py::object shape) {
             Array a = array_of(values, 'b', "int8", name);
             Array s = array_of(scales, 'f', "float32", name + " scales");
             const std::vector<uint32_t> dims = shape_of(shape, a);
@@ -308,15 +341,21 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
             check(w.writer.add_tensor_i8(name, dims, {static_cast<const int8_t*>(a.info.ptr), size_t(a.info.size)},
                                          {static_cast<const float*>(s.info.ptr), size_t(s.info.size)}));
             w.added[spec] = true;
-          }, py::arg("name"), py::arg("values"), py::arg("scales"), py::kw_only(), py::arg("shape") = py::none(),
+          },
+          py::arg("name"), py::arg("values"), py::arg("scales"), py::kw_only(), py::arg("shape") = py::none(),
           "An int8 tensor [N, K] (row-major) with one float32 scale per row: value = q * scale.")
-      .def("serialize", [](const PyWriter& w) {
+      .def(
+          "serialize",
+          [](const PyWriter& w) {
             w.check_complete();
             Expected<std::vector<uint8_t>> bytes = w.writer.serialize();
             check(bytes.status());
             return py::bytes(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-          }, "The whole model file as bytes (libmt.Model(bytes) loads it).")
-      .def("write", [](const PyWriter& w, py::object path) {
+          },
+          "The whole model file as bytes (libmt.Model(bytes) loads it).")
+      .def(
+          "write",
+          [](const PyWriter& w, py::object path) {
             w.check_complete();
             const std::string p = path_of(path);
             Status status;
@@ -325,7 +364,8 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
               status = w.writer.write(p);
             }
             check(status);
-          }, py::arg("path"), "Writes the file atomically (a temporary file renamed over `path`).");
+          },
+          py::arg("path"), "Writes the file atomically (a temporary file renamed over `path`).");
 }
 
 }  // namespace mt::python

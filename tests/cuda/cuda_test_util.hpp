@@ -36,12 +36,12 @@ inline bool cuda_device_required() { return std::getenv("MT_REQUIRE_CUDA_DEVICE"
 
 // A test case without a device says why and is reported Skipped (MT_SKIP);
 // with MT_REQUIRE_CUDA_DEVICE set it fails instead.
-#define MT_REQUIRE_CUDA_DEVICE()                                                     \
-  do {                                                                               \
-    if (!mt::test::cuda_unavailable_reason().empty()) {                              \
+#define MT_REQUIRE_CUDA_DEVICE()                                                       \
+  do {                                                                                 \
+    if (!mt::test::cuda_unavailable_reason().empty()) {                                \
       if (mt::test::cuda_device_required()) FAIL(mt::test::cuda_unavailable_reason()); \
-      MT_SKIP(mt::test::cuda_unavailable_reason());                                  \
-    }                                                                                \
+      MT_SKIP(mt::test::cuda_unavailable_reason());                                    \
+    }                                                                                  \
   } while (false)
 
 // Fails the test with the status's name when a launcher or CUDA call failed.
@@ -87,8 +87,8 @@ class TestCublas {
 struct LinearShape {
   int M, N, K;
 };
-inline constexpr LinearShape kLinearShapes[] = {{1, 1, 1},        {1, 512, 512},   {7, 33, 65},
-                                                {37, 1000, 515},  {64, 2048, 512}, {200, 31, 1024}};
+inline constexpr LinearShape kLinearShapes[] = {{1, 1, 1},       {1, 512, 512},   {7, 33, 65},
+                                                {37, 1000, 515}, {64, 2048, 512}, {200, 31, 1024}};
 
 // A device copy of a host vector; download() brings it back after the stream's work.
 template <class T>
@@ -137,8 +137,8 @@ inline void require_close(const std::vector<float>& ref, const std::vector<float
   }
   if (bad > 0) {
     FAIL(what << ": " << bad << " of " << ref.size() << " elements off by more than " << tol
-              << " x (1 + |ref|); worst at " << worst << ": ref " << ref[worst] << ", got "
-              << got[worst] << " (" << worst_ratio << " x the tolerance)");
+              << " x (1 + |ref|); worst at " << worst << ": ref " << ref[worst] << ", got " << got[worst] << " ("
+              << worst_ratio << " x the tolerance)");
   }
 }
 

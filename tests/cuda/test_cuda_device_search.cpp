@@ -66,9 +66,13 @@ TEST_CASE("cuda: the device's beam bookkeeping steps as the host's", "[cuda][sea
   std::vector<Finished> finished(size_t(B) * capacity);
   std::vector<int32_t> finished_tokens(size_t(B) * capacity * T);
   std::vector<Hypothesis> hypotheses(size_t(B) * capacity);
-  SearchBuffers h{capacity, T, limits.data(), done.data(), scores.data(), steps.data(), parents.data(), history.data(),
-                  scratch.data(), candidates.data(), finished.data(), finished_tokens.data(), counts.data(),
-                  hypotheses.data()};
+  SearchBuffers h{capacity,        T,
+                  limits.data(),   done.data(),
+                  scores.data(),   steps.data(),
+                  parents.data(),  history.data(),
+                  scratch.data(),  candidates.data(),
+                  finished.data(), finished_tokens.data(),
+                  counts.data(),   hypotheses.data()};
   SearchLimits search;
   search.beam = search.hypotheses = K;
   search.length_penalty = penalty;

@@ -92,7 +92,8 @@ TEST_CASE("cuda: convert_rows_f16 gives f32_to_f16_bits' bits", "[cuda][fp16]") 
         const uint16_t want = f32_to_f16_bits(a);
         // A NaN must stay a NaN; its payload is the hardware's choice.
         const bool ok = std::isnan(a) ? std::isnan(f16_bits_to_f32(got)) : got == want;
-        if (!ok) FAIL("row " << m << ", column " << k << ": " << a << " became 0x" << std::hex << got << ", not 0x" << want);
+        if (!ok)
+          FAIL("row " << m << ", column " << k << ": " << a << " became 0x" << std::hex << got << ", not 0x" << want);
       }
     }
   }
@@ -194,7 +195,8 @@ double worst_error(const std::vector<float>& want, const std::vector<float>& got
     for (size_t n = 0; n < g.ldc; ++n) {
       const size_t i = size_t(m) * g.ldc + n;
       if (n >= size_t(g.N)) {
-        if (std::memcmp(&want[i], &got[i], sizeof(float)) != 0) FAIL("C[" << m << "," << n << "] (padding) was written");
+        if (std::memcmp(&want[i], &got[i], sizeof(float)) != 0)
+          FAIL("C[" << m << "," << n << "] (padding) was written");
         continue;
       }
       const double error = std::fabs(double(want[i]) - double(got[i])) / (1.0 + scale[i]);
@@ -246,12 +248,13 @@ TEST_CASE("cuda: linear_f16 is the exact product of the operands rounded to half
     // x += linear(x'): C aliasing the residual, as the runtime's sublayers do.
     INFO("M " << g.M << ", N " << g.N << ", K " << g.K << ", C aliasing the residual");
     std::vector<float> aliased = init;
-    for (int m = 0; m < g.M; ++m) std::copy_n(g.residual.begin() + size_t(m) * g.ldc, g.N, aliased.begin() + size_t(m) * g.ldc);
+    for (int m = 0; m < g.M; ++m)
+      std::copy_n(g.residual.begin() + size_t(m) * g.ldc, g.N, aliased.begin() + size_t(m) * g.ldc);
     d_C.upload(aliased);
-    require_ok(linear_f16_cuda(cublas.get(), d_A.get(), g.lda, d_W.get(), size_t(g.K), d_bias.get(), d_C.get(), g.ldc,
-                               d_C.get(), g.ldc, g.M, g.N, g.K, Activation::none, d_a16.get(), size_t(g.K),
-                               stream.get()),
-               "linear_f16_cuda (aliased)");
+    require_ok(
+        linear_f16_cuda(cublas.get(), d_A.get(), g.lda, d_W.get(), size_t(g.K), d_bias.get(), d_C.get(), g.ldc,
+                        d_C.get(), g.ldc, g.M, g.N, g.K, Activation::none, d_a16.get(), size_t(g.K), stream.get()),
+        "linear_f16_cuda (aliased)");
     require_finished(stream.get(), "linear_f16_cuda (aliased)");
     CHECK(worst_error(g.reference(true, true, Activation::none, init, true, &scale), d_C.download(), scale, g) <=
           kF32SumTol);
@@ -278,8 +281,8 @@ TEST_CASE("cuda: linear_f16 and convert_rows_f16 refuse bad arguments", "[cuda][
   CHECK(call(context, K, K, K, N - 1, nullptr, 0, Activation::none) != 0);
   CHECK(call(context, K, K, K, N, C, N + 1, Activation::none) != 0);  // aliased, other stride
   CHECK(call(context, K, K, K, N, C, N, Activation::relu) != 0);      // aliased with an activation
-  CHECK(linear_f16_cuda(context, A, K, W, K, nullptr, nullptr, 0, C, N, -1, N, K, Activation::none, a16, K,
-                        nullptr) != 0);
+  CHECK(linear_f16_cuda(context, A, K, W, K, nullptr, nullptr, 0, C, N, -1, N, K, Activation::none, a16, K, nullptr) !=
+        0);
   CHECK(convert_rows_f16_cuda(A, K - 1, M, K, a16, K, nullptr) != 0);
   CHECK(convert_rows_f16_cuda(A, K, M, K, a16, K - 1, nullptr) != 0);
   CHECK(convert_rows_f16_cuda(A, K, -1, K, a16, K, nullptr) != 0);

@@ -46,12 +46,23 @@ std::vector<float> awkward_rows(int M, int K, size_t lda, uint32_t seed) {
   for (int m = 0; m < M; ++m) {
     float* row = a.data() + size_t(m) * lda;
     switch (m % 6) {
-      case 1: std::fill(row, row + K, 0.0f); break;
-      case 2: std::fill(row, row + K, 1.5f); break;
-      case 3: row[0] = -0.0f, row[K / 2] = std::numeric_limits<float>::quiet_NaN(); break;
-      case 4: row[K - 1] = 1e30f; break;
-      case 5: row[K / 3] = std::numeric_limits<float>::infinity(); break;
-      default: break;
+      case 1:
+        std::fill(row, row + K, 0.0f);
+        break;
+      case 2:
+        std::fill(row, row + K, 1.5f);
+        break;
+      case 3:
+        row[0] = -0.0f, row[K / 2] = std::numeric_limits<float>::quiet_NaN();
+        break;
+      case 4:
+        row[K - 1] = 1e30f;
+        break;
+      case 5:
+        row[K / 3] = std::numeric_limits<float>::infinity();
+        break;
+      default:
+        break;
     }
   }
   return a;
@@ -134,8 +145,7 @@ struct Int8Layer {
     std::vector<uint8_t> q(size_t(M) * ldq);
     std::vector<float> a_scale(M);
     std::vector<int32_t> a_zero(M);
-    ref.quantize_rows_u8(A.data(), lda, M, K, q.data(), ldq, a_scale.data(), a_zero.data(), static_scale,
-                         static_zero);
+    ref.quantize_rows_u8(A.data(), lda, M, K, q.data(), ldq, a_scale.data(), a_zero.data(), static_scale, static_zero);
     std::vector<float> C = init;
     // Calibrated layers pass no zero points: their compensation is in the bias.
     ref.gemm_u8s8(q.data(), ldq, packed.data(), w_sum.data(), w_scale.data(), a_scale.data(),
@@ -192,8 +202,7 @@ TEST_CASE("cuda: linear_i8 (quantize, cuBLAS s8 GEMM, dequantize) gives gemm_u8s
     const std::vector<float> init = random_vector(size_t(g.M) * g.ldc, 99);
     for (const float static_scale : {0.0f, 0.03f}) {
       const int32_t static_zero = static_scale > 0.0f ? 100 : 0;
-      const CudaInt8Weights weights{d_W.get(), size_t(g.Kp), d_w_sum.get(), d_w_scale.get(), static_scale,
-                                    static_zero};
+      const CudaInt8Weights weights{d_W.get(), size_t(g.Kp), d_w_sum.get(), d_w_scale.get(), static_scale, static_zero};
       for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::swish}) {
         for (int with_bias = 0; with_bias < 2; ++with_bias) {
           for (int with_res = 0; with_res < 2; ++with_res) {
@@ -222,8 +231,8 @@ TEST_CASE("cuda: linear_i8 (quantize, cuBLAS s8 GEMM, dequantize) gives gemm_u8s
                                 g.M, g.N, g.K, Activation::relu, scratch.view(g.N, g.K), stream.get()),
                  "linear_i8_cuda (aliased)");
       require_finished(stream.get(), "linear_i8_cuda (aliased)");
-      require_same_or_close(g.reference(static_scale, static_zero, true, true, Activation::relu, init),
-                            d_C.download(), g, Activation::relu);
+      require_same_or_close(g.reference(static_scale, static_zero, true, true, Activation::relu, init), d_C.download(),
+                            g, Activation::relu);
     }
   }
 }
@@ -257,8 +266,8 @@ TEST_CASE("cuda: linear_i8 refuses leading dimensions cuBLAS's int8 GEMM cannot 
   CHECK(call(context, w, odd_acc) != 0);
   CHECK(call(nullptr, w, scratch) != 0);
   CHECK(quantize_rows_s8_cuda(A, K, M, K, scratch.q, 7, nullptr, nullptr, 0.0f, 0, nullptr) != 0);
-  CHECK(dequantize_i32_cuda(nullptr, 7, nullptr, nullptr, nullptr, nullptr, nullptr, Activation::none, nullptr, 0, C,
-                            N, M, N, nullptr) != 0);
+  CHECK(dequantize_i32_cuda(nullptr, 7, nullptr, nullptr, nullptr, nullptr, nullptr, Activation::none, nullptr, 0, C, N,
+                            M, N, nullptr) != 0);
 }
 
 }  // namespace

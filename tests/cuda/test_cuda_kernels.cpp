@@ -86,8 +86,8 @@ TEST_CASE("cuda: launchers reject bad arguments without touching the device", "[
   REQUIRE(attention_f32_cuda(a, nullptr) != 0);
   REQUIRE(top_k_f32_cuda(nullptr, 1, 10, 0, nullptr, nullptr, nullptr) != 0);
   REQUIRE(top_k_f32_cuda(nullptr, 1, 10, kCudaTopKMax + 1, nullptr, nullptr, nullptr) != 0);
-  REQUIRE(linear_f32_cuda(nullptr, nullptr, 4, nullptr, 4, nullptr, nullptr, 0, nullptr, 4, 1, 4, 4,
-                          Activation::none, GemmMath::f32, nullptr) != 0);
+  REQUIRE(linear_f32_cuda(nullptr, nullptr, 4, nullptr, 4, nullptr, nullptr, 0, nullptr, 4, 1, 4, 4, Activation::none,
+                          GemmMath::f32, nullptr) != 0);
   REQUIRE(std::string(cuda_status_string(0)) == "success");
 }
 
@@ -129,8 +129,8 @@ TEST_CASE("cuda: embed_f32 and embed_i8 give the reference's bits", "[cuda]") {
                    "embed_f32_cuda");
         require_finished(stream.get(), "embed_f32_cuda");
         require_equal(want, d_y.download(), "embed_f32");
-        require_ok(embed_i8_cuda(d_table_i8.get(), d_scales.get(), C, d_ids.get(), M, scale, pos, per_row, 4,
-                                 d_y.get(), stream.get()),
+        require_ok(embed_i8_cuda(d_table_i8.get(), d_scales.get(), C, d_ids.get(), M, scale, pos, per_row, 4, d_y.get(),
+                                 stream.get()),
                    "embed_i8_cuda");
         require_finished(stream.get(), "embed_i8_cuda");
         require_equal(want_i8, d_y.download(), "embed_i8");
@@ -159,7 +159,8 @@ TEST_CASE("cuda: layer_norm_f32 matches layer_norm_f32_ref", "[cuda]") {
         for (size_t i = 0; i < n; ++i) sum[i] = x[i] + r[i];
         for (int m = 0; m < M; ++m) {
           ref.layer_norm_f32(x.data() + size_t(m) * C, gamma.data(), beta.data(), want.data() + size_t(m) * C, C, eps);
-          ref.layer_norm_f32(sum.data() + size_t(m) * C, gamma.data(), beta.data(), want_sum.data() + size_t(m) * C, C, eps);
+          ref.layer_norm_f32(sum.data() + size_t(m) * C, gamma.data(), beta.data(), want_sum.data() + size_t(m) * C, C,
+                             eps);
         }
         DeviceVector<float> d_x(x), d_r(r), d_gamma(gamma), d_beta(beta), d_y(n), d_s(n);
         INFO("C " << C << ", M " << M << ", x = " << offset << " +- 1");
@@ -200,7 +201,7 @@ TEST_CASE("cuda: bias_act_residual_f32 matches gemm_f32_ref's epilogue", "[cuda]
     for (int n = 0; n < N; ++n) identity[size_t(n) * N + n] = 1.0f;
     pack_weights_f32(identity.data(), N, N, packed.data());
     for (int M : {1, 7, 70}) {
-      if (N == 1000 && M == 70) continue;  // the identity reference costs M N^2
+      if (N == 1000 && M == 70) continue;     // the identity reference costs M N^2
       const size_t ldc = N + 3, ldr = N + 1;  // padded rows: strides are really used
       const std::vector<float> c = random_vector(M * ldc, M + N, -2.0f, 2.0f);
       const std::vector<float> bias = random_vector(N, M + N + 1);
@@ -366,7 +367,8 @@ struct LinearCase {
   }
 
   // gemm_f32_ref on the packed copy of W; C starts as `init` (padding kept).
-  std::vector<float> reference(bool with_bias, bool with_residual, Activation act, const std::vector<float>& init) const {
+  std::vector<float> reference(bool with_bias, bool with_residual, Activation act,
+                               const std::vector<float>& init) const {
     std::vector<float> w(size_t(N) * K), packed(packed_size(N, K));
     for (int n = 0; n < N; ++n) std::copy_n(W.begin() + size_t(n) * ldw, K, w.begin() + size_t(n) * K);
     pack_weights_f32(w.data(), N, K, packed.data());
@@ -430,7 +432,8 @@ TEST_CASE("cuda: linear_f32 (cuBLAS + epilogue) matches gemm_f32_ref", "[cuda]")
       // x += linear(x'): C aliasing the residual accumulates in place.
       INFO("M " << g.M << ", N " << g.N << ", K " << g.K << ", " << math_name << ", C aliasing the residual");
       std::vector<float> c_res = init;
-      for (int m = 0; m < g.M; ++m) std::copy_n(g.residual.begin() + size_t(m) * g.ldr, g.N, c_res.begin() + size_t(m) * g.ldc);
+      for (int m = 0; m < g.M; ++m)
+        std::copy_n(g.residual.begin() + size_t(m) * g.ldr, g.N, c_res.begin() + size_t(m) * g.ldc);
       d_C.upload(c_res);
       require_ok(linear_f32_cuda(context, d_A.get(), g.lda, d_W.get(), g.ldw, d_bias.get(), d_C.get(), g.ldc, d_C.get(),
                                  g.ldc, g.M, g.N, g.K, Activation::none, math, stream.get()),

@@ -160,7 +160,6 @@ size_t same_best_translations(Session& a, Session& b, const std::vector<std::str
   return same;
 }
 
-
 // What models converted from other frameworks use, all at once (format
 // version 3): pre-norm with swish, an embedding scale other than sqrt(d), the
 // decoder started from pad (Marian), sources without EOS (OpenNMT-py), a
@@ -260,7 +259,8 @@ TEST_CASE("cuda runtime: the shipped sentences translate as on the CPU (greedy a
     INFO("sentence " << i << ": " << lines[i]);
     REQUIRE(gpu_greedy[i].size() == 1);
     CHECK(gpu_greedy[i][0].text == cpu_greedy[i][0].text);
-    CHECK(std::fabs(gpu_greedy[i][0].score - cpu_greedy[i][0].score) <= 1e-3f * (1.0f + std::fabs(cpu_greedy[i][0].score)));
+    CHECK(std::fabs(gpu_greedy[i][0].score - cpu_greedy[i][0].score) <=
+          1e-3f * (1.0f + std::fabs(cpu_greedy[i][0].score)));
   }
   TranslateOptions beam = greedy;
   beam.beam_size = 4;
@@ -289,8 +289,7 @@ TEST_CASE("cuda runtime: the shipped sentences translate as on the CPU (greedy a
   }
 }
 
-TEST_CASE("cuda runtime: decode steps replayed from CUDA Graphs translate as launched one by one",
-          "[cuda][runtime]") {
+TEST_CASE("cuda runtime: decode steps replayed from CUDA Graphs translate as launched one by one", "[cuda][runtime]") {
   MT_REQUIRE_CUDA_DEVICE();
   auto model = load_model("models/en-de-tiny.mtm");
   const std::vector<std::string> lines = shipped_sentences();
@@ -464,7 +463,7 @@ TEST_CASE("cuda runtime: fp16 weights give logits close to fp32's", "[cuda][runt
   const int variant = GENERATE(0, 1, 2, 3, 4);
   INFO("variant " << variant);
   const std::vector<std::string> lines = shipped_sentences();
-  std::shared_ptr<const Model> model = variant < 3   ? test::random_model(config_variant(variant), 71 + variant)
+  std::shared_ptr<const Model> model = variant < 3    ? test::random_model(config_variant(variant), 71 + variant)
                                        : variant == 3 ? load_model("models/en-de-tiny.mtm")
                                                       : load_model("models/en-de-tiny.int8.mtm");
   const ModelConfig& config = model->config();
@@ -509,7 +508,8 @@ TEST_CASE("cuda runtime: fp16 translates the shipped sentences as the CPU's fp32
     // Only choices closer than fp16's rounding may flip: about 1e-3 of a
     // logit, as TF32's. The bar allows a few such near-ties (set before any
     // run; a broken layer agrees on almost none).
-    WARN("beam " << beam << ": " << same << " of " << lines.size() << " translations identical on CPU (fp32) and GPU (fp16)");
+    WARN("beam " << beam << ": " << same << " of " << lines.size()
+                 << " translations identical on CPU (fp32) and GPU (fp16)");
     CHECK(same * 10 >= lines.size() * 9);
   }
 }
@@ -544,7 +544,8 @@ TEST_CASE("cuda runtime: fp16 weights take half the memory, one copy per form", 
     o.cuda_fp16 = o.cuda_int8_gemm = true;
     Session gpu = make_session(model, o, Device::cuda);
     const bool int8 = std::string(path).find("int8") != std::string::npos;
-    CHECK(detail::impl_of(gpu)->cuda->weight_form() == (int8 ? detail::CudaWeightForm::int8 : detail::CudaWeightForm::f16));
+    CHECK(detail::impl_of(gpu)->cuda->weight_form() ==
+          (int8 ? detail::CudaWeightForm::int8 : detail::CudaWeightForm::f16));
     const auto out = translate_all(gpu, {"A man is riding a bike."}, TranslateOptions{});
     CHECK(!out[0][0].text.empty());
   }
@@ -712,14 +713,16 @@ TEST_CASE("cuda runtime: sessions on several threads share one model and agree",
         auto& out = outputs[size_t(i) * kRounds + round];
         const size_t batch = 8;
         for (size_t b = 0; b < lines.size(); b += batch) {
-          const std::vector<std::string_view> part(lines.begin() + b, lines.begin() + std::min(lines.size(), b + batch));
+          const std::vector<std::string_view> part(lines.begin() + b,
+                                                   lines.begin() + std::min(lines.size(), b + batch));
           TextTranslations results;
           const Status status = session->translate_text(part, to, &results);
           if (!status.ok()) {
             errors[i] = status.message();
             return;
           }
-          for (size_t s = 0; s < results.size(); ++s) out.push_back({{std::string(results[s][0].text), results[s][0].score}});
+          for (size_t s = 0; s < results.size(); ++s)
+            out.push_back({{std::string(results[s][0].text), results[s][0].score}});
         }
       }
     });

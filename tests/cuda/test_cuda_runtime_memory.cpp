@@ -73,12 +73,27 @@ void print_traces() {
 }  // namespace
 
 extern "C" {
-void* malloc(size_t n) { count(); return __libc_malloc(n); }
-void* calloc(size_t n, size_t size) { count(); return __libc_calloc(n, size); }
-void* realloc(void* p, size_t n) { count(); return __libc_realloc(p, n); }
+void* malloc(size_t n) {
+  count();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t size) {
+  count();
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, size_t n) {
+  count();
+  return __libc_realloc(p, n);
+}
 void free(void* p) { __libc_free(p); }
-void* memalign(size_t alignment, size_t n) { count(); return __libc_memalign(alignment, n); }
-void* aligned_alloc(size_t alignment, size_t n) { count(); return __libc_memalign(alignment, n); }
+void* memalign(size_t alignment, size_t n) {
+  count();
+  return __libc_memalign(alignment, n);
+}
+void* aligned_alloc(size_t alignment, size_t n) {
+  count();
+  return __libc_memalign(alignment, n);
+}
 int posix_memalign(void** out, size_t alignment, size_t n) {
   count();
   *out = __libc_memalign(alignment, n);
@@ -95,7 +110,7 @@ TEST_CASE("cuda runtime: translate allocates no device or host memory", "[cuda][
   // A forced target prefix (a language token's) adds the forced tokens' fill.
   const int variant = GENERATE(0, 1, 2, 3, 4);
   const bool int8 = variant == 1, device_search = variant == 2, fp16 = variant == 3, forced = variant == 4;
-  INFO((int8             ? "int8 model, int8 GEMMs"
+  INFO((int8            ? "int8 model, int8 GEMMs"
         : device_search ? "fp32 model, device search"
         : fp16          ? "fp32 model, fp16 GEMMs"
         : forced        ? "fp32 model, forced target prefix"

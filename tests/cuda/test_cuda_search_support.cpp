@@ -83,8 +83,8 @@ TEST_CASE("cuda: mask_columns_f32 sets the listed columns of every row, and noth
   MT_REQUIRE_CUDA_DEVICE();
   TestStream stream;
   const int M = GENERATE(1, 7, 300);
-  const std::vector<int32_t> columns = GENERATE(std::vector<int32_t>{0}, std::vector<int32_t>{3, 10},
-                                                std::vector<int32_t>{1, 2, 4, 8, 9});
+  const std::vector<int32_t> columns =
+      GENERATE(std::vector<int32_t>{0}, std::vector<int32_t>{3, 10}, std::vector<int32_t>{1, 2, 4, 8, 9});
   const size_t ld = 11;
   std::vector<float> x = random_vector(M * ld, 5u + M, -1.0f, 1.0f);
   DeviceVector<float> d_x(x);

@@ -53,8 +53,8 @@ double relative_l2(const std::vector<float>& ref, const std::vector<float>& got)
 // backpropagates sum(y * R) for a random R and compares every input's
 // gradient. op(graph, inputs) uses unqualified op names: it runs on both.
 template <class Op>
-void check_op(const std::string& what, const std::vector<ag::Shape>& shapes, Op op, uint64_t seed = 1,
-              float lo = -1.0f, float hi = 1.0f) {
+void check_op(const std::string& what, const std::vector<ag::Shape>& shapes, Op op, uint64_t seed = 1, float lo = -1.0f,
+              float hi = 1.0f) {
   INFO(what);
   ag::Graph<float> cg(1);
   gpu::Graph dg;
@@ -94,8 +94,9 @@ TEST_CASE("gpu linear and matmuls match the CPU", "[cuda_trainer]") {
 TEST_CASE("gpu layer_norm matches the CPU", "[cuda_trainer]") {
   MT_REQUIRE_CUDA_DEVICE();
   const int C = GENERATE(1, 7, 33, 512, 515);
-  check_op("layer_norm C=" + std::to_string(C), {{9, C}, {C}, {C}},
-           [](auto& g, auto& in) { return layer_norm(g, in[0], in[1], in[2], 1e-5); }, 3, 0.5f, 1.5f);
+  check_op(
+      "layer_norm C=" + std::to_string(C), {{9, C}, {C}, {C}},
+      [](auto& g, auto& in) { return layer_norm(g, in[0], in[1], in[2], 1e-5); }, 3, 0.5f, 1.5f);
 }
 
 TEST_CASE("gpu attention matches the CPU (padding and causal masks)", "[cuda_trainer]") {
@@ -104,18 +105,21 @@ TEST_CASE("gpu attention matches the CPU (padding and causal masks)", "[cuda_tra
   const std::vector<int> lengths{6, 4, 1};
   const ag::SeqBatch seqs{B, L, lengths};
   for (bool causal : {false, true}) {
-    check_op(causal ? "causal self_attention" : "self_attention", {{B * L, 3 * C}},
-             [&](auto& g, auto& in) { return self_attention(g, in[0], seqs, H, causal); }, causal ? 5 : 6, -2.0f, 2.0f);
+    check_op(
+        causal ? "causal self_attention" : "self_attention", {{B * L, 3 * C}},
+        [&](auto& g, auto& in) { return self_attention(g, in[0], seqs, H, causal); }, causal ? 5 : 6, -2.0f, 2.0f);
   }
   const int Lk = 7;
   const std::vector<int> k_len{7, 2, 5};
   const ag::SeqBatch keys{B, Lk, k_len};
-  check_op("cross_attention", {{B * L, C}, {B * Lk, 2 * C}},
-           [&](auto& g, auto& in) { return cross_attention(g, in[0], seqs, in[1], keys, H); }, 7, -2.0f, 2.0f);
+  check_op(
+      "cross_attention", {{B * L, C}, {B * Lk, 2 * C}},
+      [&](auto& g, auto& in) { return cross_attention(g, in[0], seqs, in[1], keys, H); }, 7, -2.0f, 2.0f);
   // No lengths: every position valid; a longer sequence than a block's threads.
   const ag::SeqBatch full{2, 150, {}};
-  check_op("self_attention L=150", {{2 * 150, 3 * 32}},
-           [&](auto& g, auto& in) { return self_attention(g, in[0], full, 2, true); }, 8);
+  check_op(
+      "self_attention L=150", {{2 * 150, 3 * 32}},
+      [&](auto& g, auto& in) { return self_attention(g, in[0], full, 2, true); }, 8);
 }
 
 TEST_CASE("gpu embedding matches the CPU", "[cuda_trainer]") {
@@ -136,8 +140,10 @@ TEST_CASE("gpu elementwise ops and activations match the CPU", "[cuda_trainer]")
   check_op("scale", {s}, [](auto& g, auto& in) { return scale(g, in[0], -0.75); });
   check_op("sum", {s}, [](auto& g, auto& in) { return sum(g, in[0]); });
   check_op("relu", {s}, [](auto& g, auto& in) { return relu(g, in[0]); });
-  check_op("gelu", {s}, [](auto& g, auto& in) { return gelu(g, in[0]); }, 1, -4.0f, 4.0f);
-  check_op("softmax", {{5, 300}}, [](auto& g, auto& in) { return softmax(g, in[0]); }, 1, -4.0f, 4.0f);
+  check_op(
+      "gelu", {s}, [](auto& g, auto& in) { return gelu(g, in[0]); }, 1, -4.0f, 4.0f);
+  check_op(
+      "softmax", {{5, 300}}, [](auto& g, auto& in) { return softmax(g, in[0]); }, 1, -4.0f, 4.0f);
 }
 
 TEST_CASE("gpu dropout draws the CPU's masks", "[cuda_trainer]") {

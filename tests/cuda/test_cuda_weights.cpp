@@ -51,7 +51,8 @@ void require_rounded(const Block& half, const uint16_t* h, const Block& full, co
   const uint16_t* got = half.host(h);
   const float* want = full.host(f);
   for (size_t i = 0; i < count; ++i) {
-    if (got[i] != f32_to_f16_bits(want[i])) FAIL("element " << i << ": " << want[i] << " became 0x" << std::hex << got[i]);
+    if (got[i] != f32_to_f16_bits(want[i]))
+      FAIL("element " << i << ": " << want[i] << " became 0x" << std::hex << got[i]);
   }
 }
 

@@ -69,7 +69,9 @@ class Writer {
   explicit Writer(std::filesystem::path dir) : dir_(std::move(dir)), manifest_(dir_ / "manifest.txt") {}
   bool ok() const { return bool(manifest_); }
 
-  void config(const std::string& key, const std::string& value) { manifest_ << "config " << key << ' ' << value << '\n'; }
+  void config(const std::string& key, const std::string& value) {
+    manifest_ << "config " << key << ' ' << value << '\n';
+  }
   void scalar(const std::string& name, double value) {
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.17g", value);
@@ -80,7 +82,8 @@ class Writer {
     std::string file = kind + "." + name + ".bin";
     for (char& ch : file)
       if (ch == '/') ch = '.';
-    std::ofstream(dir_ / file, std::ios::binary).write(reinterpret_cast<const char*>(data), std::streamsize(n * sizeof(E)));
+    std::ofstream(dir_ / file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(data), std::streamsize(n * sizeof(E)));
     manifest_ << "tensor " << kind << ' ' << name << ' ' << file << ' ' << (std::is_same_v<E, float> ? "f32" : "i32")
               << ' ' << dims.size();
     for (int d : dims) manifest_ << ' ' << d;

@@ -82,11 +82,10 @@ std::u32string regexp_tokenize(std::u32string_view in) {
 // ranges are in effect U+2001..U+2A6D and U+2F81..U+2FA1.
 bool is_chinese_char(char32_t c) {
   static constexpr char32_t kRanges[][2] = {
-      {0x3400, 0x4DB5}, {0x4E00, 0x9FA5}, {0x9FA6, 0x9FBB}, {0xF900, 0xFA2D}, {0xFA30, 0xFA6A},
-      {0xFA70, 0xFAD9}, {0x2001, 0x2A6D}, {0x2F81, 0x2FA1}, {0xFF00, 0xFFEF}, {0x2E80, 0x2EFF},
-      {0x3000, 0x303F}, {0x31C0, 0x31EF}, {0x2F00, 0x2FDF}, {0x2FF0, 0x2FFF}, {0x3100, 0x312F},
-      {0x31A0, 0x31BF}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE4F}, {0x2600, 0x26FF}, {0x2700, 0x27BF},
-      {0x3200, 0x32FF}, {0x3300, 0x33FF}};
+      {0x3400, 0x4DB5}, {0x4E00, 0x9FA5}, {0x9FA6, 0x9FBB}, {0xF900, 0xFA2D}, {0xFA30, 0xFA6A}, {0xFA70, 0xFAD9},
+      {0x2001, 0x2A6D}, {0x2F81, 0x2FA1}, {0xFF00, 0xFFEF}, {0x2E80, 0x2EFF}, {0x3000, 0x303F}, {0x31C0, 0x31EF},
+      {0x2F00, 0x2FDF}, {0x2FF0, 0x2FFF}, {0x3100, 0x312F}, {0x31A0, 0x31BF}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE4F},
+      {0x2600, 0x26FF}, {0x2700, 0x27BF}, {0x3200, 0x32FF}, {0x3300, 0x33FF}};
   for (const auto& r : kRanges) {
     if (c >= r[0] && c <= r[1]) return true;
   }
@@ -162,9 +161,9 @@ std::string BleuOptions::signature() const {
 std::string BleuScore::format() const {
   char buf[256];
   const double ratio = ref_len > 0 ? double(hyp_len) / double(ref_len) : 0.0;
-  std::snprintf(buf, sizeof(buf), "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %ld ref_len = %ld)",
-                score, precisions[0], precisions[1], precisions[2], precisions[3], brevity_penalty, ratio, hyp_len,
-                ref_len);
+  std::snprintf(buf, sizeof(buf),
+                "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %ld ref_len = %ld)", score,
+                precisions[0], precisions[1], precisions[2], precisions[3], brevity_penalty, ratio, hyp_len, ref_len);
   return buf;
 }
 
@@ -174,16 +173,20 @@ Expected<BleuScore> corpus_bleu(const std::vector<std::string>& hypotheses, cons
 }
 
 Expected<BleuScore> corpus_bleu_multi(const std::vector<std::string>& hypotheses,
-                                      const std::vector<std::vector<std::string>>& reference_sets, const BleuOptions& options) {
+                                      const std::vector<std::vector<std::string>>& reference_sets,
+                                      const BleuOptions& options) {
   MT_RETURN_IF_ERROR(check_reference_sets(hypotheses, reference_sets));
   BleuScore s;
   auto prepare = [&](const std::string& line) {
     std::u32string text(python_rstrip(decode_utf8(line)));
     if (options.lowercase) text = to_lower(text);
     switch (options.tokenizer) {
-      case BleuTokenizer::tok_13a: return tokenize_13a(text);
-      case BleuTokenizer::zh: return tokenize_zh(text);
-      case BleuTokenizer::none: return text;
+      case BleuTokenizer::tok_13a:
+        return tokenize_13a(text);
+      case BleuTokenizer::zh:
+        return tokenize_zh(text);
+      case BleuTokenizer::none:
+        return text;
     }
     return text;
   };
@@ -210,7 +213,8 @@ Expected<BleuScore> corpus_bleu_multi(const std::vector<std::string>& hypotheses
     }
   }
   s.brevity_penalty = 1.0;
-  if (s.hyp_len < s.ref_len) s.brevity_penalty = s.hyp_len > 0 ? std::exp(1.0 - double(s.ref_len) / double(s.hyp_len)) : 0.0;
+  if (s.hyp_len < s.ref_len)
+    s.brevity_penalty = s.hyp_len > 0 ? std::exp(1.0 - double(s.ref_len) / double(s.hyp_len)) : 0.0;
   bool any_correct = false;
   for (long c : s.correct) any_correct |= c > 0;
   if (!any_correct) return s;

@@ -73,8 +73,7 @@ double f_score(const Stats& stats) {
 
 std::string ChrfOptions::signature() const {
   return "nrefs:" + std::to_string(references) + "|case:" + (lowercase ? "lc" : "mixed") +
-         "|eff:yes|nc:6|nw:0|space:no|version:" +
-         kSacrebleuVersion;
+         "|eff:yes|nc:6|nw:0|space:no|version:" + kSacrebleuVersion;
 }
 
 std::string ChrfScore::format() const {
@@ -89,7 +88,8 @@ Expected<ChrfScore> corpus_chrf(const std::vector<std::string>& hypotheses, cons
 }
 
 Expected<ChrfScore> corpus_chrf_multi(const std::vector<std::string>& hypotheses,
-                                      const std::vector<std::vector<std::string>>& reference_sets, const ChrfOptions& options) {
+                                      const std::vector<std::vector<std::string>>& reference_sets,
+                                      const ChrfOptions& options) {
   MT_RETURN_IF_ERROR(check_reference_sets(hypotheses, reference_sets));
   const auto prepare = [&](const std::string& line) {
     std::u32string text = decode_utf8(line);

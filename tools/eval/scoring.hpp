@@ -36,14 +36,14 @@ struct BleuOptions {
 };
 
 // One reference per hypothesis; sizes must match.
-Expected<BleuScore> corpus_bleu(const std::vector<std::string>& hypotheses,
-                                const std::vector<std::string>& references, const BleuOptions& options = {});
+Expected<BleuScore> corpus_bleu(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references,
+                                const BleuOptions& options = {});
 // Several references per hypothesis, as sacreBLEU: each n-gram clipped by its
 // largest count in any reference, the closest reference length (the shorter
 // on a tie). `reference_sets[k][i]` is hypothesis i's k-th reference.
 Expected<BleuScore> corpus_bleu_multi(const std::vector<std::string>& hypotheses,
                                       const std::vector<std::vector<std::string>>& reference_sets,
-                                const BleuOptions& options = {});
+                                      const BleuOptions& options = {});
 
 struct ChrfScore {
   double score = 0.0;
@@ -56,13 +56,13 @@ struct ChrfOptions {
   std::string signature() const;  // "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"
 };
 
-Expected<ChrfScore> corpus_chrf(const std::vector<std::string>& hypotheses,
-                                const std::vector<std::string>& references, const ChrfOptions& options = {});
+Expected<ChrfScore> corpus_chrf(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references,
+                                const ChrfOptions& options = {});
 // Several references: each sentence counts its statistics against the
 // reference with the best sentence chrF (the first on a tie), as sacreBLEU.
 Expected<ChrfScore> corpus_chrf_multi(const std::vector<std::string>& hypotheses,
                                       const std::vector<std::vector<std::string>>& reference_sets,
-                                const ChrfOptions& options = {});
+                                      const ChrfOptions& options = {});
 
 // At least one reference set, each with a line per hypothesis.
 inline Status check_reference_sets(const std::vector<std::string>& hypotheses,

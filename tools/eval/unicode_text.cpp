@@ -29,7 +29,8 @@ std::u32string decode_utf8(std::string_view s) {
       c = (c << 6) | (b & 0x3F);
     }
     // Overlong forms, surrogates and values past U+10FFFF are invalid too.
-    if (ok && ((len == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) || (len == 4 && (c < 0x10000 || c > 0x10FFFF)))) {
+    if (ok &&
+        ((len == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) || (len == 4 && (c < 0x10000 || c > 0x10FFFF)))) {
       ok = false;
     }
     if (!ok) {
@@ -69,7 +70,14 @@ std::string encode_utf8(std::u32string_view text) {
 bool is_python_space(char32_t c) {
   if ((c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20)) return true;
   switch (c) {
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
       return true;
     default:
       return c >= 0x2000 && c <= 0x200A;

@@ -30,7 +30,8 @@ std::string explain_failure(const std::string& message, const TrainOptions& o) {
 }  // namespace
 
 Expected<VocabularyData> train(const TrainOptions& o, std::string* model_proto) {
-  if (o.inputs.empty()) return Status::error(Errc::invalid_argument, "vocabulary training needs at least one input file");
+  if (o.inputs.empty())
+    return Status::error(Errc::invalid_argument, "vocabulary training needs at least one input file");
   if (o.vocab_size < 8) return Status::error(Errc::invalid_argument, "vocabulary size %d is too small", o.vocab_size);
   if (o.type != VocabularyType::unigram && o.type != VocabularyType::bpe) {
     return Status::error(Errc::invalid_argument, "vocabulary type must be unigram or bpe");
@@ -46,7 +47,10 @@ Expected<VocabularyData> train(const TrainOptions& o, std::string* model_proto) 
       {"byte_fallback", o.byte_fallback ? "true" : "false"},
       {"hard_vocab_limit", o.soft_limit ? "false" : "true"},
       {"num_threads", std::to_string(o.threads)},
-      {"pad_id", "0"}, {"bos_id", "1"}, {"eos_id", "2"}, {"unk_id", "3"},
+      {"pad_id", "0"},
+      {"bos_id", "1"},
+      {"eos_id", "2"},
+      {"unk_id", "3"},
       {"minloglevel", "2"},
   };
   if (o.max_sentences > 0) {

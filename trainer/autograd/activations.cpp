@@ -110,9 +110,9 @@ Tensor<T>* softmax(Graph<T>& g, Tensor<T>* x) {
   return y;
 }
 
-#define MT_AG_INSTANTIATE(T)                                  \
-  template Tensor<T>* relu<T>(Graph<T>&, Tensor<T>*);         \
-  template Tensor<T>* gelu<T>(Graph<T>&, Tensor<T>*);         \
+#define MT_AG_INSTANTIATE(T)                          \
+  template Tensor<T>* relu<T>(Graph<T>&, Tensor<T>*); \
+  template Tensor<T>* gelu<T>(Graph<T>&, Tensor<T>*); \
   template Tensor<T>* softmax<T>(Graph<T>&, Tensor<T>*);
 MT_AG_INSTANTIATE(float)
 MT_AG_INSTANTIATE(double)

@@ -65,14 +65,13 @@ struct Head {
 template <class T>
 Head<T> head_of(const Layout& l, int b, int h) {
   const size_t kv = size_t(b) * l.Lk * l.kv_stride + size_t(h) * l.dh;
-  return Head<T>{l.q_len[b], l.q_len[b] > 0 ? l.k_len[b] : 0,
-                 size_t(b) * l.Lq * l.q_stride + size_t(h) * l.dh, kv + l.k_off, kv + l.v_off};
+  return Head<T>{l.q_len[b], l.q_len[b] > 0 ? l.k_len[b] : 0, size_t(b) * l.Lq * l.q_stride + size_t(h) * l.dh,
+                 kv + l.k_off, kv + l.v_off};
 }
 
 // Scratch of one task: GEMM packing plus two [Lq, Lk] matrices.
 inline size_t attention_scratch(const Layout& l) {
-  const size_t pack = std::max({gemm_pack_size(l.Lk, l.dh), gemm_pack_size(l.dh, l.Lk),
-                                gemm_pack_size(l.dh, l.Lq)});
+  const size_t pack = std::max({gemm_pack_size(l.Lk, l.dh), gemm_pack_size(l.dh, l.Lk), gemm_pack_size(l.dh, l.Lq)});
   return pack + 2 * size_t(l.Lq) * l.Lk;
 }
 
@@ -113,15 +112,15 @@ void attention_backward(Graph<T>& g, const Op<T>& op) {
     const int M = hd.q_rows, N = hd.k_rows, dh = l.dh, Lk = l.Lk;
     if (M == 0 || N == 0) return;
     T* scratch = g.scratch(thread, attention_scratch(l));
-    T* ds = scratch + pack;              // [M, N] dP, then dS
-    T* trans = ds + size_t(l.Lq) * Lk;   // [N, M] dS^T or P^T
+    T* ds = scratch + pack;             // [M, N] dP, then dS
+    T* trans = ds + size_t(l.Lq) * Lk;  // [N, M] dS^T or P^T
     const T* p = P + (size_t(b) * l.H + h) * l.Lq * Lk;
     const T* q = qt->data() + hd.q;
     const T* k = kvt->data() + hd.k;
     const T* v = kvt->data() + hd.v;
     const T* dO = dout + size_t(b) * l.Lq * l.C + size_t(h) * dh;
-    gemm_serial(g, scratch, M, N, dh, dO, size_t(l.C), v, l.kv_stride, BLayout::nk,
-                static_cast<const T*>(nullptr), ds, size_t(N), false);
+    gemm_serial(g, scratch, M, N, dh, dO, size_t(l.C), v, l.kv_stride, BLayout::nk, static_cast<const T*>(nullptr), ds,
+                size_t(N), false);
     for (int i = 0; i < M; ++i) {
       const T* pi = p + size_t(i) * Lk;
       T* di = ds + size_t(i) * N;
@@ -130,16 +129,16 @@ void attention_backward(Graph<T>& g, const Op<T>& op) {
       for (int j = 0; j < N; ++j) di[j] = scale * pi[j] * (di[j] - pdp);
     }
     if (dq_base) {
-      gemm_serial(g, scratch, M, dh, N, ds, size_t(N), k, l.kv_stride, BLayout::kn,
-                  static_cast<const T*>(nullptr), dq_base + hd.q, l.q_stride, true);
+      gemm_serial(g, scratch, M, dh, N, ds, size_t(N), k, l.kv_stride, BLayout::kn, static_cast<const T*>(nullptr),
+                  dq_base + hd.q, l.q_stride, true);
     }
     if (dkv_base) {
       transpose(ds, M, N, size_t(N), trans);
-      gemm_serial(g, scratch, N, dh, M, trans, size_t(M), q, l.q_stride, BLayout::kn,
-                  static_cast<const T*>(nullptr), dkv_base + hd.k, l.kv_stride, true);
+      gemm_serial(g, scratch, N, dh, M, trans, size_t(M), q, l.q_stride, BLayout::kn, static_cast<const T*>(nullptr),
+                  dkv_base + hd.k, l.kv_stride, true);
       transpose(p, M, N, size_t(Lk), trans);
-      gemm_serial(g, scratch, N, dh, M, trans, size_t(M), dO, size_t(l.C), BLayout::kn,
-                  static_cast<const T*>(nullptr), dkv_base + hd.v, l.kv_stride, true);
+      gemm_serial(g, scratch, N, dh, M, trans, size_t(M), dO, size_t(l.C), BLayout::kn, static_cast<const T*>(nullptr),
+                  dkv_base + hd.v, l.kv_stride, true);
     }
   });
 }
@@ -149,8 +148,7 @@ void attention_backward(Graph<T>& g, const Op<T>& op) {
 // Rows past the sequence's queries output zeros.
 // args: the op's i (see layout_of); lengths: query lengths [B] then key lengths [B].
 template <class T>
-Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const int64_t* args,
-                     const std::vector<int>& lengths) {
+Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const int64_t* args, const std::vector<int>& lengths) {
   const Layout l = layout_of(args, lengths);
   const bool rg = qt->requires_grad || kvt->requires_grad;
   Tensor<T>* out = g.make(Shape{l.B * l.Lq, l.C}, rg);
@@ -169,8 +167,8 @@ Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const int64_t* 
       return;
     }
     T* scratch = g.scratch(thread, attention_scratch(l));
-    gemm_serial(g, scratch, M, N, dh, qt->data() + hd.q, l.q_stride, kvt->data() + hd.k, l.kv_stride,
-                BLayout::nk, static_cast<const T*>(nullptr), p, size_t(Lk), false);
+    gemm_serial(g, scratch, M, N, dh, qt->data() + hd.q, l.q_stride, kvt->data() + hd.k, l.kv_stride, BLayout::nk,
+                static_cast<const T*>(nullptr), p, size_t(Lk), false);
     for (int i = 0; i < M; ++i) softmax_row(g, p + size_t(i) * Lk, l.keys(b, i), Lk, scale);
     gemm_serial(g, scratch, M, dh, N, p, size_t(Lk), kvt->data() + hd.v, l.kv_stride, BLayout::kn,
                 static_cast<const T*>(nullptr), o, size_t(l.C), false);
@@ -191,8 +189,7 @@ std::vector<int> lengths_of(const SeqBatch& s, const char* what) {
               std::string(what) + ": lengths must have one entry per sequence");
   std::vector<int> len(size_t(s.batch), s.length);
   for (int b = 0; b < int(s.lengths.size()); ++b) {
-    MT_AG_CHECK(s.lengths[b] >= 0 && s.lengths[b] <= s.length,
-                std::string(what) + ": a length is outside [0, L]");
+    MT_AG_CHECK(s.lengths[b] >= 0 && s.lengths[b] <= s.length, std::string(what) + ": a length is outside [0, L]");
     len[b] = s.lengths[b];
   }
   return len;
@@ -215,8 +212,8 @@ Tensor<T>* self_attention(Graph<T>& g, Tensor<T>* qkv, const SeqBatch& seqs, int
 }
 
 template <class T>
-Tensor<T>* cross_attention(Graph<T>& g, Tensor<T>* q, const SeqBatch& queries, Tensor<T>* kv,
-                           const SeqBatch& keys, int heads) {
+Tensor<T>* cross_attention(Graph<T>& g, Tensor<T>* q, const SeqBatch& queries, Tensor<T>* kv, const SeqBatch& keys,
+                           int heads) {
   MT_AG_CHECK(queries.batch == keys.batch, "cross_attention: query and key batches differ");
   MT_AG_CHECK(q->shape.rank == 2 && q->rows() == int64_t(queries.batch) * queries.length,
               "cross_attention: q " + q->shape.str() + " is not [B*Lq, C]");
@@ -231,10 +228,9 @@ Tensor<T>* cross_attention(Graph<T>& g, Tensor<T>* q, const SeqBatch& queries, T
   return attention(g, q, kv, args, lengths);
 }
 
-#define MT_AG_INSTANTIATE(T)                                                                       \
-  template Tensor<T>* self_attention<T>(Graph<T>&, Tensor<T>*, const SeqBatch&, int, bool);         \
-  template Tensor<T>* cross_attention<T>(Graph<T>&, Tensor<T>*, const SeqBatch&, Tensor<T>*,       \
-                                         const SeqBatch&, int);
+#define MT_AG_INSTANTIATE(T)                                                                \
+  template Tensor<T>* self_attention<T>(Graph<T>&, Tensor<T>*, const SeqBatch&, int, bool); \
+  template Tensor<T>* cross_attention<T>(Graph<T>&, Tensor<T>*, const SeqBatch&, Tensor<T>*, const SeqBatch&, int);
 MT_AG_INSTANTIATE(float)
 MT_AG_INSTANTIATE(double)
 

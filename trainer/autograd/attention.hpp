@@ -31,7 +31,7 @@ Tensor<T>* self_attention(Graph<T>& g, Tensor<T>* qkv, const SeqBatch& seqs, int
 // projected) -> [B*Lq, C]. Query rows of sequence b attend to memory rows
 // j < keys.lengths[b]; rows past queries.lengths[b] output zeros.
 template <class T>
-Tensor<T>* cross_attention(Graph<T>& g, Tensor<T>* q, const SeqBatch& queries, Tensor<T>* kv,
-                           const SeqBatch& keys, int heads);
+Tensor<T>* cross_attention(Graph<T>& g, Tensor<T>* q, const SeqBatch& queries, Tensor<T>* kv, const SeqBatch& keys,
+                           int heads);
 
 }  // namespace mt::autograd

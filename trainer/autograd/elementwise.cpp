@@ -141,11 +141,11 @@ Tensor<T>* sum(Graph<T>& g, Tensor<T>* x) {
   return y;
 }
 
-#define MT_AG_INSTANTIATE(T)                                                \
-  template Tensor<T>* add<T>(Graph<T>&, Tensor<T>*, Tensor<T>*);            \
-  template Tensor<T>* add_bias<T>(Graph<T>&, Tensor<T>*, Tensor<T>*);       \
-  template Tensor<T>* mul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*);            \
-  template Tensor<T>* scale<T>(Graph<T>&, Tensor<T>*, double);              \
+#define MT_AG_INSTANTIATE(T)                                          \
+  template Tensor<T>* add<T>(Graph<T>&, Tensor<T>*, Tensor<T>*);      \
+  template Tensor<T>* add_bias<T>(Graph<T>&, Tensor<T>*, Tensor<T>*); \
+  template Tensor<T>* mul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*);      \
+  template Tensor<T>* scale<T>(Graph<T>&, Tensor<T>*, double);        \
   template Tensor<T>* sum<T>(Graph<T>&, Tensor<T>*);
 MT_AG_INSTANTIATE(float)
 MT_AG_INSTANTIATE(double)

@@ -43,8 +43,7 @@ void sinusoid_positions(int P, int C, T* positions) {
 }
 
 template <class T>
-Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, int L, double scale,
-                     bool add_positions) {
+Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, int L, double scale, bool add_positions) {
   MT_AG_CHECK(table->shape.rank == 2, "embedding: table must be [V, C], not " + table->shape.str());
   const int V = table->shape[0], C = table->shape[1];
   MT_AG_CHECK(L > 0 && ids.size() % size_t(L) == 0, "embedding: ids are not B rows of L");

@@ -13,8 +13,7 @@ namespace {
 
 // Packs panels [p0, p1) of op(B)^T, the [N, K] "weight" gemm_f32 reads, into
 // `packed` (the whole layout; only these panels are written). Rows past N are zero.
-void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int p0, int p1,
-                 float* packed) {
+void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int p0, int p1, float* packed) {
   for (int p = p0; p < p1; ++p) {
     float* panel = packed + size_t(p) * K * kPanelWidth;
     const int n0 = p * kPanelWidth, width = std::min(kPanelWidth, N - n0);
@@ -40,9 +39,8 @@ void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int p
 }
 
 // Rows [m0, m1) of C in double: dot products for B[N, K], row updates for B[K, N].
-void gemm_rows_f64(int m0, int m1, int N, int K, const double* A, size_t lda, const double* B,
-                   size_t ldb, BLayout layout, const double* bias, double* C, size_t ldc,
-                   bool accumulate) {
+void gemm_rows_f64(int m0, int m1, int N, int K, const double* A, size_t lda, const double* B, size_t ldb,
+                   BLayout layout, const double* bias, double* C, size_t ldc, bool accumulate) {
   for (int m = m0; m < m1; ++m) {
     const double* a = A + size_t(m) * lda;
     double* c = C + size_t(m) * ldc;
@@ -71,8 +69,8 @@ void gemm_rows_f64(int m0, int m1, int N, int K, const double* A, size_t lda, co
 size_t gemm_pack_size(int N, int K) { return packed_size(N, K); }
 
 template <>
-void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t lda, const float* B,
-                 size_t ldb, BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate) {
+void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t lda, const float* B, size_t ldb,
+                 BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate) {
   if (M <= 0 || N <= 0) return;
   std::vector<float>& packed = g.pack_buffer();
   if (packed.size() < packed_size(N, K)) packed.resize(packed_size(N, K));
@@ -92,28 +90,26 @@ void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t ld
 }
 
 template <>
-void gemm<double>(Graph<double>& g, int M, int N, int K, const double* A, size_t lda,
-                  const double* B, size_t ldb, BLayout layout, const double* bias, double* C,
-                  size_t ldc, bool accumulate) {
+void gemm<double>(Graph<double>& g, int M, int N, int K, const double* A, size_t lda, const double* B, size_t ldb,
+                  BLayout layout, const double* bias, double* C, size_t ldc, bool accumulate) {
   parallel_range(g, M, 1, [&](int64_t m0, int64_t m1, int) {
     gemm_rows_f64(int(m0), int(m1), N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate);
   });
 }
 
 template <>
-void gemm_serial<float>(const Graph<float>& g, float* pack, int M, int N, int K, const float* A,
-                        size_t lda, const float* B, size_t ldb, BLayout layout, const float* bias,
-                        float* C, size_t ldc, bool accumulate) {
+void gemm_serial<float>(const Graph<float>& g, float* pack, int M, int N, int K, const float* A, size_t lda,
+                        const float* B, size_t ldb, BLayout layout, const float* bias, float* C, size_t ldc,
+                        bool accumulate) {
   if (M <= 0 || N <= 0) return;
   pack_panels(B, ldb, layout, N, K, 0, int(packed_panels(N)), pack);
-  g.kernels().gemm_f32(A, lda, pack, bias, accumulate ? C : nullptr, ldc, C, ldc, M, N, K, 0, N,
-                       Activation::none);
+  g.kernels().gemm_f32(A, lda, pack, bias, accumulate ? C : nullptr, ldc, C, ldc, M, N, K, 0, N, Activation::none);
 }
 
 template <>
-void gemm_serial<double>(const Graph<double>&, double*, int M, int N, int K, const double* A,
-                         size_t lda, const double* B, size_t ldb, BLayout layout,
-                         const double* bias, double* C, size_t ldc, bool accumulate) {
+void gemm_serial<double>(const Graph<double>&, double*, int M, int N, int K, const double* A, size_t lda,
+                         const double* B, size_t ldb, BLayout layout, const double* bias, double* C, size_t ldc,
+                         bool accumulate) {
   gemm_rows_f64(0, M, N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate);
 }
 

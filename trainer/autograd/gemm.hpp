@@ -18,15 +18,14 @@ enum class BLayout { nk, kn };
 // ldb, ldc; bias may be null. Split over the pool by panels of output
 // columns, as lib/src/transformer.cpp's linear does.
 template <class T>
-void gemm(Graph<T>& g, int M, int N, int K, const T* A, size_t lda, const T* B, size_t ldb,
-          BLayout layout, const T* bias, T* C, size_t ldc, bool accumulate);
+void gemm(Graph<T>& g, int M, int N, int K, const T* A, size_t lda, const T* B, size_t ldb, BLayout layout,
+          const T* bias, T* C, size_t ldc, bool accumulate);
 
 // The same on the calling thread only (for ops already split over the pool).
 // pack: gemm_pack_size(N, K) values of scratch (unused for double).
 template <class T>
-void gemm_serial(const Graph<T>& g, T* pack, int M, int N, int K, const T* A, size_t lda,
-                 const T* B, size_t ldb, BLayout layout, const T* bias, T* C, size_t ldc,
-                 bool accumulate);
+void gemm_serial(const Graph<T>& g, T* pack, int M, int N, int K, const T* A, size_t lda, const T* B, size_t ldb,
+                 BLayout layout, const T* bias, T* C, size_t ldc, bool accumulate);
 size_t gemm_pack_size(int N, int K);
 
 // dst[c, r] = src[r, c]: src [R, Cn] with row stride ld, dst [Cn, R] dense.

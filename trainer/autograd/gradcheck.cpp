@@ -7,8 +7,8 @@
 
 namespace mt::autograd {
 
-GradCheckResult grad_check(Graph<double>& g, const std::function<Tensor<double>*(Graph<double>&)>& build,
-                           double step, double floor, int64_t max_per_param) {
+GradCheckResult grad_check(Graph<double>& g, const std::function<Tensor<double>*(Graph<double>&)>& build, double step,
+                           double floor, int64_t max_per_param) {
   const RngState rng = g.rng_state();
   auto evaluate = [&] {
     g.clear();
@@ -36,8 +36,7 @@ GradCheckResult grad_check(Graph<double>& g, const std::function<Tensor<double>*
       p->value[i] = x;
       const double numeric = (up - down) / (2 * step);
       const double analytic = p->grad[i];
-      const double err =
-          std::abs(analytic - numeric) / std::max({std::abs(analytic), std::abs(numeric), floor});
+      const double err = std::abs(analytic - numeric) / std::max({std::abs(analytic), std::abs(numeric), floor});
       ++result.entries;
       if (err >= result.max_rel_error) {
         result.max_rel_error = err;

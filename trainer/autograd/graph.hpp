@@ -116,7 +116,7 @@ class Graph {
   std::vector<Tensor<T>*> param_list_;
   std::vector<std::unique_ptr<Tensor<T>>> temps_;  // [0, temps_used_) live this step
   size_t temps_used_ = 0;
-  std::vector<Op<T>> ops_;                          // [0, ops_used_) the tape
+  std::vector<Op<T>> ops_;  // [0, ops_used_) the tape
   size_t ops_used_ = 0;
   std::vector<std::vector<T>> scratch_;
   std::vector<float> pack_;

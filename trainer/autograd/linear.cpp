@@ -14,9 +14,7 @@ namespace mt::autograd {
 namespace {
 
 // Whether matmul_grads transposes dy (else a) for the weight gradient.
-inline bool transposes_dy(int M, int N, int K) {
-  return size_t(M) * N <= size_t(M) * K + size_t(K) * N;
-}
+inline bool transposes_dy(int M, int N, int K) { return size_t(M) * N <= size_t(M) * K + size_t(K) * N; }
 
 // Scratch values matmul_grads needs: the transposed operand, and the
 // gradient's transpose when it comes out the other way round.
@@ -37,12 +35,14 @@ inline size_t grads_scratch_size(int M, int N, int K, bool trans_b) {
 // each gradient element is the same sum of the same products in the same
 // row order, so the choice does not change its value.
 template <class T, class Mm>
-void matmul_grads(Mm&& mm, T* tmp, const T* a, T* da, const T* b, T* db, const T* dy, int M,
-                  int N, int K, bool trans_b) {
+void matmul_grads(Mm&& mm, T* tmp, const T* a, T* da, const T* b, T* db, const T* dy, int M, int N, int K,
+                  bool trans_b) {
   if (da) {
     // da[M, K] += dy[M, N] op(b)^T: b read as [N, K] (kn: inner N) or [K, N] (nk).
-    if (trans_b) mm(M, K, N, dy, size_t(N), b, size_t(K), BLayout::kn, da, size_t(K));
-    else mm(M, K, N, dy, size_t(N), b, size_t(N), BLayout::nk, da, size_t(K));
+    if (trans_b)
+      mm(M, K, N, dy, size_t(N), b, size_t(K), BLayout::kn, da, size_t(K));
+    else
+      mm(M, K, N, dy, size_t(N), b, size_t(N), BLayout::nk, da, size_t(K));
   }
   if (!db) return;
   // g[N, K] = dy^T a, the gradient of b when op(b) = b^T; g^T = a^T dy otherwise.
@@ -85,8 +85,9 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
   const bool trans_b = op.i[3] != 0;
   const T* dy = op.out->grad_data();
   T* tmp = g.scratch(0, grads_scratch_size(M, N, K, trans_b));
-  auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C,
-                size_t ldc) { gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true); };
+  auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc) {
+    gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true);
+  };
   matmul_grads(mm, tmp, a->data(), grad_or_null(a), b->data(), grad_or_null(b), dy, M, N, K, trans_b);
   if (T* db = grad_or_null(bias)) {
     // Each task sums its own columns over every row.
@@ -97,12 +98,12 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
 }
 
 template <class T>
-Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, bool trans_b,
-                       Shape out_shape, int M, int N, int K) {
+Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, bool trans_b, Shape out_shape, int M,
+                       int N, int K) {
   const bool rg = a->requires_grad || b->requires_grad || (bias && bias->requires_grad);
   Tensor<T>* y = g.make(out_shape, rg);
-  gemm(g, M, N, K, a->data(), size_t(K), b->data(), size_t(trans_b ? K : N),
-       trans_b ? BLayout::nk : BLayout::kn, bias ? bias->data() : nullptr, y->data(), size_t(N), false);
+  gemm(g, M, N, K, a->data(), size_t(K), b->data(), size_t(trans_b ? K : N), trans_b ? BLayout::nk : BLayout::kn,
+       bias ? bias->data() : nullptr, y->data(), size_t(N), false);
   if (rg) {
     Op<T>& op = g.record(&matmul_backward<T>, y);
     op.in = {a, b, bias, nullptr};
@@ -124,11 +125,12 @@ void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
   const size_t tmp = grads_scratch_size(M, N, K, trans_b);
   parallel_tasks(g, Bt, [&](int item, int thread) {
     T* s = g.scratch(thread, pack + tmp);
-    auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C,
-                  size_t ldc) { gemm_serial(g, s, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true); };
+    auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc) {
+      gemm_serial(g, s, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true);
+    };
     const size_t ao = size_t(item) * M * K, bo = size_t(item) * K * N;
-    matmul_grads(mm, s + pack, a->data() + ao, da ? da + ao : nullptr, b->data() + bo,
-                 db ? db + bo : nullptr, op.out->grad_data() + size_t(item) * M * N, M, N, K, trans_b);
+    matmul_grads(mm, s + pack, a->data() + ao, da ? da + ao : nullptr, b->data() + bo, db ? db + bo : nullptr,
+                 op.out->grad_data() + size_t(item) * M * N, M, N, K, trans_b);
   });
 }
 
@@ -179,9 +181,9 @@ Tensor<T>* batched_matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b)
   return y;
 }
 
-#define MT_AG_INSTANTIATE(T)                                                        \
-  template Tensor<T>* linear<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*);     \
-  template Tensor<T>* matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);           \
+#define MT_AG_INSTANTIATE(T)                                                    \
+  template Tensor<T>* linear<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*); \
+  template Tensor<T>* matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);       \
   template Tensor<T>* batched_matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);
 MT_AG_INSTANTIATE(float)
 MT_AG_INSTANTIATE(double)

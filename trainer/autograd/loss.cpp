@@ -57,7 +57,8 @@ CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const in
   MT_AG_CHECK(int64_t(targets.size()) == N, "cross_entropy: one target per row of " + logits->shape.str());
   MT_AG_CHECK(label_smoothing >= 0.0 && label_smoothing < 1.0, "cross_entropy: label smoothing outside [0, 1)");
   for (int t : targets)
-    MT_AG_CHECK(t == pad_id || (t >= 0 && t < V), "cross_entropy: target " + std::to_string(t) + " outside the vocabulary");
+    MT_AG_CHECK(t == pad_id || (t >= 0 && t < V),
+                "cross_entropy: target " + std::to_string(t) + " outside the vocabulary");
   Tensor<T>* lse = g.make(Shape{int(N)}, false);
   Tensor<T>* row_nll = g.make(Shape{int(N)}, false);     // -log p[t], 0 on padding
   Tensor<T>* row_smooth = g.make(Shape{int(N)}, false);  // -mean log p, 0 on padding

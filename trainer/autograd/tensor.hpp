@@ -14,9 +14,9 @@ namespace mt::autograd {
 
 // Shape errors are programming errors of the model code; they throw so tests
 // can check them and a trainer dies with a message naming the op.
-#define MT_AG_CHECK(cond, msg)                                                    \
-  do {                                                                            \
-    if (!(cond)) throw std::logic_error(std::string("autograd: ") + (msg));      \
+#define MT_AG_CHECK(cond, msg)                                              \
+  do {                                                                      \
+    if (!(cond)) throw std::logic_error(std::string("autograd: ") + (msg)); \
   } while (0)
 
 // Up to four dimensions, row-major (the last one is contiguous).
@@ -58,8 +58,8 @@ inline std::string Shape::str() const {
 template <class T>
 struct Tensor {
   Shape shape;
-  std::vector<T> value;  // shape.numel() values, row-major
-  std::vector<T> grad;   // d loss / d value, same size; filled by Graph::backward
+  std::vector<T> value;        // shape.numel() values, row-major
+  std::vector<T> grad;         // d loss / d value, same size; filled by Graph::backward
   bool requires_grad = false;  // parameters, and everything computed from one
   bool is_parameter = false;   // kept by Graph::clear()
   std::string name;            // parameters: the model_spec name, e.g. "encoder/layer_0/ffn/linear_0/weight"

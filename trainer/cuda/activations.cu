@@ -75,7 +75,7 @@ Tensor* unary(Graph& g, Tensor* x) {
 void softmax_backward(Graph& g, const Op& op) {
   if (op.out->numel() == 0) return;
   softmax_grad_kernel<<<unsigned(op.out->rows()), kThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad,
-                                                                              op.out->value, op.out->cols());
+                                                                             op.out->value, op.out->cols());
   MT_GPU_LAUNCHED();
 }
 

@@ -59,7 +59,7 @@ double Adam::step(double grad_scale) {
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i]->numel() == 0) continue;
     sum_squares_kernel<<<partial_count_[i], kThreads, 0, g_.stream()>>>(partials + partial_offset_[i], params[i]->grad,
-                                                                         params[i]->numel());
+                                                                        params[i]->numel());
     MT_GPU_LAUNCHED();
   }
   if (!host_partials_.empty()) {
@@ -88,10 +88,9 @@ double Adam::step(double grad_scale) {
     if (n == 0) continue;
     // Weight decay on matrices (weights, embeddings), as the CPU: not on biases or LayerNorm.
     const float decay = p->shape.rank == 2 ? float(last_lr_ * o_.weight_decay) : 0.0f;
-    adam_kernel<<<blocks_for(n), kThreads, 0, g_.stream()>>>(p->value, p->grad, m + offset_[i], v + offset_[i], n,
-                                                             float(scale), float(o_.beta1), float(o_.beta2),
-                                                             float(step_size), float(std::sqrt(bias2)), float(o_.eps),
-                                                             decay);
+    adam_kernel<<<blocks_for(n), kThreads, 0, g_.stream()>>>(
+        p->value, p->grad, m + offset_[i], v + offset_[i], n, float(scale), float(o_.beta1), float(o_.beta2),
+        float(step_size), float(std::sqrt(bias2)), float(o_.eps), decay);
     MT_GPU_LAUNCHED();
   }
   return norm;
@@ -139,7 +138,8 @@ Status Adam::load(const char* data, size_t size, size_t* consumed) {
     uint64_t n = 0;
     if (!get(&n, sizeof(n)) || n != want || !get(m.data() + offset_[i], n * sizeof(float)) ||
         !get(v.data() + offset_[i], n * sizeof(float))) {
-      return Status::error(Errc::invalid_argument, "checkpoint: optimizer state of tensor %zu is truncated or mis-sized", i);
+      return Status::error(Errc::invalid_argument,
+                           "checkpoint: optimizer state of tensor %zu is truncated or mis-sized", i);
     }
   }
   if (total_ > 0) {

@@ -35,11 +35,11 @@ class Adam {
   train::AdamOptions o_;
   int64_t step_ = 0;
   double last_lr_ = 0.0;
-  std::vector<size_t> offset_;  // of each parameter in the moment buffers
-  size_t total_ = 0;            // floats over all parameters
-  DeviceBuffer m_, v_;          // [total_] first and second moments
+  std::vector<size_t> offset_;                            // of each parameter in the moment buffers
+  size_t total_ = 0;                                      // floats over all parameters
+  DeviceBuffer m_, v_;                                    // [total_] first and second moments
   std::vector<unsigned> partial_offset_, partial_count_;  // norm partial sums per parameter
-  DeviceBuffer partials_;       // doubles
+  DeviceBuffer partials_;                                 // doubles
   std::vector<double> host_partials_;
 };
 

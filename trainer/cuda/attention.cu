@@ -120,7 +120,8 @@ __global__ void attention_query_backward_kernel(Layout l, const float* qt, const
     pdp += prow[j] * s;
   }
   pdp = block_sum(pdp, shared);
-  for (int j = threadIdx.x; j < l.Lk; j += blockDim.x) dsrow[j] = ds[j] = j < n ? scale * prow[j] * (ds[j] - pdp) : 0.0f;
+  for (int j = threadIdx.x; j < l.Lk; j += blockDim.x)
+    dsrow[j] = ds[j] = j < n ? scale * prow[j] * (ds[j] - pdp) : 0.0f;
   __syncthreads();
   if (!dq) return;
   float* dqrow = dq + (size_t(b) * l.Lq + i) * l.q_stride + size_t(h) * l.dh;
@@ -181,8 +182,8 @@ Tensor* attention(Graph& g, Tensor* qt, Tensor* kvt, const int64_t* args, const 
   Tensor* probs = g.make(Shape{l.B, l.H, l.Lq, l.Lk}, false);
   if (l.B > 0 && l.Lq > 0) {
     const float scale = 1.0f / std::sqrt(float(l.dh));
-    attention_forward_kernel<<<dim3(l.Lq, l.H, l.B), kAttnThreads, row_buffer_bytes(l.Lk),
-                               g.stream()>>>(l, qt->value, kvt->value, out->value, probs->value, scale);
+    attention_forward_kernel<<<dim3(l.Lq, l.H, l.B), kAttnThreads, row_buffer_bytes(l.Lk), g.stream()>>>(
+        l, qt->value, kvt->value, out->value, probs->value, scale);
     MT_GPU_LAUNCHED();
   }
   if (rg) {

@@ -16,9 +16,9 @@ namespace mt::autograd::gpu {
 
 }  // namespace mt::autograd::gpu
 
-#define MT_GPU_CHECK(call)                                                   \
-  do {                                                                       \
-    const cudaError_t mt_gpu_status_ = (call);                               \
+#define MT_GPU_CHECK(call)                                                                    \
+  do {                                                                                        \
+    const cudaError_t mt_gpu_status_ = (call);                                                \
     if (mt_gpu_status_ != cudaSuccess) ::mt::autograd::gpu::cuda_fail(#call, mt_gpu_status_); \
   } while (0)
 

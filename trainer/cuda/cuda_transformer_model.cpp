@@ -24,7 +24,8 @@ void CudaTransformerModel::download_to(TransformerModel<float>& host) const {
 }
 
 Tensor* CudaTransformerModel::forward(const Batch& batch, const ForwardOptions& o) {
-  return transformer_forward(g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o);
+  return transformer_forward(
+      g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o);
 }
 
 autograd::gpu::CrossEntropy CudaTransformerModel::loss(const Batch& batch, const ForwardOptions& o) {

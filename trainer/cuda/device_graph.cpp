@@ -28,7 +28,8 @@ std::string device_unavailable_reason() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice) {
-    return std::string("no CUDA device: no NVIDIA GPU driver is installed, or it is older than this build's CUDA needs (") +
+    return std::string(
+               "no CUDA device: no NVIDIA GPU driver is installed, or it is older than this build's CUDA needs (") +
            cudaGetErrorString(status) + ")";
   }
   if (status != cudaSuccess) return std::string("no usable CUDA device (") + cudaGetErrorString(status) + ")";
@@ -123,8 +124,7 @@ Op& Graph::record(Op::Backward backward, Tensor* out) {
 }
 
 void Graph::zero_grad() {
-  for (Tensor* p : param_list_)
-    MT_GPU_CHECK(cudaMemsetAsync(p->grad, 0, size_t(p->numel()) * sizeof(float), stream_));
+  for (Tensor* p : param_list_) MT_GPU_CHECK(cudaMemsetAsync(p->grad, 0, size_t(p->numel()) * sizeof(float), stream_));
 }
 
 void Graph::backward(Tensor* loss, float seed) {

@@ -31,7 +31,7 @@ using Stream = CUstream_st*;
 // A device buffer that keeps its capacity across steps.
 struct DeviceBuffer {
   void* ptr = nullptr;
-  size_t bytes = 0;  // capacity
+  size_t bytes = 0;        // capacity
   void reserve(size_t n);  // grows (contents lost) when n > capacity
   ~DeviceBuffer();
   DeviceBuffer() = default;

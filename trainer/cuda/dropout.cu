@@ -49,9 +49,8 @@ Tensor* dropout(Graph& g, Tensor* x, double p) {
   Tensor* mask = g.make(x->shape, false);
   const int64_t n = x->numel();
   if (n > 0) {
-    dropout_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(y->value, mask->value, x->value,
-                                                              splitmix64(seed ^ splitmix64(stream)), p,
-                                                              float(1.0 / (1.0 - p)), n);
+    dropout_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(
+        y->value, mask->value, x->value, splitmix64(seed ^ splitmix64(stream)), p, float(1.0 / (1.0 - p)), n);
     MT_GPU_LAUNCHED();
   }
   if (y->requires_grad) {

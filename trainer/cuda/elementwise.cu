@@ -66,8 +66,10 @@ void add_bias_backward(Graph& g, const Op& op) {
 void mul_backward(Graph& g, const Op& op) {
   const int64_t n = op.out->numel();
   if (n == 0) return;
-  if (needs(op.in[0])) mul_grad_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, op.in[1]->value, n);
-  if (needs(op.in[1])) mul_grad_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[1]->grad, op.out->grad, op.in[0]->value, n);
+  if (needs(op.in[0]))
+    mul_grad_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, op.in[1]->value, n);
+  if (needs(op.in[1]))
+    mul_grad_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[1]->grad, op.out->grad, op.in[0]->value, n);
   MT_GPU_LAUNCHED();
 }
 

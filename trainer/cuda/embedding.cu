@@ -37,8 +37,8 @@ __global__ void embedding_backward_kernel(float* dtable, const float* dy, const 
 void embedding_backward(Graph& g, const Op& op) {
   Tensor* table = op.in[0];
   const int C = table->cols();
-  embedding_backward_kernel<<<blocks_for(C), kThreads, 0, g.stream()>>>(table->grad, op.out->grad, op.ints, op.i[0],
-                                                                        C, float(op.f[0]));
+  embedding_backward_kernel<<<blocks_for(C), kThreads, 0, g.stream()>>>(table->grad, op.out->grad, op.ints, op.i[0], C,
+                                                                        float(op.f[0]));
   MT_GPU_LAUNCHED();
 }
 

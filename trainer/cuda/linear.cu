@@ -28,15 +28,17 @@ __global__ void column_sum_kernel(float* db, const float* dy, int64_t M, int N) 
 float* grad_or_null(Tensor* t) { return t && t->requires_grad ? t->grad : nullptr; }
 
 // Gradients of y[M, N] = a[M, K] op(b) for one pair of matrices.
-void matmul_grads(Graph& g, const float* a, float* da, const float* b, float* db, const float* dy, int M, int N,
-                  int K, bool trans_b) {
+void matmul_grads(Graph& g, const float* a, float* da, const float* b, float* db, const float* dy, int M, int N, int K,
+                  bool trans_b) {
   if (da) {
     // da[M, K] += dy[M, N] op(b)^T: b [N, K] as stored when trans_b, else b^T of b [K, N].
     gemm(g, false, !trans_b, M, K, N, dy, N, b, trans_b ? K : N, da, K, 1.0f);
   }
   if (db) {
-    if (trans_b) gemm(g, true, false, N, K, M, dy, N, a, K, db, K, 1.0f);  // db[N, K] += dy^T a
-    else gemm(g, true, false, K, N, M, a, K, dy, N, db, N, 1.0f);          // db[K, N] += a^T dy
+    if (trans_b)
+      gemm(g, true, false, N, K, M, dy, N, a, K, db, K, 1.0f);  // db[N, K] += dy^T a
+    else
+      gemm(g, true, false, K, N, M, a, K, dy, N, db, N, 1.0f);  // db[K, N] += a^T dy
   }
 }
 
@@ -44,16 +46,15 @@ void matmul_grads(Graph& g, const float* a, float* da, const float* b, float* db
 void matmul_backward(Graph& g, const Op& op) {
   const int M = int(op.i[0]), N = int(op.i[1]), K = int(op.i[2]);
   const bool trans_b = op.i[3] != 0;
-  matmul_grads(g, op.in[0]->value, grad_or_null(op.in[0]), op.in[1]->value, grad_or_null(op.in[1]), op.out->grad, M,
-               N, K, trans_b);
+  matmul_grads(g, op.in[0]->value, grad_or_null(op.in[0]), op.in[1]->value, grad_or_null(op.in[1]), op.out->grad, M, N,
+               K, trans_b);
   if (float* db = grad_or_null(op.in[2])) {
     column_sum_kernel<<<blocks_for(N), kThreads, 0, g.stream()>>>(db, op.out->grad, M, N);
     MT_GPU_LAUNCHED();
   }
 }
 
-Tensor* matmul_impl(Graph& g, Tensor* a, Tensor* b, Tensor* bias, bool trans_b, Shape out_shape, int M, int N,
-                    int K) {
+Tensor* matmul_impl(Graph& g, Tensor* a, Tensor* b, Tensor* bias, bool trans_b, Shape out_shape, int M, int N, int K) {
   const bool rg = a->requires_grad || b->requires_grad || (bias && bias->requires_grad);
   Tensor* y = g.make(out_shape, rg);
   if (bias) {

@@ -70,20 +70,20 @@ void cross_entropy_backward(Graph& g, const Op& op) {
 
 }  // namespace
 
-CrossEntropy cross_entropy(Graph& g, Tensor* logits, std::span<const int> targets, int pad_id,
-                           double label_smoothing) {
+CrossEntropy cross_entropy(Graph& g, Tensor* logits, std::span<const int> targets, int pad_id, double label_smoothing) {
   const int V = logits->cols();
   const int64_t N = logits->rows();
   MT_AG_CHECK(int64_t(targets.size()) == N, "cross_entropy: one target per row of " + logits->shape.str());
   MT_AG_CHECK(label_smoothing >= 0.0 && label_smoothing < 1.0, "cross_entropy: label smoothing outside [0, 1)");
   for (int t : targets)
-    MT_AG_CHECK(t == pad_id || (t >= 0 && t < V), "cross_entropy: target " + std::to_string(t) + " outside the vocabulary");
+    MT_AG_CHECK(t == pad_id || (t >= 0 && t < V),
+                "cross_entropy: target " + std::to_string(t) + " outside the vocabulary");
   const int* dev_targets = g.upload_ints(targets);
   Tensor* lse = g.make(Shape{int(N)}, false);
   Tensor* rows = g.make(Shape{int(2 * N)}, false);
   if (N > 0) {
     cross_entropy_forward_kernel<<<unsigned(N), kThreads, 0, g.stream()>>>(lse->value, rows->value, logits->value,
-                                                                          dev_targets, pad_id, N, V);
+                                                                           dev_targets, pad_id, N, V);
     MT_GPU_LAUNCHED();
   }
   const std::vector<float> host = g.download(rows);

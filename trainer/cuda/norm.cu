@@ -26,8 +26,8 @@ __global__ void layer_norm_forward_kernel(float* y, float* mean, float* rstd, co
 }
 
 // dx += rstd (dn - mean(dn) - xhat mean(dn xhat)), dn = dy gamma.
-__global__ void layer_norm_dx_kernel(float* dx, const float* dy, const float* x, const float* gamma,
-                                     const float* mean, const float* rstd, int C) {
+__global__ void layer_norm_dx_kernel(float* dx, const float* dy, const float* x, const float* gamma, const float* mean,
+                                     const float* rstd, int C) {
   __shared__ float shared[32];
   const int64_t m = blockIdx.x;
   const float* xr = x + m * C;

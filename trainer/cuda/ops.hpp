@@ -28,8 +28,7 @@ Tensor* self_attention(Graph& g, Tensor* qkv, const SeqBatch& seqs, int heads, b
 Tensor* cross_attention(Graph& g, Tensor* q, const SeqBatch& queries, Tensor* kv, const SeqBatch& keys, int heads);
 
 // embedding.cu: table[ids] * scale (+ sinusoidal positions).
-Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, double scale,
-                  bool add_positions = true);
+Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, double scale, bool add_positions = true);
 
 // elementwise.cu
 Tensor* add(Graph& g, Tensor* a, Tensor* b);
@@ -56,7 +55,6 @@ struct CrossEntropy {
   double nll = 0.0;
   double value = 0.0;  // the loss as summed on the host (loss holds it rounded to float)
 };
-CrossEntropy cross_entropy(Graph& g, Tensor* logits, std::span<const int> targets, int pad_id,
-                           double label_smoothing);
+CrossEntropy cross_entropy(Graph& g, Tensor* logits, std::span<const int> targets, int pad_id, double label_smoothing);
 
 }  // namespace mt::autograd::gpu

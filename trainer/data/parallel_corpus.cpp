@@ -37,10 +37,9 @@ class Encoder {
 
 }  // namespace
 
-Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path,
-                                                         const std::string& target_path,
-                                                         const VocabularyData& vocabulary,
-                                                         const CorpusFilter& filter, CorpusStats* stats) {
+Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path, const std::string& target_path,
+                                                         const VocabularyData& vocabulary, const CorpusFilter& filter,
+                                                         CorpusStats* stats) {
   auto sources = cli::read_lines(source_path);
   if (!sources) return sources.status();
   auto targets = cli::read_lines(target_path);
@@ -84,8 +83,8 @@ Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& sour
   return pairs;
 }
 
-std::vector<std::vector<uint32_t>> make_batches(const std::vector<SentencePair>& corpus,
-                                                const BatchingOptions& options, uint64_t seed) {
+std::vector<std::vector<uint32_t>> make_batches(const std::vector<SentencePair>& corpus, const BatchingOptions& options,
+                                                uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<uint32_t> order(corpus.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -93,8 +92,7 @@ std::vector<std::vector<uint32_t>> make_batches(const std::vector<SentencePair>&
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const auto& x = corpus[a];
     const auto& y = corpus[b];
-    return x.target.size() != y.target.size() ? x.target.size() < y.target.size()
-                                              : x.source.size() < y.source.size();
+    return x.target.size() != y.target.size() ? x.target.size() < y.target.size() : x.source.size() < y.source.size();
   });
   std::vector<std::vector<uint32_t>> batches;
   std::vector<uint32_t> current;

@@ -15,13 +15,13 @@ namespace mt::train {
 struct SentencePair {
   std::vector<int32_t> source;  // ids without BOS/EOS
   std::vector<int32_t> target;
-  uint32_t line = 0;            // 1-based line in the files
+  uint32_t line = 0;  // 1-based line in the files
 };
 
 struct CorpusFilter {
-  int max_tokens = 100;       // per side, after tokenization, without BOS/EOS
-  float max_ratio = 0.0f;     // > 0: drop pairs whose length ratio exceeds it (either way)
-  bool drop_empty = true;     // pairs with an empty side
+  int max_tokens = 100;    // per side, after tokenization, without BOS/EOS
+  float max_ratio = 0.0f;  // > 0: drop pairs whose length ratio exceeds it (either way)
+  bool drop_empty = true;  // pairs with an empty side
 };
 
 struct CorpusStats {
@@ -31,21 +31,20 @@ struct CorpusStats {
 
 // Reads and tokenizes `source_path` / `target_path` (same number of lines,
 // else an error naming both counts), keeping the pairs the filter accepts.
-Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path,
-                                                         const std::string& target_path,
-                                                         const VocabularyData& vocabulary,
-                                                         const CorpusFilter& filter, CorpusStats* stats);
+Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path, const std::string& target_path,
+                                                         const VocabularyData& vocabulary, const CorpusFilter& filter,
+                                                         CorpusStats* stats);
 
 // One batch, padded: B sentences, S source and T target positions.
 struct Batch {
   int B = 0, S = 0, T = 0;
-  std::vector<int32_t> source;        // [B, S]: ids + EOS, then pad
+  std::vector<int32_t> source;          // [B, S]: ids + EOS, then pad
   std::vector<int32_t> source_lengths;  // [B], EOS included
-  std::vector<int32_t> target_input;  // [B, T]: BOS + ids, then pad (teacher forcing)
-  std::vector<int32_t> target_output; // [B, T]: ids + EOS, then pad (the labels)
+  std::vector<int32_t> target_input;    // [B, T]: BOS + ids, then pad (teacher forcing)
+  std::vector<int32_t> target_output;   // [B, T]: ids + EOS, then pad (the labels)
   std::vector<int32_t> target_lengths;  // [B], EOS included
-  int target_tokens = 0;              // non-pad labels
-  std::vector<uint32_t> pairs;        // indices into the corpus
+  int target_tokens = 0;                // non-pad labels
+  std::vector<uint32_t> pairs;          // indices into the corpus
 };
 
 struct BatchingOptions {
@@ -61,8 +60,8 @@ struct SpecialIds {
 // broken by a seeded shuffle) into batches within the token budget. Every
 // pair lands in exactly one batch. The batch order is shuffled with `seed`:
 // same corpus, options and seed, same batches in the same order.
-std::vector<std::vector<uint32_t>> make_batches(const std::vector<SentencePair>& corpus,
-                                                const BatchingOptions& options, uint64_t seed);
+std::vector<std::vector<uint32_t>> make_batches(const std::vector<SentencePair>& corpus, const BatchingOptions& options,
+                                                uint64_t seed);
 
 // Pads one batch of pair indices into model inputs and labels.
 Batch assemble_batch(const std::vector<SentencePair>& corpus, const std::vector<uint32_t>& pairs,

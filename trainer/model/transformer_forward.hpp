@@ -16,15 +16,14 @@
 namespace mt::train {
 
 struct ForwardOptions {
-  double dropout = 0.0;          // on embeddings, sublayer outputs and the FFN hidden layer
+  double dropout = 0.0;  // on embeddings, sublayer outputs and the FFN hidden layer
   double label_smoothing = 0.0;
 };
 
 // Teacher-forced logits [B*T, V]. param(name) returns the graph's tensor of
 // that model_spec name.
 template <class G, class Param>
-auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const Batch& batch,
-                          const ForwardOptions& o) {
+auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const Batch& batch, const ForwardOptions& o) {
   using autograd::SeqBatch;
   using TensorPtr = decltype(param(std::string()));
   const auto norm = [&](TensorPtr x, const std::string& name) {

@@ -28,12 +28,19 @@ void TransformerModel<T>::initialize(uint64_t seed) {
     Tensor<T>* t = params_.at(spec.name);
     double limit = 0.0, offset = 0.0;
     switch (spec.role) {
-      case TensorRole::weight: limit = std::sqrt(6.0 / double(spec.shape[0] + spec.shape[1])); break;
-      case TensorRole::embedding: limit = std::sqrt(3.0 / double(spec.shape[1])); break;
-      case TensorRole::norm_gamma: offset = 1.0; break;
+      case TensorRole::weight:
+        limit = std::sqrt(6.0 / double(spec.shape[0] + spec.shape[1]));
+        break;
+      case TensorRole::embedding:
+        limit = std::sqrt(3.0 / double(spec.shape[1]));
+        break;
+      case TensorRole::norm_gamma:
+        offset = 1.0;
+        break;
       case TensorRole::bias:
       case TensorRole::norm_beta:
-      case TensorRole::positions: break;  // trainable() refuses stored positions
+      case TensorRole::positions:
+        break;  // trainable() refuses stored positions
     }
     for (T& v : t->value) v = T(offset + limit * uniform(rng));
   }
@@ -41,7 +48,8 @@ void TransformerModel<T>::initialize(uint64_t seed) {
 
 template <class T>
 Tensor<T>* TransformerModel<T>::forward(const Batch& batch, const ForwardOptions& o) {
-  return transformer_forward(g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o);
+  return transformer_forward(
+      g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o);
 }
 
 template <class T>

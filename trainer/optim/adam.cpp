@@ -8,7 +8,8 @@ namespace mt::train {
 
 double learning_rate(const AdamOptions& o, int64_t step) {
   const double s = double(std::max<int64_t>(step, 1)), w = double(std::max(o.warmup, 1));
-  if (o.schedule == Schedule::noam) return o.lr * std::pow(double(o.d_model), -0.5) * std::min(std::pow(s, -0.5), s * std::pow(w, -1.5));
+  if (o.schedule == Schedule::noam)
+    return o.lr * std::pow(double(o.d_model), -0.5) * std::min(std::pow(s, -0.5), s * std::pow(w, -1.5));
   return o.lr * std::min(s / w, std::sqrt(w / s));
 }
 
@@ -61,7 +62,9 @@ double Adam<T>::step(double grad_scale) {
 
 template <class T>
 void Adam<T>::save(std::vector<char>* out) const {
-  auto put = [&](const void* p, size_t n) { out->insert(out->end(), static_cast<const char*>(p), static_cast<const char*>(p) + n); };
+  auto put = [&](const void* p, size_t n) {
+    out->insert(out->end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
+  };
   const uint64_t count = m_.size();
   put(&step_, sizeof(step_));
   put(&count, sizeof(count));
@@ -85,13 +88,16 @@ Status Adam<T>::load(const char* data, size_t size, size_t* consumed) {
   uint64_t count = 0;
   int64_t step = 0;
   if (!get(&step, sizeof(step)) || !get(&count, sizeof(count)) || count != m_.size()) {
-    return Status::error(Errc::invalid_argument, "checkpoint: optimizer state does not match the model (%llu tensors, expected %zu)",
+    return Status::error(Errc::invalid_argument,
+                         "checkpoint: optimizer state does not match the model (%llu tensors, expected %zu)",
                          static_cast<unsigned long long>(count), m_.size());
   }
   for (size_t i = 0; i < m_.size(); ++i) {
     uint64_t n = 0;
-    if (!get(&n, sizeof(n)) || n != m_[i].size() || !get(m_[i].data(), n * sizeof(T)) || !get(v_[i].data(), n * sizeof(T))) {
-      return Status::error(Errc::invalid_argument, "checkpoint: optimizer state of tensor %zu is truncated or mis-sized", i);
+    if (!get(&n, sizeof(n)) || n != m_[i].size() || !get(m_[i].data(), n * sizeof(T)) ||
+        !get(v_[i].data(), n * sizeof(T))) {
+      return Status::error(Errc::invalid_argument,
+                           "checkpoint: optimizer state of tensor %zu is truncated or mis-sized", i);
     }
   }
   step_ = step;

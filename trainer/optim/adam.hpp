@@ -21,9 +21,9 @@ struct AdamOptions {
   double weight_decay = 0.0;  // decoupled: w -= lr * weight_decay * w (not on biases or LayerNorm)
   double clip_norm = 0.0;     // > 0: scale gradients so their global L2 norm is at most this
   Schedule schedule = Schedule::inverse_sqrt;
-  double lr = 5e-4;           // inverse_sqrt: the peak; noam: the factor
+  double lr = 5e-4;  // inverse_sqrt: the peak; noam: the factor
   int warmup = 4000;
-  int d_model = 512;          // noam only
+  int d_model = 512;  // noam only
 };
 
 double learning_rate(const AdamOptions& o, int64_t step);

@@ -149,7 +149,7 @@ struct ModelWeights;
 class Tokenizer;
 class CudaWeightCache;
 struct Access;  // lib/src/access.hpp: what libmt's own code reaches inside a Model or a Session
-}
+}  // namespace detail
 
 // Loading reads no weight byte of an fp32 model, nor of an int8 model with
 // calibrated activations (their zero-point compensation is folded into the
@@ -167,8 +167,7 @@ class MT_API Model {
   // see unverified bytes, and of a shortened one kill the process with SIGBUS.
   // LoadOptions::read_into_memory copies the file instead, for files that may
   // change in place.
-  static Expected<std::shared_ptr<const Model>> load(const std::string& path,
-                                                     const LoadOptions& options = {});
+  static Expected<std::shared_ptr<const Model>> load(const std::string& path, const LoadOptions& options = {});
   // Same checks on bytes the caller owns and keeps alive (and 64-byte aligned)
   // for the Model's lifetime, e.g. a model linked into a firmware image.
   static Expected<std::shared_ptr<const Model>> from_buffer(std::span<const uint8_t> bytes,
@@ -200,9 +199,9 @@ class MT_API Model {
 
   // The model's tokenizer for callers outside a session (bindings, tools):
   // UTF-8 text -> source ids (no BOS or EOS), exactly as a session tokenizes,
-  // and target ids -> text (with the target vocabulary when there is one), with its line breaks kept or, as translate_text
-  // gives them, each made one space. These allocate; sessions tokenize in
-  // their own memory. Error if the model has no vocabulary.
+  // and target ids -> text (with the target vocabulary when there is one), with its line breaks kept or, as
+  // translate_text gives them, each made one space. These allocate; sessions tokenize in their own memory. Error if the
+  // model has no vocabulary.
   Status encode(std::string_view text, std::vector<int32_t>* ids) const;
   Status decode(std::span<const int32_t> ids, std::string* text, bool line_breaks_as_spaces = false) const;
 

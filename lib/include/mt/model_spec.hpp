@@ -7,11 +7,10 @@
 //   source_embedding                [Vs, C]  packed (absent when embeddings are shared)
 //   output/weight [Vt, C] packed (absent when tied), output/bias [Vt]
 //   encoder/layer_i/self_attention/{qkv/weight [3C, C], qkv/bias, out/weight [C, C], out/bias, norm/gamma, norm/beta}
-//   encoder/layer_i/ffn/{linear_0/weight [F, C], linear_0/bias, linear_1/weight [C, F], linear_1/bias, norm/gamma, norm/beta}
-//   decoder/layer_i/self_attention/...  as in the encoder
-//   decoder/layer_i/cross_attention/{q/weight [C, C], q/bias, kv/weight [2C, C], kv/bias, out/weight, out/bias, norm/...}
-//   decoder/layer_i/ffn/...             as in the encoder
-//   encoder/norm/{gamma,beta}, decoder/norm/{gamma,beta}   pre-norm only: the final LayerNorm of each stack
+//   encoder/layer_i/ffn/{linear_0/weight [F, C], linear_0/bias, linear_1/weight [C, F], linear_1/bias, norm/gamma,
+//   norm/beta} decoder/layer_i/self_attention/...  as in the encoder decoder/layer_i/cross_attention/{q/weight [C, C],
+//   q/bias, kv/weight [2C, C], kv/bias, out/weight, out/bias, norm/...} decoder/layer_i/ffn/...             as in the
+//   encoder encoder/norm/{gamma,beta}, decoder/norm/{gamma,beta}   pre-norm only: the final LayerNorm of each stack
 //   position_encoding [P, C] row-major    stored_positions only: row p is added at position p (P = max_positions)
 // Linear weights are [out, in]; qkv rows are the Q, K, V projections stacked.
 #pragma once

@@ -43,8 +43,8 @@ class MT_API ModelWriter {
                     std::span<const float> values);
   // Adds an int8 tensor [N, K] (values row-major) with one scale per row,
   // stored packed_k4n16.
-  Status add_tensor_i8(const std::string& name, const std::vector<uint32_t>& shape,
-                       std::span<const int8_t> values, std::span<const float> scales);
+  Status add_tensor_i8(const std::string& name, const std::vector<uint32_t>& shape, std::span<const int8_t> values,
+                       std::span<const float> scales);
 
   // The whole file in memory.
   Expected<std::vector<uint8_t>> serialize() const;

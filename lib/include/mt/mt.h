@@ -65,13 +65,13 @@ typedef struct mt_session_options {
 } mt_session_options;
 
 typedef struct mt_translate_options {
-  int beam_size;            /* 1: greedy (default 1) */
-  int num_hypotheses;       /* n-best, <= beam_size (default 1) */
-  float length_penalty;     /* score = log P / length^length_penalty (default 1) */
-  int max_decoding_length;  /* 0: the session's max_target_length (default 0) */
-  float max_length_ratio;   /* > 0: at most ratio * source length + max_length_offset (default 0) */
-  int max_length_offset;    /* (default 0) */
-  int min_decoding_length;  /* EOS forbidden before this many tokens (default 0) */
+  int beam_size;             /* 1: greedy (default 1) */
+  int num_hypotheses;        /* n-best, <= beam_size (default 1) */
+  float length_penalty;      /* score = log P / length^length_penalty (default 1) */
+  int max_decoding_length;   /* 0: the session's max_target_length (default 0) */
+  float max_length_ratio;    /* > 0: at most ratio * source length + max_length_offset (default 0) */
+  int max_length_offset;     /* (default 0) */
+  int min_decoding_length;   /* EOS forbidden before this many tokens (default 0) */
   int truncate_long_sources; /* nonzero: cut over-long sources to fit instead of failing (default 0) */
   /* Ids put before every source, e.g. a multilingual model's language token (mt_language_prefixes).
    * The caller keeps them alive during the call. (default NULL, 0) */

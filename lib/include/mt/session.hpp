@@ -50,16 +50,16 @@ enum class ThreadSplit : uint8_t {
 };
 
 struct MT_API SessionOptions {
-  int max_batch_size = 16;     // sentences per translate() call
-  int max_source_length = 128; // source tokens, the EOS libmt appends included
-  int max_target_length = 128; // generated tokens, EOS included
-  int max_beam_size = 4;       // largest TranslateOptions::beam_size
-  int num_threads = 1;         // threads of the session's pool (the caller's thread included)
+  int max_batch_size = 16;                            // sentences per translate() call
+  int max_source_length = 128;                        // source tokens, the EOS libmt appends included
+  int max_target_length = 128;                        // generated tokens, EOS included
+  int max_beam_size = 4;                              // largest TranslateOptions::beam_size
+  int num_threads = 1;                                // threads of the session's pool (the caller's thread included)
   ThreadSplit thread_split = ThreadSplit::automatic;  // with num_threads > 1 (CPU only)
-  int max_text_bytes = 4096;   // longest source text, in UTF-8 bytes (models with a vocabulary)
+  int max_text_bytes = 4096;                          // longest source text, in UTF-8 bytes (models with a vocabulary)
   Device device = Device::cpu;
-  int cuda_device = 0;         // CUDA: index of the GPU
-  bool allow_tf32 = false;     // CUDA: GEMMs on TF32 tensor cores (faster, about 1e-3 relative error)
+  int cuda_device = 0;      // CUDA: index of the GPU
+  bool allow_tf32 = false;  // CUDA: GEMMs on TF32 tensor cores (faster, about 1e-3 relative error)
   // CUDA: replay each decode step from a CUDA Graph (far fewer launches, so
   // faster small batches), captured for every batch and beam shape when the
   // session is created (tens of milliseconds; see lib/src/cuda/cuda_graphs.cpp).
@@ -89,14 +89,14 @@ struct MT_API SessionOptions {
 };
 
 struct MT_API TranslateOptions {
-  int beam_size = 1;             // 1: greedy search
-  int num_hypotheses = 1;        // n-best per sentence, <= beam_size
-  float length_penalty = 1.0f;   // score = log P(y|x) / (|y| + o)^length_penalty, |y| with EOS, o the
-                                 // model's metadata decoding.length_offset (0; OpenNMT-py models 1)
-  int max_decoding_length = 0;   // generated tokens at most; 0: the session's max_target_length
-  float max_length_ratio = 0.0f; // > 0: also at most ratio * source length + max_length_offset
+  int beam_size = 1;              // 1: greedy search
+  int num_hypotheses = 1;         // n-best per sentence, <= beam_size
+  float length_penalty = 1.0f;    // score = log P(y|x) / (|y| + o)^length_penalty, |y| with EOS, o the
+                                  // model's metadata decoding.length_offset (0; OpenNMT-py models 1)
+  int max_decoding_length = 0;    // generated tokens at most; 0: the session's max_target_length
+  float max_length_ratio = 0.0f;  // > 0: also at most ratio * source length + max_length_offset
   int max_length_offset = 0;
-  int min_decoding_length = 0;   // EOS is not allowed before this many tokens
+  int min_decoding_length = 0;  // EOS is not allowed before this many tokens
   // A source longer than the session allows (max_source_length tokens or
   // max_text_bytes bytes) is an error, or is cut to fit when this is set; the
   // results then say it was truncated.
@@ -125,9 +125,7 @@ class Translations {
  public:
   size_t size() const { return sentences_; }
   // The n-best of sentence i, best first.
-  std::span<const Hypothesis> operator[](size_t i) const {
-    return {hypotheses_ + i * stride_, size_t(counts_[i])};
-  }
+  std::span<const Hypothesis> operator[](size_t i) const { return {hypotheses_ + i * stride_, size_t(counts_[i])}; }
   // Whether sentence i was cut to fit (TranslateOptions::truncate_long_sources).
   bool truncated(size_t i) const { return truncated_[i] != 0; }
 
@@ -154,9 +152,7 @@ struct TextHypothesis {
 class TextTranslations {
  public:
   size_t size() const { return sentences_; }
-  std::span<const TextHypothesis> operator[](size_t i) const {
-    return {hypotheses_ + i * stride_, size_t(counts_[i])};
-  }
+  std::span<const TextHypothesis> operator[](size_t i) const { return {hypotheses_ + i * stride_, size_t(counts_[i])}; }
   // Whether sentence i was cut to fit (TranslateOptions::truncate_long_sources).
   bool truncated(size_t i) const { return truncated_[i] != 0; }
 
@@ -210,7 +206,7 @@ class MT_API Session {
   const SessionOptions& options() const;
   size_t memory_size() const;
   size_t device_memory_size() const;  // bytes of GPU memory of a CUDA session (weights not included); 0 on the CPU
-  const char* kernel_isa() const;  // the ISA of the kernels this session runs
+  const char* kernel_isa() const;     // the ISA of the kernels this session runs
 
   struct Impl;
 

@@ -69,8 +69,8 @@ class Expected {
 }  // namespace mt
 
 // Returns the Status of an expression from the enclosing function when it is an error.
-#define MT_RETURN_IF_ERROR(expr)               \
-  do {                                         \
-    ::mt::Status mt_status_ = (expr);          \
-    if (!mt_status_.ok()) return mt_status_;   \
+#define MT_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::mt::Status mt_status_ = (expr);        \
+    if (!mt_status_.ok()) return mt_status_; \
   } while (0)

@@ -44,13 +44,13 @@ Status CudaSession::enqueue_step(int rows, int rows_per_source, int cache) {
   }
   if (K == 1) {
     // The next step's tokens stay on the device.
-    MT_CUDA_LAUNCH(argmax_f32_cuda(logits, rows, V, dev<int32_t>(plan_.step_tokens), dev<float>(plan_.top_values),
-                                   stream_),
-                   "argmax");
+    MT_CUDA_LAUNCH(
+        argmax_f32_cuda(logits, rows, V, dev<int32_t>(plan_.step_tokens), dev<float>(plan_.top_values), stream_),
+        "argmax");
   } else {
-    MT_CUDA_LAUNCH(top_k_f32_cuda(logits, rows, V, 2 * K, dev<float>(plan_.top_values), dev<int32_t>(plan_.top_indices),
-                                  stream_),
-                   "top_k");
+    MT_CUDA_LAUNCH(
+        top_k_f32_cuda(logits, rows, V, 2 * K, dev<float>(plan_.top_values), dev<int32_t>(plan_.top_indices), stream_),
+        "top_k");
   }
   return {};
 }

@@ -147,10 +147,10 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
     if (e != cudaSuccess) return cuda_error(Errc::internal, "copying beams to the GPU failed", e);
     if (moved) {
       const size_t row_floats = size_t(T) * 2 * C;
-      MT_CUDA_LAUNCH(gather_rows_f32_cuda(dev<float>(plan_.self_cache[cache_]), dev<float>(plan_.self_cache[1 - cache_]),
-                                          d_index, rows, row_floats, size_t(t + 1) * 2 * C, L, plan_.self_cache_stride,
-                                          stream_),
-                     "KV cache gather");
+      MT_CUDA_LAUNCH(
+          gather_rows_f32_cuda(dev<float>(plan_.self_cache[cache_]), dev<float>(plan_.self_cache[1 - cache_]), d_index,
+                               rows, row_floats, size_t(t + 1) * 2 * C, L, plan_.self_cache_stride, stream_),
+          "KV cache gather");
       cache_ = 1 - cache_;
     }
   }
@@ -214,7 +214,8 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   std::copy(buffers.parents, buffers.parents + R, pinned<int32_t>(plan_.up_parents));
   std::copy(buffers.length_limits, buffers.length_limits + B, pinned<int>(plan_.up_limits));
   float* scales = pinned<float>(plan_.up_length_scales);
-  for (int length = 0; length <= T; ++length) scales[length] = length_scale(length + limits.length_offset, limits.length_penalty);
+  for (int length = 0; length <= T; ++length)
+    scales[length] = length_scale(length + limits.length_offset, limits.length_penalty);
   *alive = alive_at_start;
   const auto up = [&](void* device, const void* host, size_t bytes) {
     return cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_);
@@ -224,7 +225,8 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   if (e == cudaSuccess) e = up(d.scores, pinned<float>(plan_.up_scores), size_t(R) * sizeof(float));
   if (e == cudaSuccess) e = up(d.parents, pinned<int32_t>(plan_.up_parents), size_t(R) * sizeof(int32_t));
   if (e == cudaSuccess) e = up(d.done, done, size_t(B) * sizeof(int));
-  if (e == cudaSuccess) e = up(const_cast<int*>(d.length_limits), pinned<int>(plan_.up_limits), size_t(B) * sizeof(int));
+  if (e == cudaSuccess)
+    e = up(const_cast<int*>(d.length_limits), pinned<int>(plan_.up_limits), size_t(B) * sizeof(int));
   if (e == cudaSuccess) e = up(d.alive, alive, sizeof(int));
   if (e == cudaSuccess) e = up(const_cast<float*>(d.length_scales), scales, size_t(T + 1) * sizeof(float));
   // Every live sentence starts with no finished hypothesis.
@@ -233,7 +235,7 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   MT_RETURN_IF_ERROR(upload_positions(0, limits.min_length));
 
   const size_t row_floats = size_t(T) * 2 * C;
-  for (int t0 = 0; t0 < max_limit && *alive > 0; t0 += kBeamStepsPerSync) {
+  for (int t0 = 0; t0<max_limit&& * alive> 0; t0 += kBeamStepsPerSync) {
     const int steps = std::min(kBeamStepsPerSync, max_limit - t0);
     for (int i = 0; i < steps; ++i) {
       const int t = t0 + i;
@@ -242,9 +244,9 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
                                         dev<int32_t>(plan_.top_indices), stream_),
                      "beam bookkeeping");
       // Row r takes its parent's keys and values for positions [0, t].
-      MT_CUDA_LAUNCH(gather_rows_f32_cuda(dev<float>(plan_.self_cache[cache_]), dev<float>(plan_.self_cache[1 - cache_]),
-                                          d.gather_index, rows, row_floats, size_t(t + 1) * 2 * C, L,
-                                          plan_.self_cache_stride, stream_),
+      MT_CUDA_LAUNCH(gather_rows_f32_cuda(dev<float>(plan_.self_cache[cache_]),
+                                          dev<float>(plan_.self_cache[1 - cache_]), d.gather_index, rows, row_floats,
+                                          size_t(t + 1) * 2 * C, L, plan_.self_cache_stride, stream_),
                      "KV cache gather");
       cache_ = 1 - cache_;
     }
@@ -265,7 +267,8 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   if (e == cudaSuccess) {
     e = cudaMemcpyAsync(tokens, d.finished_tokens, hypotheses * T * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
   }
-  if (e == cudaSuccess) e = cudaMemcpyAsync(counts, d.finished_counts, size_t(B) * sizeof(int), cudaMemcpyDeviceToHost, stream_);
+  if (e == cudaSuccess)
+    e = cudaMemcpyAsync(counts, d.finished_counts, size_t(B) * sizeof(int), cudaMemcpyDeviceToHost, stream_);
   if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the hypotheses from the GPU failed", e);
   MT_RETURN_IF_ERROR(sync("beam results"));
   for (int b = 0; b < B; ++b) {

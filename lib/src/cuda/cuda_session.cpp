@@ -20,8 +20,8 @@ CudaPlan CudaPlan::make(const ModelConfig& cfg, const SessionPlan& host, CudaWei
   p.B = host.B, p.S = host.S, p.T = host.T, p.K = host.K, p.R = host.R, p.N = host.N;
   p.P = std::max(p.S, p.T);
   const size_t C = size_t(cfg.d_model), F = size_t(cfg.d_ff), V = size_t(cfg.target_vocab_size);
-  const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T),
-               B = size_t(p.B), top = R * 2 * size_t(p.K);
+  const size_t L = size_t(cfg.decoder_layers), N = size_t(p.N), R = size_t(p.R), T = size_t(p.T), B = size_t(p.B),
+               top = R * 2 * size_t(p.K);
   ArenaPlanner d;
   p.positions = d.reserve<float>(size_t(p.P) * C);
   p.suppressed_count = int(cfg.suppressed_ids.size());
@@ -128,14 +128,16 @@ Status check_device(int index) {
 }  // namespace
 
 Expected<std::unique_ptr<CudaSession>> CudaSession::create(const Model& model, const SessionOptions& options,
-                                                            const SessionPlan& host) {
+                                                           const SessionPlan& host) {
   const ModelConfig& cfg = model.config();
   if (cfg.d_model / cfg.heads > kCudaAttentionMaxDh) {
-    return Status::error(Errc::unsupported, "CUDA attention supports heads of at most %d dimensions; this model's are %d",
+    return Status::error(Errc::unsupported,
+                         "CUDA attention supports heads of at most %d dimensions; this model's are %d",
                          kCudaAttentionMaxDh, cfg.d_model / cfg.heads);
   }
   if (2 * options.max_beam_size > kCudaTopKMax) {
-    return Status::error(Errc::unsupported, "session option max_beam_size = %d: CUDA sessions support beams of at most %d",
+    return Status::error(Errc::unsupported,
+                         "session option max_beam_size = %d: CUDA sessions support beams of at most %d",
                          options.max_beam_size, kCudaTopKMax / 2);
   }
   MT_RETURN_IF_ERROR(check_device(options.cuda_device));
@@ -228,7 +230,8 @@ CudaSession::~CudaSession() {
 
 Status CudaSession::sync(const char* what) const {
   const cudaError_t e = cudaStreamSynchronize(stream_);
-  if (e != cudaSuccess) return Status::error(Errc::internal, "CUDA %s failed on the device: %s", what, cudaGetErrorString(e));
+  if (e != cudaSuccess)
+    return Status::error(Errc::internal, "CUDA %s failed on the device: %s", what, cudaGetErrorString(e));
   return {};
 }
 
@@ -236,11 +239,22 @@ Status CudaSession::sync(const char* what) const {
 // per sentence come from the device arrays, padded past the batch with empty
 // sentences; the cross-attention needs no longest length with lengths given.
 CudaDecoderState CudaSession::decoder_state(int rows_per_source, int cache) const {
-  const CudaSources sources{dev<int32_t>(plan_.src_tokens), dev<int32_t>(plan_.src_positions),
-                            dev<int32_t>(plan_.src_offsets), dev<int32_t>(plan_.src_lengths), plan_.B, plan_.N,
+  const CudaSources sources{dev<int32_t>(plan_.src_tokens),
+                            dev<int32_t>(plan_.src_positions),
+                            dev<int32_t>(plan_.src_offsets),
+                            dev<int32_t>(plan_.src_lengths),
+                            plan_.B,
+                            plan_.N,
                             plan_.S};
-  return {dev<float>(plan_.self_cache[cache]), plan_.self_cache_stride, plan_.T, dev<float>(plan_.cross_kv),
-          plan_.cross_kv_stride, sources, rows_per_source, step_positions(), step_cache_lengths()};
+  return {dev<float>(plan_.self_cache[cache]),
+          plan_.self_cache_stride,
+          plan_.T,
+          dev<float>(plan_.cross_kv),
+          plan_.cross_kv_stride,
+          sources,
+          rows_per_source,
+          step_positions(),
+          step_cache_lengths()};
 }
 
 Status CudaSession::upload_positions(int t, int min_length) {
@@ -254,7 +268,6 @@ Status CudaSession::upload_positions(int t, int min_length) {
 }
 
 DecoderBuffers CudaSession::decoder_buffers() const { return plan_.decoder_buffers(block()); }
-
 
 Status CudaSession::encode(Session::Impl& s, int B) {
   cudaSetDevice(device_);
@@ -286,8 +299,13 @@ Status CudaSession::encode(Session::Impl& s, int B) {
   if (e == cudaSuccess) e = up(plan_.src_lengths, plan_.up_lengths, size_t(plan_.B) * sizeof(int32_t));
   if (e != cudaSuccess) return cuda_error(Errc::internal, "copying the sources to the GPU failed", e);
 
-  sources_ = {dev<int32_t>(plan_.src_tokens), dev<int32_t>(plan_.src_positions), dev<int32_t>(plan_.src_offsets),
-              dev<int32_t>(plan_.src_lengths), B, N, max_length};
+  sources_ = {dev<int32_t>(plan_.src_tokens),
+              dev<int32_t>(plan_.src_positions),
+              dev<int32_t>(plan_.src_offsets),
+              dev<int32_t>(plan_.src_lengths),
+              B,
+              N,
+              max_length};
   const EncoderBuffers buffers = plan_.encoder_buffers(block());
   MT_CUDA_LAUNCH(transformer_->encode(sources_, buffers), "encoder");
   MT_CUDA_LAUNCH(transformer_->project_memory(buffers.x, N, dev<float>(plan_.cross_kv), plan_.cross_kv_stride),
@@ -318,8 +336,8 @@ Status CudaSession::step_logits(const int32_t* tokens, int R, int t, int rows_pe
 
 Status CudaSession::run(Session::Impl& s, int B, const TranslateOptions& options) {
   MT_RETURN_IF_ERROR(encode(s, B));
-  SearchLimits limits{options.beam_size, options.num_hypotheses, options.min_decoding_length,
-                      options.length_penalty, options.target_prefix};
+  SearchLimits limits{options.beam_size, options.num_hypotheses, options.min_decoding_length, options.length_penalty,
+                      options.target_prefix};
   limits.length_offset = s.length_offset;
   if (options.beam_size == 1) return greedy_search(s, B, limits);
   // A forced prefix is the host bookkeeping's to apply (beam_search).

@@ -96,10 +96,14 @@ class CudaSession {
  private:
   CudaSession() = default;
   template <class T>
-  T* dev(size_t offset) const { return reinterpret_cast<T*>(block() + offset); }
+  T* dev(size_t offset) const {
+    return reinterpret_cast<T*>(block() + offset);
+  }
   std::byte* block() const { return static_cast<std::byte*>(device_block_); }
   template <class T>
-  T* pinned(size_t offset) const { return reinterpret_cast<T*>(static_cast<std::byte*>(pinned_block_) + offset); }
+  T* pinned(size_t offset) const {
+    return reinterpret_cast<T*>(static_cast<std::byte*>(pinned_block_) + offset);
+  }
 
   CudaDecoderState decoder_state(int rows_per_source, int cache) const;
   DecoderBuffers decoder_buffers() const;

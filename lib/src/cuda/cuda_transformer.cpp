@@ -9,17 +9,22 @@
 
 namespace mt::detail {
 
-CudaTransformer::CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights,
-                                 CublasContext* cublas, CudaStream stream, GemmMath math,
-                                 const float* positions, const CudaGemmScratch& scratch)
-    : config_(config), weights_(weights), cublas_(cublas), stream_(stream), math_(math), positions_(positions),
+CudaTransformer::CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights, CublasContext* cublas,
+                                 CudaStream stream, GemmMath math, const float* positions,
+                                 const CudaGemmScratch& scratch)
+    : config_(config),
+      weights_(weights),
+      cublas_(cublas),
+      stream_(stream),
+      math_(math),
+      positions_(positions),
       scratch_(scratch) {}
 
 CudaStatus CudaTransformer::linear(const float* x, int M, const CudaLinear& w, float* y, Activation act,
                                    const float* residual) {
   if (w.is_f16()) {
-    return linear_f16_cuda(cublas_, x, size_t(w.k), w.f16, size_t(w.k), w.bias, residual, size_t(w.n), y,
-                           size_t(w.n), M, w.n, w.k, act, scratch_.f16, size_t(w.k), stream_);
+    return linear_f16_cuda(cublas_, x, size_t(w.k), w.f16, size_t(w.k), w.bias, residual, size_t(w.n), y, size_t(w.n),
+                           M, w.n, w.k, act, scratch_.f16, size_t(w.k), stream_);
   }
   if (w.is_int8()) {
     CudaInt8Scratch scratch = scratch_.i8;
@@ -28,13 +33,13 @@ CudaStatus CudaTransformer::linear(const float* x, int M, const CudaLinear& w, f
     return linear_i8_cuda(cublas_, x, size_t(w.k), w.i8, w.bias, residual, size_t(w.n), y, size_t(w.n), M, w.n, w.k,
                           act, scratch, stream_);
   }
-  return linear_f32_cuda(cublas_, x, size_t(w.k), w.weight, size_t(w.k), w.bias, residual, size_t(w.n), y,
-                         size_t(w.n), M, w.n, w.k, act, math_, stream_);
+  return linear_f32_cuda(cublas_, x, size_t(w.k), w.weight, size_t(w.k), w.bias, residual, size_t(w.n), y, size_t(w.n),
+                         M, w.n, w.k, act, math_, stream_);
 }
 
 // Token embeddings times sqrt(C) plus each row's position encoding.
-CudaStatus CudaTransformer::embed(const CudaEmbedding& table, const int32_t* tokens, int M,
-                                  const int32_t* positions, float* y) {
+CudaStatus CudaTransformer::embed(const CudaEmbedding& table, const int32_t* tokens, int M, const int32_t* positions,
+                                  float* y) {
   const int C = config_.d_model;
   const float scale = config_.embedding_multiplier();
   if (table.f16 != nullptr) {
@@ -62,9 +67,7 @@ struct CudaTransformer::Ops {
   CudaStatus linear(const float* x, int M, const CudaLinear& w, float* y, Activation act, const float* residual) {
     return tr.linear(x, M, w, y, act, residual);
   }
-  CudaStatus layer_norm(const float* x, int M, const CudaNorm& norm, float* y) {
-    return tr.layer_norm(x, M, norm, y);
-  }
+  CudaStatus layer_norm(const float* x, int M, const CudaNorm& norm, float* y) { return tr.layer_norm(x, M, norm, y); }
   // The attention every call shares: heads, head size, scale, output rows.
   CudaAttention attention(float* out) const {
     const int C = tr.config_.d_model, H = tr.config_.heads;

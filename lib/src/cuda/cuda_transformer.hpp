@@ -35,21 +35,21 @@ struct CudaDecoderState {
   int rows_per_source;       // decoder rows per sentence (the beam size)
   // Each row's position t and its cache's rows t + 1, on the device rather
   // than arguments so that a captured step replays for every t.
-  const int32_t* positions;  // [R]
+  const int32_t* positions;      // [R]
   const int32_t* cache_lengths;  // [R]
 };
 
 // Room for the largest layer's converted inputs (see CudaPlan): int8
 // layers' quantized rows and sums, fp16 layers' rows in half [rows, k].
 struct CudaGemmScratch {
-  CudaInt8Scratch i8;       // ldq and ld_acc are set per layer
+  CudaInt8Scratch i8;  // ldq and ld_acc are set per layer
   uint16_t* f16 = nullptr;
 };
 
 class CudaTransformer {
  public:
-  CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights, CublasContext* cublas,
-                  CudaStream stream, GemmMath math, const float* positions, const CudaGemmScratch& scratch);
+  CudaTransformer(const ModelConfig& config, const CudaModelWeights& weights, CublasContext* cublas, CudaStream stream,
+                  GemmMath math, const float* positions, const CudaGemmScratch& scratch);
 
   // Encodes the batch; the memory ends in buffers.x.
   CudaStatus encode(const CudaSources& sources, const EncoderBuffers& buffers);
@@ -57,8 +57,8 @@ class CudaTransformer {
   CudaStatus project_memory(const float* memory, int N, float* cross_kv, size_t cross_kv_stride);
   // One step of R rows at their state.positions: appends to the KV cache,
   // logits [R, V]. Moving the positions on is the caller's (decode_step_end_cuda).
-  CudaStatus decode_step(const int32_t* tokens, int R, const CudaDecoderState& state,
-                         const DecoderBuffers& buffers, float* logits);
+  CudaStatus decode_step(const int32_t* tokens, int R, const CudaDecoderState& state, const DecoderBuffers& buffers,
+                         float* logits);
 
  private:
   struct Ops;  // the operations transformer_layers.hpp runs, for one call

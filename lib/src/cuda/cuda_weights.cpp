@@ -20,7 +20,16 @@ namespace {
 
 // What is placed from a file tensor: the same tensor may go up in two shapes
 // (an int8 embedding is also the tied output layer, whose rows are padded).
-enum class Shape : uint8_t { as_is, f32_rows, f32_dequantized, f16_rows, f16_dequantized, i8_rows, row_sums, bias_restored };
+enum class Shape : uint8_t {
+  as_is,
+  f32_rows,
+  f32_dequantized,
+  f16_rows,
+  f16_dequantized,
+  i8_rows,
+  row_sums,
+  bias_restored
+};
 
 // Places tensors in one block. Run twice over the same tensors: the first
 // pass (no image) only sizes the block; the second fills a host image of it
@@ -124,9 +133,8 @@ CudaLinear place_linear(BlockLayout& layout, const Linear& l, CudaWeightForm for
     return d;
   }
   if (half) {
-    d.f16 = layout.place<uint16_t>(l.weight_i8, Shape::f16_dequantized, 0, count, [&](uint16_t* out) {
-      dequantize_i8_f16(l.weight_i8, l.scales, l.n, l.k, out);
-    });
+    d.f16 = layout.place<uint16_t>(l.weight_i8, Shape::f16_dequantized, 0, count,
+                                   [&](uint16_t* out) { dequantize_i8_f16(l.weight_i8, l.scales, l.n, l.k, out); });
   } else {
     d.weight = layout.place<float>(l.weight_i8, Shape::f32_dequantized, 0, count,
                                    [&](float* out) { dequantize_i8(l.weight_i8, l.scales, l.n, l.k, out); });
@@ -194,8 +202,8 @@ void place_model(BlockLayout& layout, const ModelConfig& cfg, const ModelWeights
   }
   d.decoder.clear();
   for (const DecoderLayerWeights& l : w.decoder) {
-    d.decoder.push_back({linear(l.qkv), linear(l.self_out), linear(l.cross_q), linear(l.cross_kv),
-                         linear(l.cross_out), linear(l.ffn_0), linear(l.ffn_1), place_norm(layout, l.self_norm, C),
+    d.decoder.push_back({linear(l.qkv), linear(l.self_out), linear(l.cross_q), linear(l.cross_kv), linear(l.cross_out),
+                         linear(l.ffn_0), linear(l.ffn_1), place_norm(layout, l.self_norm, C),
                          place_norm(layout, l.cross_norm, C), place_norm(layout, l.ffn_norm, C)});
   }
   d.output = linear(w.output);
@@ -227,8 +235,8 @@ Expected<std::unique_ptr<CudaModelWeights>> upload(const Model& model, int devic
   d->bytes = block_bytes(model, form);
   const cudaError_t allocated = cudaMalloc(&d->block, d->bytes);
   if (allocated != cudaSuccess) {
-    return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of GPU memory for the weights: %s",
-                         d->bytes, cudaGetErrorString(allocated));
+    return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of GPU memory for the weights: %s", d->bytes,
+                         cudaGetErrorString(allocated));
   }
   const std::vector<std::byte> image = fill_block(model, d->block, d.get());
   const cudaError_t copied = cudaMemcpy(d->block, image.data(), d->bytes, cudaMemcpyHostToDevice);

@@ -58,7 +58,7 @@ using CudaDecoderLayer = DecoderLayerOf<CudaLinear, CudaNorm>;
 struct CudaModelWeights : TransformerWeightsOf<CudaLinear, CudaNorm, CudaEmbedding> {
   int device = -1;
   CudaWeightForm form = CudaWeightForm::f32;
-  void* block = nullptr;                // one device allocation holding all of the above
+  void* block = nullptr;  // one device allocation holding all of the above
   size_t bytes = 0;
 };
 

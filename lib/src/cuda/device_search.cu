@@ -53,7 +53,7 @@ CudaStatus advance_beams_cuda(const DeviceBeams& beams, int B, int t, int32_t eo
   if (B == 0) return 0;
   constexpr int kThreads = 64;
   advance_beams_kernel<<<(B + kThreads - 1) / kThreads, kThreads, 0, stream>>>(beams, B, t, eos_id, length_penalty,
-                                                                             top_values, top_tokens);
+                                                                               top_values, top_tokens);
   return CudaStatus(cudaGetLastError());
 }
 

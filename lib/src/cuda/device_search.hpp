@@ -18,19 +18,19 @@ namespace mt::detail {
 // spaced by `capacity`), plus what only the device search needs.
 struct DeviceBeams {
   int K = 1, T = 0, capacity = 0;
-  float* scores = nullptr;             // [B * K]
-  int32_t* parents = nullptr;          // [B * K]
-  int32_t* step_tokens = nullptr;      // [B * K]: the decoder's next input
-  int32_t* history = nullptr;          // [B * K, T]
-  int32_t* scratch = nullptr;          // [B * K, T]: a sentence's own
-  Candidate* candidates = nullptr;     // [B * 2K * K]: a sentence's own
-  Finished* finished = nullptr;        // [B * capacity]
-  int32_t* finished_tokens = nullptr;  // [B * capacity, T]
-  int* finished_counts = nullptr;      // [B]
-  int* done = nullptr;                 // [B]
-  const int* length_limits = nullptr;  // [B]
-  int* alive = nullptr;                // sentences not done
-  int32_t* gather_index = nullptr;     // [B * K]: the cache row each row takes (its parent's)
+  float* scores = nullptr;               // [B * K]
+  int32_t* parents = nullptr;            // [B * K]
+  int32_t* step_tokens = nullptr;        // [B * K]: the decoder's next input
+  int32_t* history = nullptr;            // [B * K, T]
+  int32_t* scratch = nullptr;            // [B * K, T]: a sentence's own
+  Candidate* candidates = nullptr;       // [B * 2K * K]: a sentence's own
+  Finished* finished = nullptr;          // [B * capacity]
+  int32_t* finished_tokens = nullptr;    // [B * capacity, T]
+  int* finished_counts = nullptr;        // [B]
+  int* done = nullptr;                   // [B]
+  const int* length_limits = nullptr;    // [B]
+  int* alive = nullptr;                  // sentences not done
+  int32_t* gather_index = nullptr;       // [B * K]: the cache row each row takes (its parent's)
   const float* length_scales = nullptr;  // [T + 1]: length_scale(L, penalty), from the host
 };
 

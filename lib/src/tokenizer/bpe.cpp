@@ -155,8 +155,7 @@ Status BpeEncoder::encode(std::string_view normalized, Scratch& scratch, std::sp
         return Status::error(Errc::capacity_exceeded, "bpe: more than %zu steps for %zu bytes", max_steps, n);
       }
       const int32_t id = piece_id(normalized.substr(s.start, s.length));
-      const UnusedMerge* merge =
-          static_cast<PieceType>(types_[id]) == PieceType::unused ? latest_merge(id) : nullptr;
+      const UnusedMerge* merge = static_cast<PieceType>(types_[id]) == PieceType::unused ? latest_merge(id) : nullptr;
       if (merge == nullptr || merge->left_length == 0 || merge->left_length >= s.length) {
         if (out == pieces.size()) return Status::error(Errc::internal, "bpe: more pieces than bytes");
         pieces[out++] = {s.start, s.length, id};

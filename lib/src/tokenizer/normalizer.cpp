@@ -31,10 +31,12 @@ struct CharsmapView {
 };
 
 Status split_charsmap(std::span<const uint8_t> blob, CharsmapView* view) {
-  if (blob.size() <= 4) return Status::error(Errc::corrupt_model, "normalizer charsmap: blob of %zu bytes is too short", blob.size());
+  if (blob.size() <= 4)
+    return Status::error(Errc::corrupt_model, "normalizer charsmap: blob of %zu bytes is too short", blob.size());
   const uint32_t trie_size = read_le32(blob.data());
   if (trie_size >= blob.size() || blob.size() - 4 < trie_size)
-    return Status::error(Errc::corrupt_model, "normalizer charsmap: trie size %u exceeds the blob (%zu bytes)", trie_size, blob.size());
+    return Status::error(Errc::corrupt_model, "normalizer charsmap: trie size %u exceeds the blob (%zu bytes)",
+                         trie_size, blob.size());
   if (trie_size < 4) return Status::error(Errc::corrupt_model, "normalizer charsmap: empty trie");
   view->units = blob.data() + 4;
   view->unit_count = trie_size / 4;  // as SentencePiece: a partial unit is ignored
@@ -62,7 +64,10 @@ Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion) {
   // expansion of every rule ending there.
   size_t expansion = 3;
   std::vector<uint8_t> seen(v.unit_count, 0);
-  struct Entry { size_t unit; size_t depth; };
+  struct Entry {
+    size_t unit;
+    size_t depth;
+  };
   std::vector<Entry> queue{{0, 0}};
   seen[0] = 1;
   for (size_t next = 0; next < queue.size(); ++next) {
@@ -70,12 +75,15 @@ Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion) {
     const uint32_t u = unit(e.unit);
     const size_t base = e.unit ^ unit_offset(u);
     if (e.depth > 0 && unit_has_leaf(u)) {
-      if (base >= v.unit_count) return Status::error(Errc::corrupt_model, "normalizer charsmap: leaf unit %zu out of range", base);
+      if (base >= v.unit_count)
+        return Status::error(Errc::corrupt_model, "normalizer charsmap: leaf unit %zu out of range", base);
       const uint32_t value = unit_value(unit(base));
-      if (value >= v.strings_size) return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement offset %u out of range", value);
+      if (value >= v.strings_size)
+        return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement offset %u out of range", value);
       const char* s = v.strings + value;
       const void* nul = std::memchr(s, 0, v.strings_size - value);
-      if (nul == nullptr) return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement at %u is not terminated", value);
+      if (nul == nullptr)
+        return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement at %u is not terminated", value);
       const size_t length = static_cast<const char*>(nul) - s;
       size_t out = length;
       for (size_t i = 0; i < length; ++i) out += s[i] == ' ' ? 2 : 0;  // a space may become U+2581
@@ -208,7 +216,8 @@ Status Normalizer::normalize(std::string_view input, std::span<char> out, size_t
   }
 
   if (remove_extra_whitespaces_) {  // trailing spaces, whatever produced them
-    while (n >= space.size() && std::string_view(out.data() + n - space.size(), space.size()) == space) n -= space.size();
+    while (n >= space.size() && std::string_view(out.data() + n - space.size(), space.size()) == space)
+      n -= space.size();
   }
   if (treat_whitespace_as_suffix_ && add_dummy_prefix_ && !put(space)) return overflow();
   *length = n;

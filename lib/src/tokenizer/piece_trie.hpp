@@ -62,7 +62,10 @@ class PieceTrie {
     uint32_t lo = n.first_edge, hi = n.first_edge + n.edge_count;
     while (lo < hi) {  // labels of a node's edges are sorted
       const uint32_t mid = (lo + hi) / 2;
-      if (labels_[mid] < byte) lo = mid + 1; else hi = mid;
+      if (labels_[mid] < byte)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo < n.first_edge + n.edge_count && labels_[lo] == byte ? static_cast<int32_t>(lo + 1) : kNone;
   }

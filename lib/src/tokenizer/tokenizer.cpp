@@ -19,9 +19,9 @@ namespace mt::detail {
 
 struct Tokenizer::Impl {
   std::unique_ptr<const FlatVocabulary> owned;  // when made from a VocabularyData
-  VocabularyView vocabulary;  // the members below point into what it points at
-  PieceTrie pieces;           // every piece, value = id
-  PieceTrie user_symbols;     // user-defined pieces only
+  VocabularyView vocabulary;                    // the members below point into what it points at
+  PieceTrie pieces;                             // every piece, value = id
+  PieceTrie user_symbols;                       // user-defined pieces only
   std::optional<Normalizer> normalizer;
   std::optional<UnigramEncoder> unigram;
   std::optional<BpeEncoder> bpe;
@@ -41,7 +41,8 @@ Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(VocabularyData voca
   return tokenizer;
 }
 
-Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(const VocabularyView& vocabulary, const PieceTrie::Stored* trie) {
+Expected<std::unique_ptr<const Tokenizer>> Tokenizer::create(const VocabularyView& vocabulary,
+                                                             const PieceTrie::Stored* trie) {
   MT_RETURN_IF_ERROR(vocabulary.validate());
   auto impl = std::make_unique<Impl>();
   impl->vocabulary = vocabulary;
@@ -156,7 +157,8 @@ Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, 
     return true;
   };
   const auto full = [&] {
-    return Status::error(Errc::capacity_exceeded, "tokenizer: more than %zu ids for %zu input bytes", ids.size(), text.size());
+    return Status::error(Errc::capacity_exceeded, "tokenizer: more than %zu ids for %zu input bytes", ids.size(),
+                         text.size());
   };
   bool previous_unknown = false;
   for (size_t i = 0; i < piece_count; ++i) {
@@ -201,7 +203,8 @@ Status Tokenizer::decode(std::span<const int32_t> ids, std::span<char> out, size
     return true;
   };
   const auto full = [&] {
-    return Status::error(Errc::capacity_exceeded, "tokenizer: decoding %zu ids needs more than %zu bytes", ids.size(), out.size());
+    return Status::error(Errc::capacity_exceeded, "tokenizer: decoding %zu ids needs more than %zu bytes", ids.size(),
+                         out.size());
   };
 
   // Byte pieces: up to 4 pending bytes, written a character at a time as

@@ -42,8 +42,7 @@ class Tokenizer {
   // then mapped to model ids when the vocabulary has them.
   // Invalid UTF-8 bytes are treated as SentencePiece does (each becomes U+FFFD).
   // Errors: input longer than the workspace was sized for, ids capacity too small.
-  Status encode(std::string_view text, std::span<std::byte> workspace, std::span<int32_t> ids,
-                size_t* count) const;
+  Status encode(std::string_view text, std::span<std::byte> workspace, std::span<int32_t> ids, size_t* count) const;
 
   // ids (piece indices) -> UTF-8 text, exactly as SentencePiece's Decode (control ids decode
   // to nothing, unknown to unk_surface, byte pieces to bytes with invalid

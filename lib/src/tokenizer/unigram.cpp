@@ -51,7 +51,8 @@ Status UnigramEncoder::encode(std::string_view normalized, Scratch& scratch, std
   size_t starts_at = 0;
   while (starts_at < size) {
     const float best_here = best[starts_at].score;
-    const size_t char_length = std::min(utf8_char_length(static_cast<uint8_t>(normalized[starts_at])), size - starts_at);
+    const size_t char_length =
+        std::min(utf8_char_length(static_cast<uint8_t>(normalized[starts_at])), size - starts_at);
     bool has_single_char = false;
     int32_t node = PieceTrie::root();
     for (size_t key_pos = starts_at; key_pos < size;) {

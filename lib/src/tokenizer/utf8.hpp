@@ -41,8 +41,7 @@ inline bool utf8_decode_valid(std::string_view text, size_t* length) {
     const uint32_t c = ((b0 & 0x0Fu) << 12) | ((byte(1) & 0x3Fu) << 6) | (byte(2) & 0x3Fu);
     if (trail(1) && trail(2) && c >= 0x800 && valid_cp(c)) return *length = 3, true;
   } else if (n >= 4 && (b0 & 0xF8) == 0xF0) {
-    const uint32_t c = ((b0 & 0x07u) << 18) | ((byte(1) & 0x3Fu) << 12) | ((byte(2) & 0x3Fu) << 6) |
-                       (byte(3) & 0x3Fu);
+    const uint32_t c = ((b0 & 0x07u) << 18) | ((byte(1) & 0x3Fu) << 12) | ((byte(2) & 0x3Fu) << 6) | (byte(3) & 0x3Fu);
     if (trail(1) && trail(2) && trail(3) && c >= 0x10000 && valid_cp(c)) return *length = 4, true;
   }
   return false;

@@ -35,8 +35,8 @@ Status VocabularyView::validate() const {
       return Status::error(Errc::invalid_model, "vocabulary piece %zu has model id %d", id, model_ids[id]);
   }
   if (unknown_ends.size() != unknown_model_ids.size())
-    return Status::error(Errc::invalid_model, "vocabulary has %zu unknown texts but %zu of their ids", unknown_ends.size(),
-                         unknown_model_ids.size());
+    return Status::error(Errc::invalid_model, "vocabulary has %zu unknown texts but %zu of their ids",
+                         unknown_ends.size(), unknown_model_ids.size());
   if (language_codes && model_ids.empty())
     return Status::error(Errc::invalid_model, "vocabulary reads language codes but has no model ids");
   if (!unknown_ends.empty() && model_ids.empty())
@@ -52,7 +52,8 @@ Status VocabularyView::validate() const {
       return Status::error(Errc::invalid_model, "vocabulary unknown text %zu is duplicated or out of order", i);
   }
   if (normalized_expansion > VocabularyData::kMaxNormalizedExpansion)
-    return Status::error(Errc::invalid_model, "vocabulary: normalized_expansion %u is implausible (at most %u bytes per byte)",
+    return Status::error(Errc::invalid_model,
+                         "vocabulary: normalized_expansion %u is implausible (at most %u bytes per byte)",
                          normalized_expansion, VocabularyData::kMaxNormalizedExpansion);
 
   bool bytes_found[256] = {};
@@ -61,8 +62,8 @@ Status VocabularyView::validate() const {
   for (size_t id = 0; id < n; ++id) {
     const uint32_t end = piece_ends[id];
     if (end < begin || end > piece_text.size()) {
-      return Status::error(Errc::invalid_model, "vocabulary piece %zu ends at byte %u, outside [%u, %zu]", id, end, begin,
-                           piece_text.size());
+      return Status::error(Errc::invalid_model, "vocabulary piece %zu ends at byte %u, outside [%u, %zu]", id, end,
+                           begin, piece_text.size());
     }
     const std::string_view text(piece_text.data() + begin, end - begin);
     begin = end;
@@ -74,10 +75,14 @@ Status VocabularyView::validate() const {
                            id, std::string(text).c_str(), double(piece_scores[id]));
     }
     switch (piece_type(id)) {
-      case PieceType::unknown: ++unknown; break;
+      case PieceType::unknown:
+        ++unknown;
+        break;
       case PieceType::normal:
       case PieceType::user_defined:
-      case PieceType::unused: ++matchable; break;
+      case PieceType::unused:
+        ++matchable;
+        break;
       case PieceType::byte: {
         int value = 0;
         if (!byte_fallback)
@@ -88,8 +93,11 @@ Status VocabularyView::validate() const {
         bytes_found[value] = true;
         break;
       }
-      case PieceType::control: break;
-      default: return Status::error(Errc::invalid_model, "vocabulary: piece %zu has unknown type %d", id, int(piece_types[id]));
+      case PieceType::control:
+        break;
+      default:
+        return Status::error(Errc::invalid_model, "vocabulary: piece %zu has unknown type %d", id,
+                             int(piece_types[id]));
     }
   }
   // One search over all the pieces' bytes: a NUL would never match in the tries.
@@ -98,12 +106,14 @@ Status VocabularyView::validate() const {
     const size_t id = size_t(std::upper_bound(piece_ends.begin(), piece_ends.end(), uint32_t(at)) - piece_ends.begin());
     return Status::error(Errc::invalid_model, "vocabulary: piece %zu contains a NUL byte", id);
   }
-  if (unknown != 1) return Status::error(Errc::invalid_model, "vocabulary: %zu unknown pieces, expected exactly 1", unknown);
+  if (unknown != 1)
+    return Status::error(Errc::invalid_model, "vocabulary: %zu unknown pieces, expected exactly 1", unknown);
   if (type == VocabularyType::unigram && matchable == 0)
     return Status::error(Errc::invalid_model, "vocabulary: a unigram model needs normal or user-defined pieces");
   if (byte_fallback) {
     for (int b = 0; b < 256; ++b) {
-      if (!bytes_found[b]) return Status::error(Errc::invalid_model, "vocabulary: byte_fallback is on but piece <0x%02X> is missing", b);
+      if (!bytes_found[b])
+        return Status::error(Errc::invalid_model, "vocabulary: byte_fallback is on but piece <0x%02X> is missing", b);
     }
   }
   // The charsmap's trie is walked once, by the writer or when the tokenizer
@@ -144,7 +154,8 @@ VocabularyData VocabularyView::settings() const {
   v.unk_surface = unk_surface;
   v.normalized_expansion = normalized_expansion;
   v.model_ids.assign(model_ids.begin(), model_ids.end());
-  for (size_t i = 0; i < unknown_ends.size(); ++i) v.unknown_ids.push_back({std::string(unknown(i)), unknown_model_ids[i]});
+  for (size_t i = 0; i < unknown_ends.size(); ++i)
+    v.unknown_ids.push_back({std::string(unknown(i)), unknown_model_ids[i]});
   return v;
 }
 
@@ -190,7 +201,10 @@ int32_t VocabularyView::unknown_model_id(std::string_view text) const {
     const size_t mid = low + (high - low) / 2;
     const int order = unknown(mid).compare(text);
     if (order == 0) return unknown_model_ids[mid];
-    if (order < 0) low = mid + 1; else high = mid;
+    if (order < 0)
+      low = mid + 1;
+    else
+      high = mid;
   }
   return -1;
 }

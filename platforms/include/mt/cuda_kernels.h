@@ -39,19 +39,16 @@ const char* cuda_status_string(CudaStatus status);
 //   p(m) = positions ? positions[m] : position.   No addition when pos_table is null.
 // table: [V, C] (plain row-major, not the CPU's packed panels); ids,
 // positions: [M]; pos_table: [P, C]; y: [M, C].
-CudaStatus embed_f32_cuda(const float* table, int C, const int32_t* ids, int M, float scale,
-                          const float* pos_table, const int32_t* positions, int position, float* y,
-                          CudaStream stream);
+CudaStatus embed_f32_cuda(const float* table, int C, const int32_t* ids, int M, float scale, const float* pos_table,
+                          const int32_t* positions, int position, float* y, CudaStream stream);
 // int8 table [V, C] with one scale per row [V]:
 //   y[m, c] = float(table[ids[m], c]) * row_scales[ids[m]] * scale + pos_table[p(m), c]
-CudaStatus embed_i8_cuda(const int8_t* table, const float* row_scales, int C, const int32_t* ids,
-                         int M, float scale, const float* pos_table, const int32_t* positions,
-                         int position, float* y, CudaStream stream);
+CudaStatus embed_i8_cuda(const int8_t* table, const float* row_scales, int C, const int32_t* ids, int M, float scale,
+                         const float* pos_table, const int32_t* positions, int position, float* y, CudaStream stream);
 // fp16 table [V, C] (IEEE binary16 bits): y[m, c] = float(table[ids[m], c]) * scale + pos_table[p(m), c],
 // the bits of embed_f32_cuda on the table widened to float.
-CudaStatus embed_f16_cuda(const uint16_t* table, int C, const int32_t* ids, int M, float scale,
-                          const float* pos_table, const int32_t* positions, int position, float* y,
-                          CudaStream stream);
+CudaStatus embed_f16_cuda(const uint16_t* table, int C, const int32_t* ids, int M, float scale, const float* pos_table,
+                          const int32_t* positions, int position, float* y, CudaStream stream);
 
 // --- normalisation and epilogues ----------------------------------------
 // LayerNorm of each row of s = x + residual (x alone when residual is null):
@@ -59,56 +56,49 @@ CudaStatus embed_f16_cuda(const uint16_t* table, int C, const int32_t* ids, int 
 // s is also stored in sum_out when it is not null (the residual stream of a
 // pre-norm layer). x, residual, sum_out, y: [M, C]; gamma, beta: [C].
 // y and sum_out may alias x or residual.
-CudaStatus layer_norm_f32_cuda(const float* x, const float* residual, float* sum_out,
-                               const float* gamma, const float* beta, float* y, int M, int C,
-                               float eps, CudaStream stream);
+CudaStatus layer_norm_f32_cuda(const float* x, const float* residual, float* sum_out, const float* gamma,
+                               const float* beta, float* y, int M, int C, float eps, CudaStream stream);
 
 // In place on a GEMM result, the epilogue of GemmF32:
 //   c[m, n] = act(c[m, n] + bias[n]) + residual[m, n]
 // c: [M, N] row stride ldc; bias: [N] or null; residual: [M, N] row stride
 // ldr, or null.
-CudaStatus bias_act_residual_f32_cuda(float* c, size_t ldc, const float* bias, Activation act,
-                                      const float* residual, size_t ldr, int M, int N,
-                                      CudaStream stream);
+CudaStatus bias_act_residual_f32_cuda(float* c, size_t ldc, const float* bias, Activation act, const float* residual,
+                                      size_t ldr, int M, int N, CudaStream stream);
 
 // --- softmax and search -------------------------------------------------
 // Each row of x [M, N] into y [M, N] (y may alias x), as softmax_f32_ref.
 CudaStatus softmax_f32_cuda(const float* x, float* y, int M, int N, CudaStream stream);
 // y = x - max - log(sum(exp(x - max))) per row, as log_softmax_f32_ref; the
 // log-sum-exp of each row goes to lse [M] when it is not null.
-CudaStatus log_softmax_f32_cuda(const float* x, float* y, float* lse, int M, int N,
-                                CudaStream stream);
+CudaStatus log_softmax_f32_cuda(const float* x, float* y, float* lse, int M, int N, CudaStream stream);
 
 // Index of the largest value of each row of x [M, N] (the first on ties, as
 // argmax_f32_ref) into index [M], its value into value [M] when not null.
-CudaStatus argmax_f32_cuda(const float* x, int M, int N, int32_t* index, float* value,
-                           CudaStream stream);
+CudaStatus argmax_f32_cuda(const float* x, int M, int N, int32_t* index, float* value, CudaStream stream);
 
 inline constexpr int kCudaTopKMax = 16;
 // The k best values of each row of x [M, N], best first, ties to the lower
 // index (so k = 1 agrees with argmax), as search.cpp's row_top_k: -inf and
 // NaN are never candidates. values, indices: [M, k], 1 <= k <= kCudaTopKMax;
 // slots past a row's candidates hold -inf and index -1.
-CudaStatus top_k_f32_cuda(const float* x, int M, int N, int k, float* values, int32_t* indices,
-                          CudaStream stream);
+CudaStatus top_k_f32_cuda(const float* x, int M, int N, int k, float* values, int32_t* indices, CudaStream stream);
 
 // --- beam search support -----------------------------------------------
 // Row gather across `groups` blocks (the decoder layers of a KV cache):
 //   dst[g * group_stride + r * row_stride + i] = src[g * group_stride + index[r] * row_stride + i]
 // for r < rows, i < row_floats (<= row_stride). index: device [rows], each a
 // row of src. src and dst must not overlap (rows would race).
-CudaStatus gather_rows_f32_cuda(const float* src, float* dst, const int32_t* index, int rows,
-                                size_t row_stride, size_t row_floats, int groups,
-                                size_t group_stride, CudaStream stream);
+CudaStatus gather_rows_f32_cuda(const float* src, float* dst, const int32_t* index, int rows, size_t row_stride,
+                                size_t row_floats, int groups, size_t group_stride, CudaStream stream);
 
 // The end of a decode step whose position is kept on the device (so that a
 // captured step replays for every position): for every row m of logits [M, ld],
 //   logits[m, column] = value   when positions[m] < *min_length  (EOS masked),
 // then positions[m] += 1 and lengths[m] += 1 (the KV cache's rows, position + 1).
 // positions, lengths: device [M]; min_length: device scalar.
-CudaStatus decode_step_end_cuda(float* logits, size_t ld, int M, int column, float value,
-                                const int32_t* min_length, int32_t* positions, int32_t* lengths,
-                                CudaStream stream);
+CudaStatus decode_step_end_cuda(float* logits, size_t ld, int M, int column, float value, const int32_t* min_length,
+                                int32_t* positions, int32_t* lengths, CudaStream stream);
 
 // x[m, columns[j]] = value for every row m < M of x [M, ld] and j < count:
 // the ids a model never emits (ModelConfig::suppressed_ids), masked after the
@@ -129,7 +119,7 @@ struct CudaSequenceRows {
   const int32_t* begin = nullptr;   // device [B] or null
   const int32_t* length = nullptr;  // device [B] or null
   int stride = 0;                   // rows between sequences when begin is null
-  int rows = 0;  // count(b) when length is null, else an upper bound of length[b] (sizes the grid)
+  int rows = 0;                     // count(b) when length is null, else an upper bound of length[b] (sizes the grid)
 };
 
 // Fused scaled dot-product attention (Vaswani et al. 2017, eq. 1) of every
@@ -164,7 +154,7 @@ struct CudaAttention {
   CudaSequenceRows q_rows, kv_rows;
   int batch = 0;  // sequences of queries
   int heads = 0;
-  int dh = 0;     // 1 <= dh <= kCudaAttentionMaxDh
+  int dh = 0;  // 1 <= dh <= kCudaAttentionMaxDh
   int kv_group = 1;
   float scale = 1.0f;
   int causal_offset = -1;
@@ -198,10 +188,9 @@ enum class GemmMath : uint8_t {
 // A: [M, K] row stride lda; W: [N, K] row stride ldw; bias: [N] or null;
 // residual: [M, N] row stride ldr, or null; C: [M, N] row stride ldc.
 // C may alias residual (same pointer and stride) only when act is none.
-CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, const float* W,
-                           size_t ldw, const float* bias, const float* residual, size_t ldr,
-                           float* C, size_t ldc, int M, int N, int K, Activation act, GemmMath math,
-                           CudaStream stream);
+CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, const float* W, size_t ldw,
+                           const float* bias, const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
+                           int K, Activation act, GemmMath math, CudaStream stream);
 
 // --- fp16 linear layers -------------------------------------------------
 // Half-precision operands, fp32 sums: products of halves are exact in fp32,
@@ -210,8 +199,7 @@ CudaStatus linear_f32_cuda(CublasContext* context, const float* A, size_t lda, c
 
 // Each row of A [M, K] (row stride lda) rounded to half, to nearest with ties
 // to even (f32_to_f16_bits' bits), into H [M, K] (row stride ldh).
-CudaStatus convert_rows_f16_cuda(const float* A, size_t lda, int M, int K, uint16_t* H, size_t ldh,
-                                 CudaStream stream);
+CudaStatus convert_rows_f16_cuda(const float* A, size_t lda, int M, int K, uint16_t* H, size_t ldh, CudaStream stream);
 
 // As linear_f32_cuda with W [N, K] in half (row stride ldw): A is rounded to
 // half into a16 [M, K] (row stride ld_a16) by convert_rows_f16_cuda, cuBLAS
@@ -232,18 +220,17 @@ CudaStatus linear_f16_cuda(CublasContext* context, const float* A, size_t lda, c
 // into Q [M, padded_k_i8(K)] (row stride ldq, the pad columns 0), with the
 // row's scale and zero in scales [M] and zeros [M]. Bit-identical to the
 // reference: the same float operations, none contracted.
-CudaStatus quantize_rows_s8_cuda(const float* A, size_t lda, int M, int K, int8_t* Q, size_t ldq,
-                                 float* scales, int32_t* zeros, float static_scale,
-                                 int32_t static_zero, CudaStream stream);
+CudaStatus quantize_rows_s8_cuda(const float* A, size_t lda, int M, int K, int8_t* Q, size_t ldq, float* scales,
+                                 int32_t* zeros, float static_scale, int32_t static_zero, CudaStream stream);
 
 // The epilogue of gemm_u8s8_ref from the s8 sums acc [M, N] (row stride ld_acc):
 //   c = acc[m, n] + (128 - z[m]) * w_sum[n],  z[m] = a_zero ? a_zero[m] : 0
 //   C[m, n] = act(float(c) * (a_scale[m] * w_scale[n]) + bias[n]) + residual[m, n]
 // in the reference's order and rounding. C may alias residual.
-CudaStatus dequantize_i32_cuda(const int32_t* acc, size_t ld_acc, const int32_t* w_sum,
-                               const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                               const float* bias, Activation act, const float* residual, size_t ldr,
-                               float* C, size_t ldc, int M, int N, CudaStream stream);
+CudaStatus dequantize_i32_cuda(const int32_t* acc, size_t ld_acc, const int32_t* w_sum, const float* w_scale,
+                               const float* a_scale, const int32_t* a_zero, const float* bias, Activation act,
+                               const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
+                               CudaStream stream);
 
 // Rows of an int8 operand cuBLAS multiplies: a multiple of 4 (its int8
 // kernels want m, k and the leading dimensions so; some GPUs refuse others).
@@ -280,8 +267,7 @@ struct CudaInt8Scratch {
 // dequantize_i32_cuda. The same inputs give the CPU's bits (GELU aside:
 // erff and std::erf may differ in the last place). C may alias residual.
 CudaStatus linear_i8_cuda(CublasContext* context, const float* A, size_t lda, const CudaInt8Weights& W,
-                          const float* bias, const float* residual, size_t ldr, float* C, size_t ldc,
-                          int M, int N, int K, Activation act, const CudaInt8Scratch& scratch,
-                          CudaStream stream);
+                          const float* bias, const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
+                          int K, Activation act, const CudaInt8Scratch& scratch, CudaStream stream);
 
 }  // namespace mt

@@ -58,13 +58,11 @@ inline float packed_at(const float* packed, int K, int n, int k) {
 // residual: [M, N] with row stride ldr, or null; C: [M, N] with row stride ldc.
 // n_begin is a multiple of kPanelWidth; n_end is a multiple of it or N.
 // C may alias residual (same pointer and stride), never A.
-using GemmF32 = void (*)(const float* A, size_t lda, const float* Wp, const float* bias,
-                         const float* residual, size_t ldr, float* C, size_t ldc, int M, int N,
-                         int K, int n_begin, int n_end, Activation act);
+using GemmF32 = void (*)(const float* A, size_t lda, const float* Wp, const float* bias, const float* residual,
+                         size_t ldr, float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act);
 
 // One row: y = (x - mean) / sqrt(var + eps) * gamma + beta, over C values. y may alias x.
-using LayerNormF32 = void (*)(const float* x, const float* gamma, const float* beta, float* y,
-                              int C, float eps);
+using LayerNormF32 = void (*)(const float* x, const float* gamma, const float* beta, float* y, int C, float eps);
 
 // One row in place: x = exp(x - max) / sum.
 using SoftmaxF32 = void (*)(float* x, int n);
@@ -84,8 +82,7 @@ using TopKF32 = void (*)(const float* x, int n, int k, float* values, int32_t* i
 
 // One token: y[c] = table[id, c] * scale + position[c], c < C.
 // table: packed [V, C] (the layout above, so tied output projections share it).
-using EmbedF32 = void (*)(const float* table_packed, int C, int id, float scale,
-                          const float* position, float* y);
+using EmbedF32 = void (*)(const float* table_packed, int C, int id, float scale, const float* position, float* y);
 
 // Scaled dot-product attention of one head (Vaswani et al. 2017, eq. 1):
 // for each query i < Tq:
@@ -94,9 +91,9 @@ using EmbedF32 = void (*)(const float* table_packed, int C, int id, float scale,
 // q[i] at q + i * q_stride, k[j] at k + j * kv_stride, v[j] at v + j * kv_stride,
 // out[i] at out + i * out_stride. scratch holds Tk floats.
 // Padding is expressed by Tk: keys past the sentence are never read.
-using AttentionF32 = void (*)(const float* q, size_t q_stride, const float* k, const float* v,
-                              size_t kv_stride, float* out, size_t out_stride, int Tq, int Tk,
-                              int dh, float scale, int causal_offset, float* scratch);
+using AttentionF32 = void (*)(const float* q, size_t q_stride, const float* k, const float* v, size_t kv_stride,
+                              float* out, size_t out_stride, int Tq, int Tk, int dh, float scale, int causal_offset,
+                              float* scratch);
 
 // --- int8 ---------------------------------------------------------------
 // Linear layers of int8 models (quantize/, mt_quantize) multiply unsigned
@@ -137,27 +134,26 @@ inline int8_t packed_at_i8(const int8_t* packed, int K, int n, int k) { return p
 // line and shared by every ISA, so scales and zeros are bit-identical everywhere.
 void quantize_range_u8(float lo, float hi, float* scale, int32_t* zero);
 
-using QuantizeRowsU8 = void (*)(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq,
-                                float* scales, int32_t* zeros, float static_scale, int32_t static_zero);
+using QuantizeRowsU8 = void (*)(const float* A, size_t lda, int M, int K, uint8_t* Aq, size_t ldq, float* scales,
+                                int32_t* zeros, float static_scale, int32_t static_zero);
 
 // C[m, n] = act(float(acc[m, n] - a_zero[m] * w_sum[n]) * (a_scale[m] * w_scale[n]) + bias[n]) + residual[m, n]
 //   acc[m, n] = sum_{k < Kp} Aq[m, k] * W[n, k]     (exact in int32)
 // for n in [n_begin, n_end). w_sum[n] = sum_k W[n, k] (precomputed with the
 // packing). a_zero == nullptr leaves the zero point out (w_sum may then be
-// null too): for layers whose compensation is folded into the bias. The float epilogue runs in exactly this order (no fma
-// contraction), so every ISA gives bit-identical C. Aq: [M, Kp] row stride
-// lda (quantized by QuantizeRowsU8); Wp: packed_k4n16; bias and residual as
-// in GemmF32 (either may be null; C may alias residual). n_begin is a
-// multiple of kPanelWidth; n_end is a multiple of it or N.
-using GemmU8S8 = void (*)(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum,
-                          const float* w_scale, const float* a_scale, const int32_t* a_zero,
-                          const float* bias, const float* residual, size_t ldr, float* C,
-                          size_t ldc, int M, int N, int K, int n_begin, int n_end, Activation act);
+// null too): for layers whose compensation is folded into the bias. The float epilogue runs in exactly this order (no
+// fma contraction), so every ISA gives bit-identical C. Aq: [M, Kp] row stride lda (quantized by QuantizeRowsU8); Wp:
+// packed_k4n16; bias and residual as in GemmF32 (either may be null; C may alias residual). n_begin is a multiple of
+// kPanelWidth; n_end is a multiple of it or N.
+using GemmU8S8 = void (*)(const uint8_t* Aq, size_t lda, const int8_t* Wp, const int32_t* w_sum, const float* w_scale,
+                          const float* a_scale, const int32_t* a_zero, const float* bias, const float* residual,
+                          size_t ldr, float* C, size_t ldc, int M, int N, int K, int n_begin, int n_end,
+                          Activation act);
 
 // One token of an int8 embedding table (packed_k4n16 [V, C], scales [V]):
 //   y[c] = float(W[id, c]) * row_scale[id] * scale + position[c]   (in this order)
-using EmbedI8 = void (*)(const int8_t* table_packed, const float* row_scales, int C, int id,
-                         float scale, const float* position, float* y);
+using EmbedI8 = void (*)(const int8_t* table_packed, const float* row_scales, int C, int id, float scale,
+                         const float* position, float* y);
 
 struct KernelTable {
   const char* isa;  // "ref", "avx2", "avx512", "avx512vnni", "neon", "neon_dotprod", "wasm_simd128"
