@@ -37,12 +37,15 @@ constexpr Option kOptions[] = {
     {"--beam", nullptr, "N", "beam size, 1 = greedy (default 4)", false, "--beam-size -b --beam_size"},
     {"--nbest", nullptr, "N",
      "hypotheses per sentence, <= --beam (default 1); each on its own line,\n"
-     "\"INDEX ||| TEXT ||| SCORE\" (INDEX: the input line, from 0)",
+     "\"INDEX ||| TEXT\" (INDEX: the input line, from 0; with --scores\n"
+     "\"INDEX ||| TEXT ||| SCORE\")",
      false, "--n-best --num-hypotheses --num_hypotheses"},
     {"--nbest-format", nullptr, "F",
      "libmt (above) or marian: \"INDEX ||| TEXT ||| F0= LOGPROB ||| SCORE\", as\n"
-     "Marian and Moses write them (default libmt)"},
-    {"--scores", nullptr, nullptr, "prefix each line with its score and a tab (without --nbest)"},
+     "Marian and Moses write them, scores always (default libmt)"},
+    {"--scores", nullptr, nullptr,
+     "the scores too: each line prefixed with its score and a tab; with --nbest,\n"
+     "the SCORE field (SCORE: log P / length^A, see --length-penalty)"},
     {"--length-penalty", nullptr, "A", "score = log P / length^A (default 1)", false,
      "--normalize -n --length_penalty"},
     {"--max-length", nullptr, "N", "generated tokens at most (default 256)", false, "--max_decoding_length"},
@@ -243,9 +246,10 @@ void format_hypothesis(const Settings& s, std::string* out, size_t index, size_t
   const float score = th != nullptr ? th->score : h->score;
   const float log_prob = th != nullptr ? th->log_prob : h->log_prob;
   if (s.topts.num_hypotheses > 1) {
-    *out += std::to_string(index) + " ||| " + text + " ||| ";
-    if (s.marian_nbest) *out += "F0= " + std::to_string(log_prob) + " ||| ";
-    *out += std::to_string(score) + (k + 1 < count ? "\n" : "");
+    *out += std::to_string(index) + " ||| " + text;
+    if (s.marian_nbest) *out += " ||| F0= " + std::to_string(log_prob);
+    if (s.marian_nbest || s.scores) *out += " ||| " + std::to_string(score);
+    if (k + 1 < count) *out += "\n";
   } else {
     *out = (s.scores ? std::to_string(score) + "\t" : std::string()) + text;
   }
@@ -257,8 +261,10 @@ std::string empty_output(const Settings& s, size_t index) {
   if (s.topts.num_hypotheses == 1) return "";
   std::string out;
   for (int k = 0; k < s.topts.num_hypotheses; ++k) {
-    out += std::to_string(index) + " |||  ||| " + (s.marian_nbest ? "F0= 0.000000 ||| " : "") + "0.000000" +
-           (k + 1 < s.topts.num_hypotheses ? "\n" : "");
+    out += std::to_string(index) + " ||| ";
+    if (s.marian_nbest) out += " ||| F0= 0.000000";
+    if (s.marian_nbest || s.scores) out += " ||| 0.000000";
+    if (k + 1 < s.topts.num_hypotheses) out += "\n";
   }
   return out;
 }
@@ -366,9 +372,6 @@ int run(int argc, char** argv) {
   if (!args.has("--model")) return usage("a model is required: -m FILE");
   if (s.strict && args.has("--truncate")) return usage("--strict and --truncate: choose one");
   if (topts.num_hypotheses > topts.beam_size) return usage("--nbest must not exceed --beam");
-  if (topts.num_hypotheses > 1 && s.scores) {
-    return usage("--scores with --nbest: the n-best lines carry their score already (the last field)");
-  }
   if (args.has("--nbest-format") && topts.num_hypotheses == 1)
     return usage("--nbest-format applies to --nbest 2 or more");
   if (topts.min_decoding_length > max_length) return usage("--min-length must not exceed --max-length");

@@ -40,9 +40,9 @@ def test_equals_mt_translate(key, beam, sentences, mt_translate):
 
 
 def test_nbest_scores_equal_mt_translate(sentences, mt_translate):
-    # mt_translate --nbest prints "index ||| text ||| score" (score with 6 decimals).
+    # mt_translate --nbest --scores prints "index ||| text ||| score" (score with 6 decimals).
     lines = run_mt_translate(mt_translate, SHIPPED["de-tiny-int8"], DATA / "shipped_sentences.en",
-                             "--beam", "4", "--nbest", "3")
+                             "--beam", "4", "--nbest", "3", "--scores")
     results = libmt.Translator(SHIPPED["de-tiny-int8"]).translate(sentences, beam_size=4, num_hypotheses=3)
     ours = []
     for i, result in enumerate(results):

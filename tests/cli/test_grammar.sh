@@ -199,12 +199,16 @@ check "--batch-size 4096 on 5 lines: planned for 5" test $rc -eq 0
 check "a session too large: exit 1" test $? -eq 1
 check "a session too large: says which options to lower" says "lower --batch-size (512), --beam (64)"
 
-# n-best: Marian's format, --scores refused, blank lines give --nbest lines.
+# n-best: Marian's format, --scores honoured, blank lines give --nbest lines.
 printf 'A dog runs.\n\n' > "$dir/two.en"
 run mt_translate -m "$model" --beam 2 --nbest 2 --nbest-format marian -i "$dir/two.en"
 check "--nbest-format marian: INDEX ||| TEXT ||| F0= LOGPROB ||| SCORE" \
   test "$(grep -cE '^[0-9]+ \|\|\| .* \|\|\| F0= -?[0-9.]+ \|\|\| -?[0-9.]+$' "$dir/out.txt")" -eq 4
-usage_error "--scores with --nbest" "carry their score already" mt_translate -m "$model" --beam 2 --nbest 2 --scores
+run mt_translate -m "$model" --beam 2 --nbest 2 --scores -i "$dir/two.en"
+check "--nbest --scores: INDEX ||| TEXT ||| SCORE, blank lines too" \
+  test "$(grep -cE '^[0-9]+ \|\|\| .* \|\|\| -?[0-9.]+$' "$dir/out.txt")" -eq 4
+run mt_translate -m "$model" --beam 2 --nbest 2 -i "$dir/two.en"
+check "--nbest without --scores: INDEX ||| TEXT" test "$(grep -c '|||.*|||' "$dir/out.txt")" -eq 0
 usage_error "--nbest-format without --nbest" "--nbest-format applies to --nbest 2 or more" mt_translate -m "$model" \
   --nbest-format marian
 

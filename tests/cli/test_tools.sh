@@ -44,10 +44,15 @@ for split in layers sentences; do
 done
 "$bin/mt_translate" -m "$model" --thread-split rows < "$dir/in.txt" > /dev/null 2> "$dir/split-err.txt"
 check "a wrong --thread-split is refused by name" grep -q "thread-split = 'rows': expected one of automatic, layers, sentences" "$dir/split-err.txt"
-"$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 < "$dir/in.txt" > "$dir/nbest.txt"
+"$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 --scores < "$dir/in.txt" > "$dir/nbest.txt"
 # 2 per line; the empty line has one empty hypothesis (score 0).
 check "n-best writes beam lines with index and score" test "$(grep -c '^[0-9]* ||| .* ||| -' "$dir/nbest.txt")" -eq 6
 check "n-best gives an empty line --nbest empty hypotheses" test "$(grep -c '^1 |||  ||| 0' "$dir/nbest.txt")" -eq 2
+"$bin/mt_translate" -m "$model" --max-length 8 --beam 3 --nbest 2 < "$dir/in.txt" > "$dir/nbest-plain.txt"
+check "n-best without --scores: INDEX ||| TEXT" test "$(grep -c '|||.*|||' "$dir/nbest-plain.txt")" -eq 0 -a \
+  "$(grep -c '^[0-9]* ||| ' "$dir/nbest-plain.txt")" -eq 8
+check "n-best without --scores: the same texts" \
+  cmp -s <(sed 's/ ||| [^|]*$//' "$dir/nbest.txt") "$dir/nbest-plain.txt"
 "$bin/mt_translate" --help > /dev/null
 check "--help exits 0" test $? -eq 0
 
