@@ -2,7 +2,13 @@
 //
 //   mt_vocab train --input train.en --input train.de --vocab-size 8000 [--vocab-type unigram|bpe] -o vocab.model
 //   mt_vocab info vocab.model
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -27,7 +33,8 @@ special ids are libmt's: pad 0, bos 1, eos 2, unk 3. Embed it into a model
 with `mt_model random --vocab FILE` or the trainer.)";
 
 constexpr Option kOptions[] = {
-    {"--input", "-i", "FILE", "training text, one sentence per line (repeat for more files)", true},
+    {"--input", "-i", "FILE", "training text, one sentence per line (repeat for more files; - : standard input)",
+     true},
     {"--output", "-o", "FILE", "where to write the .model file"},
     {"--force", nullptr, nullptr, "replace an existing output file"},
     {"--vocab-size", nullptr, "N", "vocabulary size (default 8000)", false, "--size --vocab_size"},
@@ -44,6 +51,32 @@ constexpr Option kOptions[] = {
 
 int fail(const std::string& message) { return mt::cli::fail(kTool, message); }
 int usage(const std::string& message) { return mt::cli::usage_error(kTool, message); }
+
+// Standard input copied into a temporary file, removed with this object.
+class StdinCopy {
+ public:
+  ~StdinCopy() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  std::string make() {
+    mt::cli::Input in("-");
+    if (in.stream() == nullptr) return in.error();
+    const char* dir = std::getenv("TMPDIR");
+    std::string path = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/mt_vocab.stdin.XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) return "cannot make a temporary file for standard input: " + std::string(std::strerror(errno));
+    path_ = path;
+    ::close(fd);
+    std::ofstream out(path_, std::ios::binary);
+    out << in.stream()->rdbuf();
+    if (!out.flush()) return "cannot copy standard input to " + path_;
+    return "";
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 int info(const std::string& path) {
   auto v = mt::cli::read_vocabulary(path);
@@ -90,10 +123,19 @@ int run(int argc, char** argv) {
   o.type = type == "bpe" ? mt::VocabularyType::bpe : mt::VocabularyType::unigram;
   if (o.inputs.empty()) return usage("train needs --input FILE");
   if (output.empty()) return usage("train needs -o FILE");
+  if (std::count(o.inputs.begin(), o.inputs.end(), "-") > 1) return usage("standard input (-) can be read once");
   for (const std::string& in : o.inputs) {
+    if (in == "-") continue;
     if (std::string why = mt::cli::unreadable_file(in); !why.empty()) return fail(why);
   }
   if (std::string why = mt::cli::unwritable_file(output, args.has("--force")); !why.empty()) return fail(why);
+  // SentencePiece trains from files: standard input goes through a temporary one.
+  StdinCopy stdin_copy;
+  for (std::string& in : o.inputs) {
+    if (in != "-") continue;
+    if (std::string why = stdin_copy.make(); !why.empty()) return fail(why);
+    in = stdin_copy.path();
+  }
   std::string proto;
   auto vocab = mt::vocab::train(o, &proto);
   if (!vocab) return fail(vocab.status().message());

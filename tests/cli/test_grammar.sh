@@ -141,6 +141,13 @@ check "the extracted vocabulary is a SentencePiece model mt_vocab reads" grep -q
 check "a model made with the extracted vocabulary is the one made with the model's" \
   cmp -s "$dir/with-vocab.mtm" "$dir/from-extracted.mtm"
 usage_error "mt_model vocab without extract" "vocab takes 'extract MODEL -o FILE'" mt_model vocab "$model"
+"$bin/mt_vocab" train -i - -o "$dir/stdin.model" --vocab-size 60 --soft-limit < "$input" > /dev/null 2>&1
+"$bin/mt_vocab" train -i "$input" -o "$dir/file.model" --vocab-size 60 --soft-limit > /dev/null 2>&1
+# (The .model files differ only in the input path SentencePiece records.)
+"$bin/mt_model" random --config tiny --vocab "$dir/stdin.model" -o "$dir/stdin.mtm" > /dev/null
+"$bin/mt_model" random --config tiny --vocab "$dir/file.model" -o "$dir/file.mtm" > /dev/null
+check "mt_vocab train -i -: standard input, the vocabulary of the same text as a file" \
+  cmp -s "$dir/stdin.mtm" "$dir/file.mtm"
 run mt_vocab train -i "$dir/five.en" -o "$dir/v.model" --vocab-size 5000
 check "mt_vocab: a vocabulary too large for the text, in the user's terms" \
   grep -q "too small for 5000 pieces.*--soft-limit" "$dir/err.txt"
