@@ -20,6 +20,7 @@ std::string unreadable_file(const std::string& path) {
 }
 
 std::string unwritable_file(const std::string& path, bool force) {
+  if (path == "-") return "'-' (standard output) is for text; this output needs a file name";
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return "cannot write '" + path + "': it is a directory";

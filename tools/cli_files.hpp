@@ -53,8 +53,9 @@ class Output {
 std::string unreadable_file(const std::string& path);
 
 // Why a file cannot be written at `path` ("" when it can): its folder is
-// missing or not writable, or it is a directory. With `force` false, an
-// existing file is a reason too (say --force).
+// missing or not writable, or it is a directory, or it is "-" (binary files
+// do not go to standard output). With `force` false, an existing file is a
+// reason too (say --force).
 std::string unwritable_file(const std::string& path, bool force);
 
 // Reads all of `path` into *bytes; false with the reason in *error.

@@ -106,6 +106,8 @@ check "mt_vocab info DIR: exit 1, no abort (got $rc)" test $rc -eq 1
 check "mt_vocab info DIR: says it is a directory" says "it is a directory"
 run mt_model random --config tiny --vocab "$dir" -o "$dir/r.mtm"
 check "mt_model random --vocab DIR: exit 1, no abort (got $rc)" test $rc -eq 1
+run mt_model random --config tiny -o -
+check "a model to standard output: refused, no file named -" test $rc -eq 1 -a ! -e "$PWD/-" -a -n "$(grep "needs a file name" "$dir/err.txt")"
 run mt_model random --config tiny -o "$dir/none/r.mtm"
 check "mt_model random into a missing folder: exit 1, no temporary file named" \
   test $rc -eq 1 -a -z "$(grep -F ".tmp." "$dir/err.txt")"
