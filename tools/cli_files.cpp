@@ -15,7 +15,11 @@ std::string unreadable_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "cannot read '" + path + "': " + std::strerror(errno);
   if (S_ISDIR(st.st_mode)) return "cannot read '" + path + "': it is a directory, not a file";
-  if (::access(path.c_str(), R_OK) != 0) return "cannot read '" + path + "': " + std::strerror(errno);
+  // Opening says whether it can be read (access() does not work under
+  // Emscripten's file system, which answers EACCES to everything).
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "cannot read '" + path + "': " + std::strerror(errno);
+  std::fclose(f);
   return "";
 }
 
@@ -31,8 +35,10 @@ std::string unwritable_file(const std::string& path, bool force) {
   if (::stat(folder.c_str(), &st) != 0)
     return "cannot write '" + path + "': " + folder.string() + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode)) return "cannot write '" + path + "': " + folder.string() + " is not a directory";
+#ifndef __EMSCRIPTEN__  // whose access() answers EACCES to everything: the write itself will say
   if (::access(folder.c_str(), W_OK) != 0)
     return "cannot write '" + path + "': " + folder.string() + ": " + std::strerror(errno);
+#endif
   return "";
 }
 
@@ -40,6 +46,10 @@ Input::Input(const std::string& path) {
   if (path.empty() || path == "-") {
     name_ = "standard input";
     is_stdin_ = true;
+#ifdef __EMSCRIPTEN__  // Node's standard input has no fstat there: read it as it comes
+    stream_ = &std::cin;
+    return;
+#endif
     struct stat st {};
     if (::fstat(STDIN_FILENO, &st) != 0) {
       error_ = std::string("cannot read standard input: ") + std::strerror(errno);
