@@ -159,22 +159,40 @@ std::string format_duration(double s) {
   return buf;
 }
 
-}  // namespace
+// Everything the command line says, checked before any work.
+struct Settings {
+  std::string train_src, train_tgt, dev_src, dev_ref, out, vocab_file;
+  bool resume = false, byte_fallback = false;
+  int vocab_size = 8000;
+  std::string vocab_type = "unigram";
+  float character_coverage = 1.0f;
+  int max_length = 100;  // training pairs longer than this are dropped
+  mt::train::TrainerOptions trainer;
+  mt::ModelConfig config;
+  int max_epochs = 0, max_steps = 0, patience = 0, dev_beam = 1, log_every = 50;
+  double budget_s = 0.0;
+  mt::eval::BleuOptions bleu;
+  std::string src_lang, tgt_lang;
+};
 
-int run(int argc, char** argv) {
+// Reads and checks every option, the files and the run folder: -1 to go on,
+// else the exit code (a usage error or a failure already said).
+int read_settings(mt::cli::Args& args, Settings* s) {
   using namespace mt;
-  cli::Args args(argc, argv, kOptions);
   const std::string help = cli::help_text(kSynopsis, kOptions);
   if (const int rc = cli::standard_options(kTool, args, help); rc >= 0) return rc;
   if (!args.positional().empty()) return usage("unexpected argument '" + args.positional()[0] + "'");
-  const std::string train_src = args.get("--train-src", ""), train_tgt = args.get("--train-tgt", "");
-  const std::string dev_src = args.get("--dev-src", ""), dev_tgt = args.get("--dev-ref", "");
-  const std::string out = args.get("--out", "");
-  const int vocab_size = args.get_int("--vocab-size", 8000, 16, 1 << 20);
-  const std::string vocab_type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
-  const float character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
-  const int max_length = args.get_int("--max-train-length", 100, 1, 1000);
-  train::TrainerOptions o;
+  s->train_src = args.get("--train-src", ""), s->train_tgt = args.get("--train-tgt", "");
+  s->dev_src = args.get("--dev-src", ""), s->dev_ref = args.get("--dev-ref", "");
+  s->out = args.get("--out", "");
+  s->vocab_file = args.get("--vocab", "");
+  s->resume = args.has("--resume");
+  s->byte_fallback = args.has("--byte-fallback");
+  s->vocab_size = args.get_int("--vocab-size", 8000, 16, 1 << 20);
+  s->vocab_type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
+  s->character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
+  s->max_length = args.get_int("--max-train-length", 100, 1, 1000);
+  train::TrainerOptions& o = s->trainer;
   o.batching.max_tokens = args.get_int("--max-tokens", 4096, 16, 1 << 24);
   o.adam.lr = args.get_float("--lr", 5e-4f, 0.0f, 100.0f);
   o.adam.warmup = args.get_int("--warmup", 4000, 1, 1 << 24);
@@ -184,22 +202,27 @@ int run(int argc, char** argv) {
   o.adam.weight_decay = args.get_float("--weight-decay", 0.0f, 0.0f, 1.0f);
   o.seed = uint64_t(args.get_int("--seed", 1, 0, 1 << 30));
   o.threads = args.get_int("--threads", 1, 1, 256);
-  const int max_epochs = args.get_int("--epochs", 0, 0, 1 << 20);
-  const int max_steps = args.get_int("--max-steps", 0, 0, 1 << 30);
-  const double budget_s = 60.0 * args.get_float("--time-budget", 0.0f, 0.0f, 1e6f);
-  const int patience = args.get_int("--early-stopping", 0, 0, 1 << 20);
-  const int dev_beam = args.get_int("--dev-beam", 1, 1, 64);
-  const int log_every = args.get_int("--log-every", 50, 1, 1 << 20);
+  s->max_epochs = args.get_int("--epochs", 0, 0, 1 << 20);
+  s->max_steps = args.get_int("--max-steps", 0, 0, 1 << 30);
+  s->budget_s = 60.0 * args.get_float("--time-budget", 0.0f, 0.0f, 1e6f);
+  s->patience = args.get_int("--early-stopping", 0, 0, 1 << 20);
+  s->dev_beam = args.get_int("--dev-beam", 1, 1, 64);
+  s->log_every = args.get_int("--log-every", 50, 1, 1 << 20);
   const std::string schedule = args.get_choice("--schedule", {"inverse_sqrt", "noam"}, "inverse_sqrt");
   const std::string device = args.get_choice("--device", {"cpu", "cuda"}, "cpu");
-  const std::string tgt_lang = args.get("--tgt-lang", extension(train_tgt));
+  s->src_lang = args.get("--src-lang", extension(s->train_src));
+  s->tgt_lang = args.get("--tgt-lang", extension(s->train_tgt));
+  // Chinese has no spaces for 13a to split on: score it as sacreBLEU's zh does.
   const std::string dev_tok =
-      args.get_choice("--dev-tokenize", {"13a", "zh", "none"}, tgt_lang.rfind("zh", 0) == 0 ? "zh" : "13a");
+      args.get_choice("--dev-tokenize", {"13a", "zh", "none"}, s->tgt_lang.rfind("zh", 0) == 0 ? "zh" : "13a");
+  if (dev_tok == "zh") s->bleu.tokenizer = eval::BleuTokenizer::zh;
+  if (dev_tok == "none") s->bleu.tokenizer = eval::BleuTokenizer::none;
   // The model's shape, checked now with the preset's vocabulary sizes (the
   // vocabulary's own are checked once it is read or trained).
-  auto config = ModelConfig::preset(args.get("--config", "tiny"));
-  if (!config) args.set_error("--config: " + std::string(config.status().message()));
-  ModelConfig c = config ? config.value() : ModelConfig{};
+  auto preset = ModelConfig::preset(args.get("--config", "tiny"));
+  if (!preset) args.set_error("--config: " + std::string(preset.status().message()));
+  ModelConfig& c = s->config;
+  c = preset ? preset.value() : ModelConfig{};
   c.encoder_layers = args.get_int("--encoder-layers", c.encoder_layers, 1, 64);
   c.decoder_layers = args.get_int("--decoder-layers", c.decoder_layers, 1, 64);
   c.d_model = args.get_int("--d-model", c.d_model, 8, 8192);
@@ -210,26 +233,24 @@ int run(int argc, char** argv) {
   c.max_positions = 1024;
   if (!args.ok()) return usage(args.error());
   if (const Status st = c.validate(); !st.ok()) return usage(st.message());
-  if (train_src.empty() || train_tgt.empty() || dev_src.empty() || dev_tgt.empty() || out.empty()) {
+  if (s->train_src.empty() || s->train_tgt.empty() || s->dev_src.empty() || s->dev_ref.empty() || s->out.empty()) {
     return usage("--train-src, --train-tgt, --dev-src, --dev-ref and --out are required");
   }
-  if (args.has("--resume") && args.has("--force")) return usage("--resume and --force: choose one");
-  if (args.has("--resume") && args.has("--vocab")) return usage("--resume uses the run's own vocabulary: drop --vocab");
-  for (const std::string& path : {train_src, train_tgt, dev_src, dev_tgt}) {
+  if (s->resume && args.has("--force")) return usage("--resume and --force: choose one");
+  if (s->resume && !s->vocab_file.empty()) return usage("--resume uses the run's own vocabulary: drop --vocab");
+  for (const std::string& path : {s->train_src, s->train_tgt, s->dev_src, s->dev_ref}) {
     if (std::string why = cli::unreadable_file(path); !why.empty()) return fail(why);
   }
-  if (args.has("--vocab")) {
-    if (std::string why = cli::unreadable_file(args.get("--vocab", "")); !why.empty()) return fail(why);
+  if (!s->vocab_file.empty()) {
+    if (std::string why = cli::unreadable_file(s->vocab_file); !why.empty()) return fail(why);
   }
   // A run folder is never reused by accident.
   std::error_code exists_error;
-  const bool has_run = std::filesystem::exists(out + "/checkpoint.bin", exists_error) ||
-                       std::filesystem::exists(out + "/vocab.model", exists_error);
-  if (args.has("--resume") && !std::filesystem::exists(out + "/checkpoint.bin", exists_error)) {
-    return fail("--resume: '" + out + "' holds no checkpoint.bin to continue from");
-  }
-  if (has_run && !args.has("--resume") && !args.has("--force")) {
-    return fail("'" + out + "' holds a run already: --resume continues it, --force starts over");
+  const bool has_checkpoint = std::filesystem::exists(s->out + "/checkpoint.bin", exists_error);
+  const bool has_run = has_checkpoint || std::filesystem::exists(s->out + "/vocab.model", exists_error);
+  if (s->resume && !has_checkpoint) return fail("--resume: '" + s->out + "' holds no checkpoint.bin to continue from");
+  if (has_run && !s->resume && !args.has("--force")) {
+    return fail("'" + s->out + "' holds a run already: --resume continues it, --force starts over");
   }
   if (device == "cuda") {
     // Checked before any work: no vocabulary is trained for a run that cannot start.
@@ -238,90 +259,70 @@ int run(int argc, char** argv) {
     o.device = Device::cuda;
   }
   if (schedule == "noam") o.adam.schedule = train::Schedule::noam;
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) return fail("cannot create '" + out + "': " + ec.message());
+  return -1;
+}
 
-  // Vocabulary: given, or trained jointly on both sides of the training data.
-  const std::string vocab_path = out + "/vocab.model";
+// The vocabulary: the one given, the run's own when resuming, or one trained
+// jointly on both sides of the training data; written to DIR/vocab.model.
+mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s) {
+  using namespace mt;
+  const std::string vocab_path = s.out + "/vocab.model";
+  const std::string existing = !s.vocab_file.empty()                             ? s.vocab_file
+                               : s.resume && std::filesystem::exists(vocab_path) ? vocab_path
+                                                                                 : std::string();
+  std::string proto;
   VocabularyData vocab;
-  {
-    std::string proto;
-    // An existing vocabulary: the one given, or the run's own when resuming.
-    const std::string existing = args.has("--vocab")                                           ? args.get("--vocab", "")
-                                 : args.has("--resume") && std::filesystem::exists(vocab_path) ? vocab_path
-                                                                                               : std::string();
-    if (!existing.empty()) {
-      std::string error;
-      if (!cli::read_file(existing, &proto, &error)) return fail(error);
-      auto v = VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(proto.data()), proto.size()});
-      if (!v) {
-        return fail(existing + ": " + v.status().message() +
-                    " (a SentencePiece .model is needed here: mt_vocab train writes one)");
-      }
-      vocab = std::move(v.value());
-    } else {
-      vocab::TrainOptions vo;
-      vo.inputs = {train_src, train_tgt};
-      vo.vocab_size = vocab_size;
-      vo.type = vocab_type == "bpe" ? VocabularyType::bpe : VocabularyType::unigram;
-      vo.soft_limit = true;
-      vo.character_coverage = character_coverage;
-      vo.byte_fallback = args.has("--byte-fallback");
-      std::fprintf(stderr, "mt_train: training a %d-piece vocabulary\n", vocab_size);
-      auto v = vocab::train(vo, &proto);
-      if (!v) return fail(v.status().message());
-      vocab = std::move(v.value());
+  if (!existing.empty()) {
+    std::string error;
+    if (!cli::read_file(existing, &proto, &error)) return Status::error(Errc::io_error, "%s", error.c_str());
+    auto v = VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(proto.data()), proto.size()});
+    if (!v) {
+      return Status::error(v.status().code(),
+                           "%s: %s (a SentencePiece .model is needed here: mt_vocab train writes one)",
+                           existing.c_str(), v.status().message());
     }
-    std::ofstream(vocab_path, std::ios::binary).write(proto.data(), std::streamsize(proto.size()));
+    vocab = std::move(v.value());
+  } else {
+    vocab::TrainOptions vo;
+    vo.inputs = {s.train_src, s.train_tgt};
+    vo.vocab_size = s.vocab_size;
+    vo.type = s.vocab_type == "bpe" ? VocabularyType::bpe : VocabularyType::unigram;
+    vo.soft_limit = true;
+    vo.character_coverage = s.character_coverage;
+    vo.byte_fallback = s.byte_fallback;
+    std::fprintf(stderr, "mt_train: training a %d-piece vocabulary\n", s.vocab_size);
+    auto v = vocab::train(vo, &proto);
+    if (!v) return v.status();
+    vocab = std::move(v.value());
   }
+  std::ofstream(vocab_path, std::ios::binary).write(proto.data(), std::streamsize(proto.size()));
+  return vocab;
+}
 
-  if (const Status s = c.use_vocabulary(vocab); !s.ok()) return fail(s.message());
-  if (const Status s = c.validate(); !s.ok()) return fail(s.message());
-  o.model = c;
-  o.adam.d_model = c.d_model;
+// The dev set: pairs for the loss, lines for BLEU through libmt.
+struct DevSet {
+  std::vector<mt::train::SentencePair> pairs;
+  std::vector<std::string> sources, references;
+};
 
-  train::CorpusFilter filter;
-  filter.max_tokens = max_length;
-  train::CorpusStats stats;
-  auto train_pairs = train::read_parallel_corpus(train_src, train_tgt, vocab, filter, &stats);
-  if (!train_pairs) return fail(train_pairs.status().message());
-  std::fprintf(stderr, "mt_train: %zu of %zu training pairs kept (%zu too long, %zu empty), %zu target tokens\n",
-               stats.kept, stats.lines, stats.dropped_long, stats.dropped_empty, stats.target_tokens);
-  train::CorpusFilter keep_all;
-  keep_all.max_tokens = 1000;
-  auto dev_pairs = train::read_parallel_corpus(dev_src, dev_tgt, vocab, keep_all, nullptr);
-  if (!dev_pairs) return fail(dev_pairs.status().message());
-  auto dev_sources = cli::read_lines(dev_src), dev_references = cli::read_lines(dev_tgt);
-  if (!dev_sources) return fail(dev_sources.status().message());
-  if (!dev_references) return fail(dev_references.status().message());
-
-  train::Trainer trainer(o, std::move(train_pairs.value()));
-  const std::string checkpoint = out + "/checkpoint.bin";
-  if (args.has("--resume")) {
-    if (const Status s = trainer.load_checkpoint(checkpoint); !s.ok()) return fail(s.message());
-    std::fprintf(stderr, "mt_train: resumed at step %lld, epoch %d\n", static_cast<long long>(trainer.steps()),
-                 trainer.epoch() + 1);
-  }
-
-  // Chinese has no spaces for 13a to split on: score it as sacreBLEU's zh does.
-  eval::BleuOptions bleu_options;
-  if (dev_tok == "zh") bleu_options.tokenizer = eval::BleuTokenizer::zh;
-  if (dev_tok == "none") bleu_options.tokenizer = eval::BleuTokenizer::none;
-
+// Trains until a limit is met, evaluating, exporting and checkpointing at
+// every epoch's end (and at the limit). Returns the exit code.
+int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::VocabularyData& vocab, const DevSet& dev_set) {
+  using namespace mt;
+  const std::string checkpoint = s.out + "/checkpoint.bin";
   ModelMetadata meta;
-  meta.source_language = args.get("--src-lang", extension(train_src));
-  meta.target_language = args.get("--tgt-lang", extension(train_tgt));
-  meta.training_corpus = std::filesystem::path(train_src).filename().string() + " + " +
-                         std::filesystem::path(train_tgt).filename().string();
+  meta.source_language = s.src_lang;
+  meta.target_language = s.tgt_lang;
+  meta.training_corpus = std::filesystem::path(s.train_src).filename().string() + " + " +
+                         std::filesystem::path(s.train_tgt).filename().string();
   meta.tool = "mt_train";
   meta.tool_version = mt::kVersion;
   meta.created = today();
 
   const bool tty = isatty(STDERR_FILENO);
-  std::ofstream train_log(out + "/train.tsv", args.has("--resume") ? std::ios::app : std::ios::trunc);
-  std::ofstream dev_log(out + "/dev.tsv", args.has("--resume") ? std::ios::app : std::ios::trunc);
-  if (!args.has("--resume")) {
+  std::ofstream train_log(s.out + "/train.tsv", s.resume ? std::ios::app : std::ios::trunc);
+  std::ofstream dev_log(s.out + "/dev.tsv", s.resume ? std::ios::app : std::ios::trunc);
+  if (!s.resume) {
     train_log << "step\tepoch\tloss\tppl\tlr\tgrad_norm\ttokens_per_s\telapsed_s\n";
     dev_log << "step\tepoch\tdev_loss\tdev_ppl\tdev_bleu\tdev_chrf\telapsed_s\n";
   }
@@ -333,27 +334,28 @@ int run(int argc, char** argv) {
   double window_start = 0.0;
   bool stop = false;
   while (!stop) {
-    const train::StepStats s = trainer.step();
-    window_loss += s.loss * double(s.tokens);
-    window_nll += s.nll * double(s.tokens);
-    window_tokens += s.tokens;
+    const train::StepStats st = trainer.step();
+    window_loss += st.loss * double(st.tokens);
+    window_nll += st.nll * double(st.tokens);
+    window_tokens += st.tokens;
     const int64_t step = trainer.steps();
     const double now = elapsed();
-    if (step % log_every == 0) {
+    if (step % s.log_every == 0) {
       const double tps = double(window_tokens) / std::max(1e-9, now - window_start);
       const double loss = window_loss / double(window_tokens), ppl = std::exp(window_nll / double(window_tokens));
-      train_log << step << '\t' << trainer.epoch() + 1 << '\t' << loss << '\t' << ppl << '\t' << s.learning_rate << '\t'
-                << s.grad_norm << '\t' << tps << '\t' << now << '\n'
+      train_log << step << '\t' << trainer.epoch() + 1 << '\t' << loss << '\t' << ppl << '\t' << st.learning_rate
+                << '\t' << st.grad_norm << '\t' << tps << '\t' << now << '\n'
                 << std::flush;
       if (tty) {
         const double frac = double(trainer.batch_in_epoch()) / double(std::max<size_t>(1, trainer.batches_per_epoch()));
-        const double eta =
-            budget_s > 0 ? budget_s - now : (max_steps > 0 ? (max_steps - step) * now / double(step) : 0.0);
+        const double eta = s.budget_s > 0    ? s.budget_s - now
+                           : s.max_steps > 0 ? (s.max_steps - step) * now / double(step)
+                                             : 0.0;
         char bar[21];
         for (int i = 0; i < 20; ++i) bar[i] = i < int(frac * 20) ? '#' : '.';
         bar[20] = 0;
         std::fprintf(stderr, "\repoch %d [%s] step %lld  loss %.3f  ppl %.1f  lr %.2e  %.0f tok/s  ETA %s   ",
-                     trainer.epoch() + 1, bar, static_cast<long long>(step), loss, ppl, s.learning_rate, tps,
+                     trainer.epoch() + 1, bar, static_cast<long long>(step), loss, ppl, st.learning_rate, tps,
                      format_duration(std::max(0.0, eta)).c_str());
       }
       window_loss = window_nll = 0.0;
@@ -361,17 +363,17 @@ int run(int argc, char** argv) {
       window_start = now;
     }
     const bool epoch_end = trainer.batch_in_epoch() == trainer.batches_per_epoch();
-    const bool out_of_time = budget_s > 0 && now >= budget_s;
-    const bool out_of_steps = max_steps > 0 && step >= max_steps;
+    const bool out_of_time = s.budget_s > 0 && now >= s.budget_s;
+    const bool out_of_steps = s.max_steps > 0 && step >= s.max_steps;
     if (!epoch_end && !out_of_time && !out_of_steps) continue;
 
     // Evaluate: dev loss, then dev BLEU through libmt from the exported file.
     if (tty) std::fputc('\n', stderr);
-    const train::StepStats dev = trainer.evaluate(*dev_pairs);
+    const train::StepStats dev = trainer.evaluate(dev_set.pairs);
     meta.extra = {{"steps", std::to_string(step)}, {"epochs", std::to_string(trainer.epoch() + (epoch_end ? 1 : 0))}};
-    const std::string last = out + "/model_last.mtm";
-    if (const Status st = trainer.model().export_model(last, &vocab, meta); !st.ok()) return fail(st.message());
-    auto score = dev_score(last, *dev_sources, *dev_references, dev_beam, o.threads, bleu_options);
+    const std::string last = s.out + "/model_last.mtm";
+    if (const Status e = trainer.model().export_model(last, &vocab, meta); !e.ok()) return fail(e.message());
+    auto score = dev_score(last, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu);
     if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
     dev_log << step << '\t' << trainer.epoch() + 1 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t'
             << score->bleu << '\t' << score->chrf << '\t' << elapsed() << '\n'
@@ -385,15 +387,15 @@ int run(int argc, char** argv) {
       char bleu[32];
       std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
       meta.extra.push_back({"dev_bleu", bleu});
-      if (const Status st = trainer.model().export_model(out + "/model_best.mtm", &vocab, meta); !st.ok())
-        return fail(st.message());
+      if (const Status e = trainer.model().export_model(s.out + "/model_best.mtm", &vocab, meta); !e.ok())
+        return fail(e.message());
     } else {
       ++stale_epochs;
     }
-    if (const Status st = trainer.save_checkpoint(checkpoint); !st.ok()) return fail(st.message());
-    const bool out_of_epochs = max_epochs > 0 && trainer.epoch() + 1 >= max_epochs && epoch_end;
-    const bool impatient = patience > 0 && stale_epochs >= patience;
-    if (impatient) std::fprintf(stderr, "mt_train: no better dev BLEU for %d epochs: stopping\n", patience);
+    if (const Status e = trainer.save_checkpoint(checkpoint); !e.ok()) return fail(e.message());
+    const bool out_of_epochs = s.max_epochs > 0 && trainer.epoch() + 1 >= s.max_epochs && epoch_end;
+    const bool impatient = s.patience > 0 && stale_epochs >= s.patience;
+    if (impatient) std::fprintf(stderr, "mt_train: no better dev BLEU for %d epochs: stopping\n", s.patience);
     stop = out_of_time || out_of_steps || out_of_epochs || impatient;
   }
   std::fprintf(stderr, "mt_train: done after %lld steps, best dev BLEU %.2f, %s\n",
@@ -401,6 +403,49 @@ int run(int argc, char** argv) {
   return 0;
 }
 
+}  // namespace
+
+int run(int argc, char** argv) {
+  using namespace mt;
+  cli::Args args(argc, argv, kOptions);
+  Settings s;
+  if (const int rc = read_settings(args, &s); rc >= 0) return rc;
+  std::error_code ec;
+  std::filesystem::create_directories(s.out, ec);
+  if (ec) return fail("cannot create '" + s.out + "': " + ec.message());
+
+  auto vocab = prepare_vocabulary(s);
+  if (!vocab) return fail(vocab.status().message());
+  if (const Status st = s.config.use_vocabulary(*vocab); !st.ok()) return fail(st.message());
+  if (const Status st = s.config.validate(); !st.ok()) return fail(st.message());
+  s.trainer.model = s.config;
+  s.trainer.adam.d_model = s.config.d_model;
+
+  train::CorpusFilter filter;
+  filter.max_tokens = s.max_length;
+  train::CorpusStats stats;
+  auto train_pairs = train::read_parallel_corpus(s.train_src, s.train_tgt, *vocab, filter, &stats);
+  if (!train_pairs) return fail(train_pairs.status().message());
+  std::fprintf(stderr, "mt_train: %zu of %zu training pairs kept (%zu too long, %zu empty), %zu target tokens\n",
+               stats.kept, stats.lines, stats.dropped_long, stats.dropped_empty, stats.target_tokens);
+  train::CorpusFilter keep_all;
+  keep_all.max_tokens = 1000;
+  auto dev_pairs = train::read_parallel_corpus(s.dev_src, s.dev_ref, *vocab, keep_all, nullptr);
+  if (!dev_pairs) return fail(dev_pairs.status().message());
+  auto dev_sources = cli::read_lines(s.dev_src), dev_references = cli::read_lines(s.dev_ref);
+  if (!dev_sources) return fail(dev_sources.status().message());
+  if (!dev_references) return fail(dev_references.status().message());
+  const DevSet dev_set{std::move(dev_pairs.value()), std::move(dev_sources.value()), std::move(dev_references.value())};
+
+  train::Trainer trainer(s.trainer, std::move(train_pairs.value()));
+  if (s.resume) {
+    if (const Status st = trainer.load_checkpoint(s.out + "/checkpoint.bin"); !st.ok()) return fail(st.message());
+    std::fprintf(stderr, "mt_train: resumed at step %lld, epoch %d\n", static_cast<long long>(trainer.steps()),
+                 trainer.epoch() + 1);
+  }
+  return train_loop(s, trainer, *vocab, dev_set);
+}
+
 // CUDA failures during training (a device fault, cuBLAS missing) throw, as
 // do allocation failures: reported as one line like every other error.
-int main(int argc, char** argv) { return mt::cli::guarded_main("mt_train", argc, argv, run); }
+int main(int argc, char** argv) { return mt::cli::guarded_main(kTool, argc, argv, run); }
