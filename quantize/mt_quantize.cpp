@@ -7,16 +7,14 @@
 // translating the calibration text with the fp32 model (or per row at run
 // time with --activations dynamic). Prints a per-layer report and how often
 // the int8 model's translations of the calibration text equal the fp32 ones.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "atomic_file.hpp"
 #include "cli_args.hpp"
 #include "cli_files.hpp"
 #include "guarded_main.hpp"
@@ -65,20 +63,6 @@ constexpr const char* kEpilog = "Nothing is written unless the whole run succeed
 
 int fail(const std::string& message) { return cli::fail(kTool, message); }
 int usage(const std::string& message) { return cli::usage_error(kTool, message); }
-
-// Writes to a temporary file renamed over `path`: never a partial model.
-Status write_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(errno));
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return Status::error(Errc::io_error, "cannot write '%s': %s", path.c_str(), std::strerror(err));
-  }
-  return {};
-}
 
 Progress progress_bar() {
   if (!cli::stderr_is_terminal()) return {};
@@ -237,7 +221,7 @@ int run(int argc, char** argv) {
   auto int8_translations = translate_all(*int8, *lines, options, progress, "checking");
   if (!int8_translations) return fail(int8_translations.status().message());
   const Agreement agree = agreement(calibration->fp32_translations, *int8_translations);
-  if (Status s = write_atomic(output, *bytes); !s.ok()) return fail(s.message());
+  if (Status s = detail::write_file_atomically(output, *bytes); !s.ok()) return fail(s.message());
   if (args.has("--report")) {
     if (Status s = write_report_tsv(args.get("--report", ""), report); !s.ok()) return fail(s.message());
   }

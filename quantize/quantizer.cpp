@@ -258,7 +258,7 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
   return writer.serialize();
 }
 
-Expected<std::shared_ptr<const Model>> load_model_bytes(const std::vector<uint8_t>& bytes) {
+Expected<std::shared_ptr<const Model>> load_model_bytes(std::span<const uint8_t> bytes) {
   struct Holder {
     std::unique_ptr<uint8_t, void (*)(uint8_t*)> buffer{nullptr, [](uint8_t*) {}};
     std::shared_ptr<const Model> model;  // destroyed before the buffer

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,7 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
                                                 std::vector<LayerReport>* report = nullptr);
 
 // A model loaded from bytes it keeps alive (copied into aligned memory).
-Expected<std::shared_ptr<const Model>> load_model_bytes(const std::vector<uint8_t>& bytes);
+Expected<std::shared_ptr<const Model>> load_model_bytes(std::span<const uint8_t> bytes);
 
 // Greedy translations of `sentences`, as calibrate() makes them: text for a
 // model with a vocabulary, else lines of space-separated token ids (in and out).

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "atomic_file.hpp"
 #include "cli_args.hpp"
 #include "cli_files.hpp"
 #include "guarded_main.hpp"
@@ -70,14 +71,22 @@ std::string stray_option(const mt::cli::Args& args, const char* command, std::in
   return "";
 }
 
+// upgrade and vocab extract: only -o and --force apply; the output must be
+// writable. -1 to go on with *output, else the exit code.
+int checked_output(const mt::cli::Args& args, const char* command, std::string* output) {
+  if (std::string why = stray_option(args, command, {"--output", "--force"}); !why.empty()) return usage(why);
+  *output = args.get("--output", "");
+  if (output->empty()) return usage(std::string(command) + " needs -o FILE");
+  if (std::string why = mt::cli::unwritable_file(*output, args.has("--force")); !why.empty()) return fail(why);
+  return -1;
+}
+
 // Rewrites a model's tensors, vocabulary, metadata and quantization with
 // this libmt's writer: the same model in the current format version (int8
 // tensors unpacked and packed again, byte for byte the same).
 int upgrade(mt::cli::Args& args, const std::string& input) {
-  if (std::string why = stray_option(args, "upgrade", {"--output", "--force"}); !why.empty()) return usage(why);
-  const std::string output = args.get("--output", "");
-  if (output.empty()) return usage("upgrade needs -o FILE");
-  if (std::string why = mt::cli::unwritable_file(output, args.has("--force")); !why.empty()) return fail(why);
+  std::string output;
+  if (const int rc = checked_output(args, "upgrade", &output); rc >= 0) return rc;
   auto model = mt::Model::load(input);
   if (!model) return fail(model.status().message());
   const mt::Model& m = **model;
@@ -210,21 +219,14 @@ int info(const std::string& path) {
 // The model's vocabulary as a SentencePiece .model file (what mt_vocab
 // writes, SentencePiece and the trainer read).
 int extract_vocabulary(mt::cli::Args& args, const std::string& input) {
-  if (std::string why = stray_option(args, "vocab extract", {"--output", "--force"}); !why.empty()) return usage(why);
-  const std::string output = args.get("--output", "");
-  if (output.empty()) return usage("vocab extract needs -o FILE");
-  if (std::string why = mt::cli::unwritable_file(output, args.has("--force")); !why.empty()) return fail(why);
+  std::string output;
+  if (const int rc = checked_output(args, "vocab extract", &output); rc >= 0) return rc;
   auto model = mt::Model::load(input);
   if (!model) return fail(model.status().message());
   const mt::VocabularyData* v = (*model)->vocabulary();
   if (v == nullptr) return fail(input + " has no vocabulary (it translates token ids)");
-  const std::vector<uint8_t> bytes = v->to_sentencepiece();
-  const std::string tmp = output + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  const bool written = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (f == nullptr || std::fclose(f) != 0 || !written || std::rename(tmp.c_str(), output.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fail("cannot write '" + output + "'");
+  if (const mt::Status s = mt::detail::write_file_atomically(output, v->to_sentencepiece()); !s.ok()) {
+    return fail(s.message());
   }
   std::printf("wrote %s: %zu pieces (%s)\n", output.c_str(), v->pieces.size(),
               v->type == mt::VocabularyType::bpe ? "bpe" : "unigram");

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "atomic_file.hpp"
 #include "cli_args.hpp"
 #include "cli_files.hpp"
 #include "guarded_main.hpp"
@@ -33,8 +34,7 @@ special ids are libmt's: pad 0, bos 1, eos 2, unk 3. Embed it into a model
 with `mt_model random --vocab FILE` or the trainer.)";
 
 constexpr Option kOptions[] = {
-    {"--input", "-i", "FILE", "training text, one sentence per line (repeat for more files; - : standard input)",
-     true},
+    {"--input", "-i", "FILE", "training text, one sentence per line (repeat for more files; - : standard input)", true},
     {"--output", "-o", "FILE", "where to write the .model file"},
     {"--force", nullptr, nullptr, "replace an existing output file"},
     {"--vocab-size", nullptr, "N", "vocabulary size (default 8000)", false, "--size --vocab_size"},
@@ -139,19 +139,8 @@ int run(int argc, char** argv) {
   std::string proto;
   auto vocab = mt::vocab::train(o, &proto);
   if (!vocab) return fail(vocab.status().message());
-  const std::string tmp = output + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(proto.data(), std::streamsize(proto.size()));
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      return fail("cannot write '" + output + "'");
-    }
-  }
-  if (std::rename(tmp.c_str(), output.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fail("cannot write '" + output + "'");
-  }
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(proto.data()), proto.size());
+  if (const mt::Status s = mt::detail::write_file_atomically(output, bytes); !s.ok()) return fail(s.message());
   std::printf("wrote %s: %zu pieces (%s)\n", output.c_str(), vocab->pieces.size(), type.c_str());
   return 0;
 }

@@ -1,17 +1,26 @@
 #include "vocabulary_file.hpp"
 
 #include <cstring>
+#include <fstream>
 
 #include "cli_files.hpp"
 #include "mt/model.hpp"
 
 namespace mt::cli {
+namespace {
+
+// A FlatBuffers file names itself at bytes 4..8: libmt models say LMT1.
+bool is_libmt_model(const std::string& path) {
+  char head[8] = {};
+  std::ifstream f(path, std::ios::binary);
+  return f.read(head, sizeof head) && std::memcmp(head + 4, "LMT1", 4) == 0;
+}
+
+}  // namespace
 
 Expected<VocabularyData> read_vocabulary(const std::string& path) {
-  std::string bytes, error;
-  if (!read_file(path, &bytes, &error)) return Status::error(Errc::io_error, "%s", error.c_str());
-  // A FlatBuffers file names itself at bytes 4..8: libmt models say LMT1.
-  if (bytes.size() >= 8 && std::memcmp(bytes.data() + 4, "LMT1", 4) == 0) {
+  if (std::string why = unreadable_file(path); !why.empty()) return Status::error(Errc::io_error, "%s", why.c_str());
+  if (is_libmt_model(path)) {  // mapped by Model::load, never read whole
     auto model = Model::load(path);
     if (!model) return model.status();
     const VocabularyData* v = (*model)->vocabulary();
@@ -21,6 +30,8 @@ Expected<VocabularyData> read_vocabulary(const std::string& path) {
     }
     return *v;
   }
+  std::string bytes, error;
+  if (!read_file(path, &bytes, &error)) return Status::error(Errc::io_error, "%s", error.c_str());
   auto v = VocabularyData::from_sentencepiece(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   if (!v) {

@@ -9,8 +9,6 @@
 
 namespace mt::detail {
 
-inline constexpr size_t kArenaAlignment = kAlignment;
-
 class ArenaPlanner {
  public:
   // Reserves `count` objects of T, 64-byte aligned; returns their offset.
@@ -21,7 +19,7 @@ class ArenaPlanner {
     const size_t offset = aligned(size_);
     size_t bytes = 0;
     if (__builtin_mul_overflow(count, sizeof(T), &bytes) || __builtin_add_overflow(offset, bytes, &size_) ||
-        size_ > SIZE_MAX - kArenaAlignment) {
+        size_ > SIZE_MAX - kAlignment) {
       overflowed_ = true;
       size_ = 0;
     }
@@ -35,7 +33,7 @@ class ArenaPlanner {
   size_t size() const { return overflowed_ ? SIZE_MAX : aligned(size_); }
 
  private:
-  static size_t aligned(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+  static size_t aligned(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
   size_t size_ = 0;
   bool overflowed_ = false;
 };

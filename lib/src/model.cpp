@@ -43,8 +43,6 @@ struct Model::Impl {
 
 namespace {
 
-constexpr size_t kTensorAlignment = detail::kAlignment;
-
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
 Expected<ModelConfig> read_config(const fb::Config& c) {
@@ -143,7 +141,7 @@ Status check_tensor(const fb::Tensor& t, const uint8_t* file_base, TensorView* v
                          static_cast<unsigned long long>(expected_bytes));
   }
   const size_t offset = size_t(data->data() - file_base);
-  if (offset % kTensorAlignment != 0) {
+  if (offset % detail::kAlignment != 0) {
     return Status::error(Errc::invalid_model, "tensor '%.*s' data is not 64-byte aligned", nl, n);
   }
   const auto* scales = t.scales();
@@ -627,7 +625,7 @@ Expected<std::shared_ptr<const Model>> Model::load(const std::string& path, cons
 }
 
 Expected<std::shared_ptr<const Model>> Model::from_buffer(std::span<const uint8_t> bytes, const LoadOptions& options) {
-  if (reinterpret_cast<uintptr_t>(bytes.data()) % kTensorAlignment != 0) {
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % detail::kAlignment != 0) {
     return Status::error(Errc::invalid_argument, "model buffer must be 64-byte aligned");
   }
   auto impl = std::make_unique<Impl>();

@@ -16,8 +16,6 @@ namespace mt {
 
 namespace {
 
-constexpr size_t kTensorAlignment = detail::kAlignment;
-
 flatbuffers::Offset<fb::Config> build_config(flatbuffers::FlatBufferBuilder& b, const ModelConfig& c) {
   const auto suppressed = c.suppressed_ids.empty() ? 0 : b.CreateVector(c.suppressed_ids);
   fb::ConfigBuilder cb(b);
@@ -215,7 +213,7 @@ uint32_t ModelWriter::format_version() const {
 
 Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   size_t total = 1 << 16;
-  for (const PendingTensor& t : tensors_) total += t.bytes.size() + kTensorAlignment + 256;
+  for (const PendingTensor& t : tensors_) total += t.bytes.size() + detail::kAlignment + 256;
   if (total >= FLATBUFFERS_MAX_BUFFER_SIZE) {
     return Status::error(Errc::invalid_argument, "model of %zu bytes exceeds the 2 GiB format limit", total);
   }
@@ -230,7 +228,7 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   // to 64-byte alignment within the buffer.
   std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>> data;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    b.ForceVectorAlignment((*it)->bytes.size(), 1, kTensorAlignment);
+    b.ForceVectorAlignment((*it)->bytes.size(), 1, detail::kAlignment);
     data.push_back(b.CreateVector((*it)->bytes));
   }
   std::reverse(data.begin(), data.end());

@@ -60,12 +60,12 @@ Expected<Session> Session::create(std::shared_ptr<const Model> model, const Sess
   auto made = make_impl(model, options);
   if (!made) return made.status();
   std::unique_ptr<Impl> impl(made.value());
-  auto* block = static_cast<std::byte*>(
-      ::operator new(impl->plan.total, std::align_val_t(detail::kArenaAlignment), std::nothrow));
+  auto* block =
+      static_cast<std::byte*>(::operator new(impl->plan.total, std::align_val_t(detail::kAlignment), std::nothrow));
   if (block == nullptr) {
     return Status::error(Errc::out_of_memory, "cannot allocate %zu bytes of session memory", impl->plan.total);
   }
-  impl->owned = {block, [](std::byte* p) { ::operator delete(p, std::align_val_t(detail::kArenaAlignment)); }};
+  impl->owned = {block, [](std::byte* p) { ::operator delete(p, std::align_val_t(detail::kAlignment)); }};
   impl->arena = block;
   return bind_session(std::move(impl));
 }
@@ -79,7 +79,7 @@ Expected<Session> Session::create(std::shared_ptr<const Model> model, const Sess
     return Status::error(Errc::invalid_argument, "session buffer of %zu bytes is smaller than the %zu needed",
                          buffer.size(), impl->plan.total);
   }
-  if (reinterpret_cast<uintptr_t>(buffer.data()) % detail::kArenaAlignment != 0) {
+  if (reinterpret_cast<uintptr_t>(buffer.data()) % detail::kAlignment != 0) {
     return Status::error(Errc::invalid_argument, "session buffer must be %zu-byte aligned", detail::kAlignment);
   }
   impl->arena = buffer.data();

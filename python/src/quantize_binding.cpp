@@ -22,8 +22,9 @@ void bind_quantize(py::module_& m) {
       [](py::bytes fp32, const std::vector<std::string>& sentences, int threads) {
         if (sentences.empty()) throw py::value_error("the calibration text is empty");
         if (threads < 1 || threads > 256) throw py::value_error("threads must be in [1, 256]");
+        // Read in place: the aligned copy load_model_bytes makes is the only one.
         const std::string_view view = fp32;
-        std::vector<uint8_t> bytes(view.begin(), view.end());
+        const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(view.data()), view.size());
         quantize::QuantizeOptions options;
         options.threads = threads;
         options.method = *quantize::MethodChoice::parse("mse");  // mt_quantize's default
