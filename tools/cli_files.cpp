@@ -48,8 +48,7 @@ Input::Input(const std::string& path) {
     is_stdin_ = true;
 #ifdef __EMSCRIPTEN__  // Node's standard input has no fstat there: read it as it comes
     stream_ = &std::cin;
-    return;
-#endif
+#else
     struct stat st {};
     if (::fstat(STDIN_FILENO, &st) != 0) {
       error_ = std::string("cannot read standard input: ") + std::strerror(errno);
@@ -58,6 +57,7 @@ Input::Input(const std::string& path) {
     } else {
       stream_ = &std::cin;
     }
+#endif
     return;
   }
   name_ = path;
