@@ -1,7 +1,7 @@
 // Where one decoding step's time goes (issue 6): translates `batch` random
 // sentences of 16 source tokens (EOS included) into exactly 16 target tokens
 // (min = max decoding length) after warm-up, with the library's stage timers
-// on (built only with -DMT_STAGE_PROFILE=ON, lib/src/stage_profile.hpp), and
+// on (built only with -DMT_STAGE_PROFILE=ON, lib/src/support/stage_profile.hpp), and
 // prints per stage: ms per decoding step, its share of the step, FLOPs and
 // bytes per step, the rate achieved and the fraction of this machine's peak.
 //
@@ -32,9 +32,9 @@
 
 #include "bench_models.hpp"
 #include "fma_peak.hpp"
-#include "model_weights.hpp"
+#include "model/model_weights.hpp"
 #include "mt/mt.hpp"
-#include "stage_profile.hpp"
+#include "support/stage_profile.hpp"
 #include "access.hpp"
 
 #if !defined(MT_STAGE_PROFILE) || !MT_STAGE_PROFILE

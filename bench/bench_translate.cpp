@@ -18,7 +18,7 @@
 
 #include "bench_models.hpp"
 #include "mt/mt.hpp"
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 #include "access.hpp"
 
 namespace {

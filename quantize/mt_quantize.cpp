@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.hpp"
+#include "support/atomic_file.hpp"
 #include "cli_args.hpp"
 #include "cli_files.hpp"
 #include "guarded_main.hpp"

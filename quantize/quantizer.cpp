@@ -7,12 +7,12 @@
 #include <new>
 #include <sstream>
 
-#include "model_weights.hpp"
+#include "model/model_weights.hpp"
 #include "mt/model_spec.hpp"
 #include "mt/model_writer.hpp"
 #include "mt/session.hpp"
 #include "mt/version.hpp"
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 #include "weight_quantization.hpp"
 #include "access.hpp"
 

@@ -24,7 +24,7 @@ sdist=$(ls "$work"/dist/libmt-*.tar.gz)
 wheel=$(ls "$work"/dist/libmt-*.whl)
 # The sdist holds the library's sources and not the test data or models.
 tar tzf "$sdist" > "$work/sdist.txt"
-grep -q "/lib/src/session.cpp$" "$work/sdist.txt" || { echo "test_python: the sdist lacks lib/src"; exit 1; }
+grep -q "/lib/src/session/session.cpp$" "$work/sdist.txt" || { echo "test_python: the sdist lacks lib/src"; exit 1; }
 if grep -qE "/(models|tests|bench)/" "$work/sdist.txt"; then
   echo "test_python: the sdist carries models/, tests/ or bench/"; exit 1
 fi

@@ -17,7 +17,7 @@
 #include "mt/kernels.h"
 
 namespace mt::detail {
-// The runtime's sinusoidal table (lib/src/transformer.cpp), which the
+// The runtime's sinusoidal table (lib/src/transformer/transformer.cpp), which the
 // embedding must reproduce exactly.
 void fill_positions(float* positions, int P, int C);
 }  // namespace mt::detail

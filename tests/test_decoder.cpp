@@ -6,8 +6,8 @@
 #include <map>
 #include <vector>
 
-#include "arena.hpp"
-#include "session_impl.hpp"
+#include "support/arena.hpp"
+#include "session/session_impl.hpp"
 #include "test_util.hpp"
 #include "access.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "search_bookkeeping.hpp"
+#include "search/search_bookkeeping.hpp"
 
 namespace mt::detail {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "autograd/gradcheck.hpp"
 #include "model/transformer_model.hpp"
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 #include "test_util.hpp"
 #include "access.hpp"
 

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "atomic_file.hpp"
+#include "support/atomic_file.hpp"
 #include "cli_args.hpp"
 #include "cli_files.hpp"
 #include "guarded_main.hpp"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "mt/mt.hpp"
-#include "transformer.hpp"
+#include "transformer/transformer.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The fused CUDA attention against attention_f32_ref, in the layouts the
-// runtime uses (lib/src/transformer.cpp): packed encoder batches, padded
+// runtime uses (lib/src/transformer/transformer.cpp): packed encoder batches, padded
 // batches with lengths, causal decoder sequences, cross-attention shared by
 // beams, and decode steps appending to a KV cache. Rows that must never be
 // read (padding, cache positions not written yet) hold NaN, so reading one

@@ -10,7 +10,7 @@
 
 #include "cuda/cuda_test_util.hpp"
 #include "cuda/device_search.hpp"
-#include "search_bookkeeping.hpp"
+#include "search/search_bookkeeping.hpp"
 
 using namespace mt;
 using namespace mt::detail;

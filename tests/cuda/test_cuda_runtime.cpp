@@ -16,7 +16,7 @@
 #include "cuda/cuda_test_util.hpp"
 #include "int8_models.hpp"
 #include "mt/mt.h"
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 #include "test_util.hpp"
 #include "access.hpp"
 

@@ -1,4 +1,4 @@
-// Token embeddings as the runtime computes them (lib/src/transformer.cpp
+// Token embeddings as the runtime computes them (lib/src/transformer/transformer.cpp
 // embed): table[id] * scale + the sinusoidal encoding of the position
 // (Vaswani et al. 2017, section 3.4), scale = sqrt(C) for the model.
 #pragma once

@@ -16,7 +16,7 @@ enum class BLayout { nk, kn };
 
 // C[M, N] = A[M, K] op(B) + bias[N] (+ C when accumulate), row strides lda,
 // ldb, ldc; bias may be null. Split over the pool by panels of output
-// columns, as lib/src/transformer.cpp's linear does.
+// columns, as lib/src/transformer/transformer.cpp's linear does.
 template <class T>
 void gemm(Graph<T>& g, int M, int N, int K, const T* A, size_t lda, const T* B, size_t ldb, BLayout layout,
           const T* bias, T* C, size_t ldc, bool accumulate);

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "mt/kernels.h"
-#include "thread_pool.hpp"
+#include "support/thread_pool.hpp"
 
 namespace mt::autograd {
 

@@ -1,5 +1,5 @@
 // Layer normalisation (Ba et al. 2016) over the last dimension, as the
-// runtime computes it (lib/src/transformer.cpp, platforms/ref/layer_norm.cpp).
+// runtime computes it (lib/src/transformer/transformer.cpp, platforms/ref/layer_norm.cpp).
 #pragma once
 
 #include "autograd/graph.hpp"

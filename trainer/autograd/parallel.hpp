@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "autograd/graph.hpp"
-#include "thread_pool.hpp"
+#include "support/thread_pool.hpp"
 
 namespace mt::autograd {
 

@@ -3,7 +3,7 @@
 // autograd::gpu::Graph (cuda/cuda_transformer_model.hpp). Ops are called
 // unqualified so argument-dependent lookup picks them from the namespace of
 // the tensors: autograd::linear for CPU tensors, autograd::gpu::linear for
-// device ones. The function is the runtime's (lib/src/transformer.cpp).
+// device ones. The function is the runtime's (lib/src/transformer/transformer.cpp).
 #pragma once
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // The trainer's Transformer: the same function as the runtime's
-// (lib/src/transformer.cpp), written with the autograd ops (the forward pass
+// (lib/src/transformer/transformer.cpp), written with the autograd ops (the forward pass
 // itself is model/transformer_forward.hpp, shared with the CUDA model), its
 // parameters named and shaped as model_spec.hpp says, so exporting is a copy.
 #pragma once

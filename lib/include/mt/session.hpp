@@ -80,7 +80,7 @@ struct MT_API SessionOptions {
   bool cuda_fp16 = false;
   // CUDA beam search: keep its bookkeeping (next beams, finished hypotheses,
   // the cache reorder) on the GPU too, the same code as the host's
-  // (lib/src/search_steps.hpp), so the host waits every few steps instead of
+  // (lib/src/search/search_steps.hpp), so the host waits every few steps instead of
   // every step. Off by default: with cuda_graphs the host's bookkeeping is as
   // fast or faster (bench_cuda_translate's device_search cells).
   bool cuda_device_search = false;

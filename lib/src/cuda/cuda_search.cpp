@@ -7,7 +7,7 @@
 
 #include "cuda/cuda_errors.hpp"
 #include "cuda/cuda_session.hpp"
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 
 namespace mt::detail {
 namespace {

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "arena.hpp"
+#include "support/arena.hpp"
 #include "cuda/cuda_errors.hpp"
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 #include "access.hpp"
 
 namespace mt::detail {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "transformer_layers.hpp"
+#include "transformer/transformer_layers.hpp"
 
 namespace mt::detail {
 

@@ -10,7 +10,7 @@
 
 #include "cuda/cuda_weights.hpp"
 #include "mt/cuda_kernels.h"
-#include "transformer.hpp"  // EncoderBuffers, DecoderBuffers: here device pointers
+#include "transformer/transformer.hpp"  // EncoderBuffers, DecoderBuffers: here device pointers
 
 namespace mt::detail {
 

@@ -10,7 +10,7 @@
 #include <map>
 #include <tuple>
 
-#include "model_weights.hpp"
+#include "model/model_weights.hpp"
 #include "mt/half.h"
 #include "mt/kernels.h"
 #include "access.hpp"

@@ -14,7 +14,7 @@
 #include "mt/cuda_kernels.h"
 #include "mt/model.hpp"
 #include "mt/status.hpp"
-#include "transformer_weights.hpp"
+#include "transformer/transformer_weights.hpp"
 
 namespace mt::detail {
 

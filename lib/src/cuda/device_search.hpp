@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "mt/cuda_kernels.h"
-#include "search_steps.hpp"
+#include "search/search_steps.hpp"
 
 namespace mt::detail {
 

@@ -134,7 +134,7 @@ struct CudaSequenceRows {
 //   output i of b:  out + (first_q(b) + i) * out_ld + h * dh
 // A query with no keys gets zeros.
 //
-// The runtime's cases (see lib/src/transformer.cpp):
+// The runtime's cases (see lib/src/transformer/transformer.cpp):
 //   encoder self-attention:  q = qkv, k = qkv + C, v = qkv + 2C, ld 3C, q_rows = kv_rows
 //                            = {offsets, lengths}, causal_offset -1;
 //   decoder, full sequence:  q_rows = kv_rows = {nullptr, nullptr, T, T}, causal_offset 0;

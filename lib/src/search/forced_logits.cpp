@@ -3,7 +3,7 @@
 // the framework a model came from.
 #include <algorithm>
 
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 
 namespace mt {
 

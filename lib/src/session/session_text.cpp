@@ -2,7 +2,7 @@
 // search, and its target tokenizer, UTF-8 out (one line per hypothesis).
 #include <algorithm>
 
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 #include "tokenizer/line_breaks.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "access.hpp"

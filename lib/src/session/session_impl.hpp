@@ -9,9 +9,9 @@
 
 #include "cuda/cuda_session.hpp"
 #include "mt/session.hpp"
-#include "search_bookkeeping.hpp"
-#include "thread_pool.hpp"
-#include "transformer.hpp"
+#include "search/search_bookkeeping.hpp"
+#include "support/thread_pool.hpp"
+#include "transformer/transformer.hpp"
 
 namespace mt::detail {
 

@@ -22,8 +22,8 @@
 
 #include "mt/kernels.h"
 #include "mt/model.hpp"
-#include "stage_profile.hpp"
-#include "transformer_buffers.hpp"
+#include "support/stage_profile.hpp"
+#include "transformer/transformer_buffers.hpp"
 
 namespace mt::detail {
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "alignment.hpp"
+#include "support/alignment.hpp"
 
 namespace mt::detail {
 

@@ -1,4 +1,4 @@
-#include "search_bookkeeping.hpp"
+#include "search/search_bookkeeping.hpp"
 
 #include <algorithm>
 

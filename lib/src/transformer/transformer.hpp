@@ -11,11 +11,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "model_weights.hpp"
+#include "model/model_weights.hpp"
 #include "mt/kernels.h"
 #include "mt/model.hpp"
-#include "thread_pool.hpp"
-#include "transformer_buffers.hpp"  // EncoderBuffers, DecoderBuffers: the caller's
+#include "support/thread_pool.hpp"
+#include "transformer/transformer_buffers.hpp"  // EncoderBuffers, DecoderBuffers: the caller's
 
 namespace mt::detail {
 

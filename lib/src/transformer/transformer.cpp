@@ -1,12 +1,12 @@
-#include "transformer.hpp"
+#include "transformer/transformer.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstring>
 
-#include "stage_profile.hpp"
-#include "transformer_layers.hpp"
+#include "support/stage_profile.hpp"
+#include "transformer/transformer_layers.hpp"
 
 namespace mt::detail {
 

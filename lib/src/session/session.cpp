@@ -5,9 +5,9 @@
 #include <new>
 #include <system_error>
 
-#include "alignment.hpp"
-#include "arena.hpp"
-#include "session_impl.hpp"
+#include "support/alignment.hpp"
+#include "support/arena.hpp"
+#include "session/session_impl.hpp"
 #include "access.hpp"
 
 namespace mt {

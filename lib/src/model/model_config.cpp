@@ -1,6 +1,6 @@
 #include "mt/model.hpp"
 
-#include "format_version.hpp"
+#include "model/format_version.hpp"
 #include "mt/model_spec.hpp"
 
 namespace mt {

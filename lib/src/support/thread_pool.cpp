@@ -1,4 +1,4 @@
-#include "thread_pool.hpp"
+#include "support/thread_pool.hpp"
 
 // The spin-wait hint: lets the sibling hyperthread (x86) or the core's other
 // work (aarch64 YIELD) go ahead while this thread polls.

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "session_impl.hpp"
-#include "stage_profile.hpp"
+#include "session/session_impl.hpp"
+#include "support/stage_profile.hpp"
 
 namespace mt {
 

@@ -1,4 +1,4 @@
-#include "mapped_file.hpp"
+#include "support/mapped_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

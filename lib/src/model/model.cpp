@@ -9,13 +9,13 @@
 #include <mutex>
 #include <optional>
 
-#include "alignment.hpp"
-#include "atomic_file.hpp"
+#include "support/alignment.hpp"
+#include "support/atomic_file.hpp"
 #include "cuda/cuda_weights.hpp"
-#include "format_version.hpp"
-#include "mapped_file.hpp"
+#include "model/format_version.hpp"
+#include "support/mapped_file.hpp"
 #include "model_generated.h"
-#include "model_weights.hpp"
+#include "model/model_weights.hpp"
 #include "mt/model_spec.hpp"
 #include "tokenizer/tokenizer.hpp"
 

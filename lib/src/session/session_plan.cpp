@@ -3,9 +3,9 @@
 // required_memory() can answer and a caller can supply the memory.
 #include <algorithm>
 
-#include "arena.hpp"
-#include "model_weights.hpp"
-#include "session_impl.hpp"
+#include "support/arena.hpp"
+#include "model/model_weights.hpp"
+#include "session/session_impl.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "access.hpp"
 

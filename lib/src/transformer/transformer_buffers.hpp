@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "arena.hpp"
+#include "support/arena.hpp"
 #include "mt/model.hpp"
 
 namespace mt::detail {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "transformer_weights.hpp"
+#include "transformer/transformer_weights.hpp"
 
 namespace mt::detail {
 

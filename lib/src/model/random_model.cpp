@@ -4,7 +4,7 @@
 
 #include "mt/model_spec.hpp"
 #include "mt/model_writer.hpp"
-#include "transformer.hpp"
+#include "transformer/transformer.hpp"
 
 namespace mt {
 

@@ -1,6 +1,6 @@
 // The stage profiler's table (stage_profile.hpp); compiled only with
 // MT_STAGE_PROFILE=ON.
-#include "stage_profile.hpp"
+#include "support/stage_profile.hpp"
 
 #include <chrono>
 #include <cstring>

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "alignment.hpp"
-#include "atomic_file.hpp"
-#include "format_version.hpp"
+#include "support/alignment.hpp"
+#include "support/atomic_file.hpp"
+#include "model/format_version.hpp"
 #include "model_generated.h"
 #include "mt/kernels.h"
 #include "tokenizer/normalizer.hpp"

@@ -12,7 +12,7 @@
 #include <span>
 
 #include "mt/session.hpp"  // Hypothesis
-#include "search_steps.hpp"
+#include "search/search_steps.hpp"
 
 namespace mt::detail {
 

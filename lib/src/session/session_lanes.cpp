@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <new>
 
-#include "session_impl.hpp"
+#include "session/session_impl.hpp"
 
 namespace mt {
 
