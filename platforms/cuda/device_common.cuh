@@ -1,10 +1,12 @@
-// Device helpers shared by the CUDA kernels: warp and block reductions, the
-// launch status, and GELU as the CPU reference computes it.
+// Device helpers shared by every CUDA kernel, the runtime's (platforms/cuda)
+// and the trainer's (trainer/cuda): launch sizes, warp and block reductions,
+// the launch status, and GELU and swish as the CPU references compute them.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "mt/cuda_kernels.h"
 
@@ -38,6 +40,46 @@ __device__ inline float block_reduce(float v, Op op, float identity, float* scra
   __syncthreads();
   return warp_reduce(lane < warps ? scratch[lane] : identity, op);
 }
+
+// Block size of the trainer's elementwise and row kernels, and the grid for n
+// elements (capped; the kernels loop with MT_GPU_FOR).
+inline constexpr int kElementThreads = 256;
+
+inline unsigned blocks_for(int64_t n, int threads = kElementThreads) {
+  const int64_t b = (n + threads - 1) / threads;
+  return unsigned(b < 1 ? 1 : (b > 65535 * 16 ? 65535 * 16 : b));
+}
+
+// Sum (or max) of v over the block, the warps' results combined one after
+// another in warp order (the trainer's reductions; block_reduce combines
+// them by a butterfly instead). Every thread gets the result. shared: 32
+// values of scratch. blockDim.x a multiple of 32, at most 1024.
+template <class T>
+__device__ T block_sum(T v, T* shared) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  __syncthreads();  // shared may still be read by a previous reduction
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  T total = 0;
+  for (int w = 0; w < warps; ++w) total += shared[w];  // same order in every thread
+  return total;
+}
+
+__device__ inline float block_max(float v, float* shared) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float m = shared[0];
+  for (int w = 1; w < warps; ++w) m = fmaxf(m, shared[w]);
+  return m;
+}
+
+// Grid-stride loop over [0, n).
+#define MT_GPU_FOR(i, n) \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
 // GELU with the exact erf form, as gelu_f32_ref.
 __device__ inline float gelu(float x) { return 0.5f * x * (1.0f + erff(x / sqrtf(2.0f))); }

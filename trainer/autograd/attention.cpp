@@ -35,20 +35,16 @@ struct Layout {
   }
 };
 
-// op: in = {q tensor, kv tensor}, saved = {P}, i = {B, Lq, Lk, H, causal, C, fused},
-// ints = query lengths [B] then key lengths [B]. fused: q and kv are one
-// [rows, 3C] tensor (Q | K | V); else q [rows, C] and kv [rows, 2C] (K | V).
-Layout layout_of(const int64_t* i, const std::vector<int>& ints) {
+// op: in = {q tensor, kv tensor}, saved = {P}, args = AttentionArgs,
+// ints = query lengths [B] then key lengths [B].
+Layout layout_of(const AttentionArgs& a, const std::vector<int>& ints) {
   Layout l{};
-  l.B = int(i[0]), l.Lq = int(i[1]), l.Lk = int(i[2]), l.H = int(i[3]);
-  l.causal = i[4] != 0;
-  l.C = int(i[5]);
-  l.dh = l.C / l.H;
-  const bool fused = i[6] != 0;
-  l.q_stride = size_t(fused ? 3 : 1) * l.C;
-  l.kv_stride = size_t(fused ? 3 : 2) * l.C;
-  l.k_off = fused ? size_t(l.C) : 0;
-  l.v_off = l.k_off + size_t(l.C);
+  l.B = a.batch, l.Lq = a.query_length, l.Lk = a.key_length, l.H = a.heads;
+  l.causal = a.causal;
+  l.C = a.channels;
+  l.dh = a.head_dim();
+  l.q_stride = size_t(a.q_stride()), l.kv_stride = size_t(a.kv_stride());
+  l.k_off = size_t(a.k_offset()), l.v_off = size_t(a.v_offset());
   l.q_len = ints.data();
   l.k_len = ints.data() + l.B;
   return l;
@@ -97,7 +93,7 @@ void softmax_row(const Graph<double>&, double* p, int n, int Lk, double scale) {
 // keys of the head without per-row bounds.
 template <class T>
 void attention_backward(Graph<T>& g, const Op<T>& op) {
-  const Layout l = layout_of(op.i.data(), op.ints);
+  const Layout l = layout_of(std::get<AttentionArgs>(op.args), op.ints);
   Tensor<T>* qt = op.in[0];
   Tensor<T>* kvt = op.in[1];
   const T* P = op.saved[0]->data();
@@ -146,9 +142,10 @@ void attention_backward(Graph<T>& g, const Op<T>& op) {
 // Per (sequence, head): S = Q K^T over the valid rows and keys, P = the
 // masked softmax of scale S row by row (saved, zeros where masked), O = P V.
 // Rows past the sequence's queries output zeros.
-// args: the op's i (see layout_of); lengths: query lengths [B] then key lengths [B].
+// lengths: query lengths [B] then key lengths [B].
 template <class T>
-Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const int64_t* args, const std::vector<int>& lengths) {
+Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const AttentionArgs& args,
+                     const std::vector<int>& lengths) {
   const Layout l = layout_of(args, lengths);
   const bool rg = qt->requires_grad || kvt->requires_grad;
   Tensor<T>* out = g.make(Shape{l.B * l.Lq, l.C}, rg);
@@ -177,55 +174,25 @@ Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const int64_t* 
     Op<T>& op = g.record(&attention_backward<T>, out);
     op.in = {qt, kvt, nullptr, nullptr};
     op.saved[0] = probs;
-    std::copy(args, args + 7, op.i.begin());
+    op.args = args;
     op.ints.assign(lengths.begin(), lengths.end());
   }
   return out;
-}
-
-// Lengths of a batch, all L when not given; checked to lie in [0, L].
-std::vector<int> lengths_of(const SeqBatch& s, const char* what) {
-  MT_AG_CHECK(s.lengths.empty() || int(s.lengths.size()) == s.batch,
-              std::string(what) + ": lengths must have one entry per sequence");
-  std::vector<int> len(size_t(s.batch), s.length);
-  for (int b = 0; b < int(s.lengths.size()); ++b) {
-    MT_AG_CHECK(s.lengths[b] >= 0 && s.lengths[b] <= s.length, std::string(what) + ": a length is outside [0, L]");
-    len[b] = s.lengths[b];
-  }
-  return len;
 }
 
 }  // namespace
 
 template <class T>
 Tensor<T>* self_attention(Graph<T>& g, Tensor<T>* qkv, const SeqBatch& seqs, int heads, bool causal) {
-  MT_AG_CHECK(qkv->shape.rank == 2 && qkv->cols() % 3 == 0 && qkv->rows() == int64_t(seqs.batch) * seqs.length,
-              "self_attention: qkv " + qkv->shape.str() + " is not [B*L, 3C]");
-  const int C = qkv->cols() / 3;
-  MT_AG_CHECK(heads > 0 && C % heads == 0, "self_attention: heads must divide C");
-  std::vector<int> lengths = lengths_of(seqs, "self_attention");
-  const size_t B = lengths.size();
-  lengths.resize(2 * B);  // the keys are the queries
-  std::copy_n(lengths.begin(), B, lengths.begin() + B);
-  const int64_t args[7] = {seqs.batch, seqs.length, seqs.length, heads, causal, C, 1};
-  return attention(g, qkv, qkv, args, lengths);
+  const AttentionCall call = self_attention_args(qkv->shape, seqs, heads, causal);
+  return attention(g, qkv, qkv, call.args, call.lengths);
 }
 
 template <class T>
 Tensor<T>* cross_attention(Graph<T>& g, Tensor<T>* q, const SeqBatch& queries, Tensor<T>* kv, const SeqBatch& keys,
                            int heads) {
-  MT_AG_CHECK(queries.batch == keys.batch, "cross_attention: query and key batches differ");
-  MT_AG_CHECK(q->shape.rank == 2 && q->rows() == int64_t(queries.batch) * queries.length,
-              "cross_attention: q " + q->shape.str() + " is not [B*Lq, C]");
-  const int C = q->cols();
-  MT_AG_CHECK(kv->shape.rank == 2 && kv->cols() == 2 * C && kv->rows() == int64_t(keys.batch) * keys.length,
-              "cross_attention: kv " + kv->shape.str() + " is not [B*Lk, 2C]");
-  MT_AG_CHECK(heads > 0 && C % heads == 0, "cross_attention: heads must divide C");
-  std::vector<int> lengths = lengths_of(queries, "cross_attention");
-  const std::vector<int> k_len = lengths_of(keys, "cross_attention");
-  lengths.insert(lengths.end(), k_len.begin(), k_len.end());
-  const int64_t args[7] = {queries.batch, queries.length, keys.length, heads, 0, C, 0};
-  return attention(g, q, kv, args, lengths);
+  const AttentionCall call = cross_attention_args(q->shape, queries, kv->shape, keys, heads);
+  return attention(g, q, kv, call.args, call.lengths);
 }
 
 #define MT_AG_INSTANTIATE(T)                                                                \

@@ -58,7 +58,7 @@ void mul_backward(Graph<T>& g, const Op<T>& op) {
 
 template <class T>
 void scale_backward(Graph<T>& g, const Op<T>& op) {
-  const T s = T(op.f[0]);
+  const T s = T(std::get<ScaleArgs>(op.args).factor);
   const T* dy = op.out->grad_data();
   T* dx = op.in[0]->grad_data();
   parallel_range(g, op.out->numel(), kGrain, [&](int64_t b, int64_t e, int) {
@@ -126,7 +126,7 @@ Tensor<T>* scale(Graph<T>& g, Tensor<T>* x, double s) {
   if (y->requires_grad) {
     Op<T>& op = g.record(&scale_backward<T>, y);
     op.in[0] = x;
-    op.f[0] = s;
+    op.args = ScaleArgs{s};
   }
   return y;
 }

@@ -10,12 +10,12 @@ namespace mt::autograd {
 
 namespace {
 
-// op: in = {table}, f = {scale}, ints = ids
+// op: in = {table}, args = EmbeddingArgs, ints = ids
 template <class T>
 void embedding_backward(Graph<T>& g, const Op<T>& op) {
   Tensor<T>* table = op.in[0];
   const int C = table->cols();
-  const T s = T(op.f[0]);
+  const T s = T(std::get<EmbeddingArgs>(op.args).scale);
   const T* dy = op.out->grad_data();
   const std::vector<int>& ids = op.ints;
   // Ids repeat, so split by columns: no two tasks write the same value, and
@@ -44,11 +44,8 @@ void sinusoid_positions(int P, int C, T* positions) {
 
 template <class T>
 Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, int L, double scale, bool add_positions) {
-  MT_AG_CHECK(table->shape.rank == 2, "embedding: table must be [V, C], not " + table->shape.str());
-  const int V = table->shape[0], C = table->shape[1];
-  MT_AG_CHECK(L > 0 && ids.size() % size_t(L) == 0, "embedding: ids are not B rows of L");
-  for (int id : ids) MT_AG_CHECK(id >= 0 && id < V, "embedding: id " + std::to_string(id) + " outside the vocabulary");
-  const int rows = int(ids.size());
+  const EmbeddingArgs args = embedding_args(table->shape, ids, L, scale);
+  const int C = args.channels, rows = args.rows;
   Tensor<T>* y = g.make(Shape{rows, C}, table->requires_grad);
   T* pos = nullptr;
   if (add_positions) {
@@ -67,7 +64,7 @@ Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, in
   if (y->requires_grad) {
     Op<T>& op = g.record(&embedding_backward<T>, y);
     op.in[0] = table;
-    op.f[0] = scale;
+    op.args = args;
     op.ints.assign(ids.begin(), ids.end());
   }
   return y;

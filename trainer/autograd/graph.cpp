@@ -70,8 +70,7 @@ Op<T>& Graph<T>::record(typename Op<T>::Backward backward, Tensor<T>* out) {
   op.out = out;
   op.in.fill(nullptr);
   op.saved.fill(nullptr);
-  op.i.fill(0);
-  op.f.fill(0.0);
+  op.args = std::monostate{};
   op.ints.clear();
   return op;
 }

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/op_args.hpp"
 #include "autograd/tensor.hpp"
 
 namespace mt {
@@ -43,8 +44,7 @@ struct Op {
   Tensor<T>* out = nullptr;
   std::array<Tensor<T>*, 4> in{};     // inputs that may need gradients (null: unused)
   std::array<Tensor<T>*, 3> saved{};  // buffers saved by the forward (no gradients)
-  std::array<int64_t, 8> i{};         // integer arguments: sizes, flags
-  std::array<double, 2> f{};          // real arguments: eps, scale, probability
+  OpArgs args;                        // sizes, flags and factors (op_args.hpp)
   std::vector<int> ints;              // token ids, targets, lengths (capacity kept across steps)
 };
 

@@ -75,14 +75,15 @@ T* grad_or_null(Tensor<T>* t) {
   return t && t->requires_grad ? t->grad_data() : nullptr;
 }
 
-// op: in = {a, b, bias}, i = {M, N, K, trans_b}
+// op: in = {a, b, bias}, args = MatmulArgs
 template <class T>
 void matmul_backward(Graph<T>& g, const Op<T>& op) {
   Tensor<T>* a = op.in[0];
   Tensor<T>* b = op.in[1];
   Tensor<T>* bias = op.in[2];
-  const int M = int(op.i[0]), N = int(op.i[1]), K = int(op.i[2]);
-  const bool trans_b = op.i[3] != 0;
+  const MatmulArgs& args = std::get<MatmulArgs>(op.args);
+  const int M = args.M, N = args.N, K = args.K;
+  const bool trans_b = args.trans_b;
   const T* dy = op.out->grad_data();
   T* tmp = g.scratch(0, grads_scratch_size(M, N, K, trans_b));
   auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc) {
@@ -98,27 +99,29 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
 }
 
 template <class T>
-Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, bool trans_b, Shape out_shape, int M,
-                       int N, int K) {
+Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, const MatmulArgs& args) {
+  const int M = args.M, N = args.N, K = args.K;
+  const bool trans_b = args.trans_b;
   const bool rg = a->requires_grad || b->requires_grad || (bias && bias->requires_grad);
-  Tensor<T>* y = g.make(out_shape, rg);
+  Tensor<T>* y = g.make(args.out, rg);
   gemm(g, M, N, K, a->data(), size_t(K), b->data(), size_t(trans_b ? K : N), trans_b ? BLayout::nk : BLayout::kn,
        bias ? bias->data() : nullptr, y->data(), size_t(N), false);
   if (rg) {
     Op<T>& op = g.record(&matmul_backward<T>, y);
     op.in = {a, b, bias, nullptr};
-    op.i[0] = M, op.i[1] = N, op.i[2] = K, op.i[3] = trans_b;
+    op.args = args;
   }
   return y;
 }
 
-// op: in = {a, b}, i = {Bt, M, N, K, trans_b}
+// op: in = {a, b}, args = BatchedMatmulArgs
 template <class T>
 void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
   Tensor<T>* a = op.in[0];
   Tensor<T>* b = op.in[1];
-  const int Bt = int(op.i[0]), M = int(op.i[1]), N = int(op.i[2]), K = int(op.i[3]);
-  const bool trans_b = op.i[4] != 0;
+  const BatchedMatmulArgs& args = std::get<BatchedMatmulArgs>(op.args);
+  const int Bt = args.batch, M = args.M, N = args.N, K = args.K;
+  const bool trans_b = args.trans_b;
   T* da = grad_or_null(a);
   T* db = grad_or_null(b);
   const size_t pack = std::max({gemm_pack_size(K, N), gemm_pack_size(K, M), gemm_pack_size(N, M)});
@@ -138,33 +141,18 @@ void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
 
 template <class T>
 Tensor<T>* linear(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b) {
-  MT_AG_CHECK(w->shape.rank == 2, "linear: weight must be [out, in], not " + w->shape.str());
-  const int N = w->shape[0], K = w->shape[1];
-  MT_AG_CHECK(x->cols() == K, "linear: input " + x->shape.str() + " does not match weight " + w->shape.str());
-  MT_AG_CHECK(!b || (b->numel() == N), "linear: bias " + (b ? b->shape.str() : "") + " for " + w->shape.str());
-  Shape out = x->shape;
-  out.dims[out.rank - 1] = N;
-  return matmul_impl(g, x, w, b, true, out, int(x->rows()), N, K);
+  return matmul_impl(g, x, w, b, linear_args(x->shape, w->shape, b ? &b->shape : nullptr));
 }
 
 template <class T>
 Tensor<T>* matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b) {
-  MT_AG_CHECK(a->shape.rank == 2 && b->shape.rank == 2, "matmul: operands must be matrices");
-  const int M = a->shape[0], K = a->shape[1];
-  const int N = trans_b ? b->shape[0] : b->shape[1];
-  MT_AG_CHECK((trans_b ? b->shape[1] : b->shape[0]) == K,
-              "matmul: " + a->shape.str() + " by " + b->shape.str() + (trans_b ? "^T" : ""));
-  return matmul_impl(g, a, b, static_cast<Tensor<T>*>(nullptr), trans_b, Shape{M, N}, M, N, K);
+  return matmul_impl(g, a, b, static_cast<Tensor<T>*>(nullptr), matmul_args(a->shape, b->shape, trans_b));
 }
 
 template <class T>
 Tensor<T>* batched_matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b) {
-  MT_AG_CHECK(a->shape.rank == 3 && b->shape.rank == 3 && a->shape[0] == b->shape[0],
-              "batched_matmul: operands must be [Bt, ., .] with the same Bt");
-  const int Bt = a->shape[0], M = a->shape[1], K = a->shape[2];
-  const int N = trans_b ? b->shape[1] : b->shape[2];
-  MT_AG_CHECK((trans_b ? b->shape[2] : b->shape[1]) == K,
-              "batched_matmul: " + a->shape.str() + " by " + b->shape.str() + (trans_b ? "^T" : ""));
+  const BatchedMatmulArgs args = batched_matmul_args(a->shape, b->shape, trans_b);
+  const int Bt = args.batch, M = args.M, N = args.N, K = args.K;
   const bool rg = a->requires_grad || b->requires_grad;
   Tensor<T>* y = g.make(Shape{Bt, M, N}, rg);
   const size_t pack = gemm_pack_size(N, K);
@@ -176,7 +164,7 @@ Tensor<T>* batched_matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b)
   if (rg) {
     Op<T>& op = g.record(&batched_matmul_backward<T>, y);
     op.in = {a, b, nullptr, nullptr};
-    op.i[0] = Bt, op.i[1] = M, op.i[2] = N, op.i[3] = K, op.i[4] = trans_b;
+    op.args = args;
   }
   return y;
 }

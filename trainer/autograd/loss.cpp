@@ -17,14 +17,15 @@ namespace mt::autograd {
 
 namespace {
 
-// op: in = {logits}, saved = {lse [N]}, i = {pad_id}, f = {eps}, ints = targets
+// op: in = {logits}, saved = {lse [N]}, args = CrossEntropyArgs, ints = targets
 template <class T>
 void cross_entropy_backward(Graph<T>& g, const Op<T>& op) {
   Tensor<T>* logits = op.in[0];
   const int V = logits->cols();
   const T* lse = op.saved[0]->data();
-  const int pad = int(op.i[0]);
-  const T eps = T(op.f[0]);
+  const CrossEntropyArgs& args = std::get<CrossEntropyArgs>(op.args);
+  const int pad = args.pad_id;
+  const T eps = T(args.label_smoothing);
   const T dl = op.out->grad[0];
   const T off = dl * eps / T(V);
   const std::vector<int>& targets = op.ints;
@@ -52,13 +53,9 @@ void cross_entropy_backward(Graph<T>& g, const Op<T>& op) {
 template <class T>
 CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const int> targets, int pad_id,
                               double label_smoothing) {
+  const CrossEntropyArgs args = cross_entropy_args(logits->shape, targets, pad_id, label_smoothing);
   const int V = logits->cols();
   const int64_t N = logits->rows();
-  MT_AG_CHECK(int64_t(targets.size()) == N, "cross_entropy: one target per row of " + logits->shape.str());
-  MT_AG_CHECK(label_smoothing >= 0.0 && label_smoothing < 1.0, "cross_entropy: label smoothing outside [0, 1)");
-  for (int t : targets)
-    MT_AG_CHECK(t == pad_id || (t >= 0 && t < V),
-                "cross_entropy: target " + std::to_string(t) + " outside the vocabulary");
   Tensor<T>* lse = g.make(Shape{int(N)}, false);
   Tensor<T>* row_nll = g.make(Shape{int(N)}, false);     // -log p[t], 0 on padding
   Tensor<T>* row_smooth = g.make(Shape{int(N)}, false);  // -mean log p, 0 on padding
@@ -108,8 +105,7 @@ CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const in
     Op<T>& op = g.record(&cross_entropy_backward<T>, result.loss);
     op.in[0] = logits;
     op.saved[0] = lse;
-    op.i[0] = pad_id;
-    op.f[0] = label_smoothing;
+    op.args = args;
     op.ints.assign(targets.begin(), targets.end());
   }
   return result;

@@ -1,10 +1,15 @@
 // ReLU, exact GELU and the row softmax on the device (formulas in
 // autograd/activations.cpp).
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
 #include "cuda/ops.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::block_max;
+using cuda_detail::block_sum;
+using cuda_detail::blocks_for;
+using cuda_detail::kElementThreads;
 
 namespace {
 
@@ -56,7 +61,7 @@ template <UnaryGrad kernel>
 void unary_backward(Graph& g, const Op& op) {
   const int64_t n = op.out->numel();
   if (n == 0) return;
-  kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, op.in[0]->value, n);
+  kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, op.in[0]->value, n);
   MT_GPU_LAUNCHED();
 }
 
@@ -65,7 +70,7 @@ Tensor* unary(Graph& g, Tensor* x) {
   Tensor* y = g.make(x->shape, x->requires_grad);
   const int64_t n = x->numel();
   if (n > 0) {
-    kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(y->value, x->value, n);
+    kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(y->value, x->value, n);
     MT_GPU_LAUNCHED();
   }
   if (y->requires_grad) g.record(&unary_backward<grad_kernel>, y).in[0] = x;
@@ -74,8 +79,8 @@ Tensor* unary(Graph& g, Tensor* x) {
 
 void softmax_backward(Graph& g, const Op& op) {
   if (op.out->numel() == 0) return;
-  softmax_grad_kernel<<<unsigned(op.out->rows()), kThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad,
-                                                                             op.out->value, op.out->cols());
+  softmax_grad_kernel<<<unsigned(op.out->rows()), kElementThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad,
+                                                                                    op.out->value, op.out->cols());
   MT_GPU_LAUNCHED();
 }
 
@@ -87,7 +92,7 @@ Tensor* gelu(Graph& g, Tensor* x) { return unary<gelu_kernel, gelu_grad_kernel>(
 Tensor* softmax(Graph& g, Tensor* x) {
   Tensor* y = g.make(x->shape, x->requires_grad);
   if (x->numel() > 0) {
-    softmax_kernel<<<unsigned(x->rows()), kThreads, 0, g.stream()>>>(y->value, x->value, x->cols());
+    softmax_kernel<<<unsigned(x->rows()), kElementThreads, 0, g.stream()>>>(y->value, x->value, x->cols());
     MT_GPU_LAUNCHED();
   }
   if (y->requires_grad) g.record(&softmax_backward, y).in[0] = x;

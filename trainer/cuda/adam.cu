@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
+#include "optim/adam_state.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::block_sum;
+using cuda_detail::blocks_for;
+using cuda_detail::kElementThreads;
 
 namespace {
 
@@ -58,8 +62,8 @@ double Adam::step(double grad_scale) {
   double* partials = static_cast<double*>(partials_.ptr);
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i]->numel() == 0) continue;
-    sum_squares_kernel<<<partial_count_[i], kThreads, 0, g_.stream()>>>(partials + partial_offset_[i], params[i]->grad,
-                                                                        params[i]->numel());
+    sum_squares_kernel<<<partial_count_[i], kElementThreads, 0, g_.stream()>>>(partials + partial_offset_[i],
+                                                                               params[i]->grad, params[i]->numel());
     MT_GPU_LAUNCHED();
   }
   if (!host_partials_.empty()) {
@@ -88,7 +92,7 @@ double Adam::step(double grad_scale) {
     if (n == 0) continue;
     // Weight decay on matrices (weights, embeddings), as the CPU: not on biases or LayerNorm.
     const float decay = p->shape.rank == 2 ? float(last_lr_ * o_.weight_decay) : 0.0f;
-    adam_kernel<<<blocks_for(n), kThreads, 0, g_.stream()>>>(
+    adam_kernel<<<blocks_for(n), kElementThreads, 0, g_.stream()>>>(
         p->value, p->grad, m + offset_[i], v + offset_[i], n, float(scale), float(o_.beta1), float(o_.beta2),
         float(step_size), float(std::sqrt(bias2)), float(o_.eps), decay);
     MT_GPU_LAUNCHED();
@@ -97,58 +101,31 @@ double Adam::step(double grad_scale) {
 }
 
 void Adam::save(std::vector<char>* out) const {
-  auto put = [&](const void* p, size_t n) {
-    out->insert(out->end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
-  };
   std::vector<float> m(total_), v(total_);
   if (total_ > 0) {
     MT_GPU_CHECK(cudaMemcpyAsync(m.data(), m_.ptr, total_ * sizeof(float), cudaMemcpyDeviceToHost, g_.stream()));
     MT_GPU_CHECK(cudaMemcpyAsync(v.data(), v_.ptr, total_ * sizeof(float), cudaMemcpyDeviceToHost, g_.stream()));
     g_.synchronize();
   }
-  const uint64_t count = offset_.size();
-  put(&step_, sizeof(step_));
-  put(&count, sizeof(count));
-  for (size_t i = 0; i < offset_.size(); ++i) {
-    const uint64_t n = uint64_t(g_.parameters()[i]->numel());
-    put(&n, sizeof(n));
-    put(m.data() + offset_[i], n * sizeof(float));
-    put(v.data() + offset_[i], n * sizeof(float));
-  }
+  std::vector<train::Moments<const float>> tensors;
+  for (size_t i = 0; i < offset_.size(); ++i)
+    tensors.push_back({m.data() + offset_[i], v.data() + offset_[i], size_t(g_.parameters()[i]->numel())});
+  train::save_adam_state<float>(step_, tensors, out);
 }
 
 Status Adam::load(const char* data, size_t size, size_t* consumed) {
-  size_t at = 0;
-  auto get = [&](void* p, size_t n) {
-    if (n > size - at) return false;
-    std::memcpy(p, data + at, n);
-    at += n;
-    return true;
-  };
-  uint64_t count = 0;
-  int64_t step = 0;
-  if (!get(&step, sizeof(step)) || !get(&count, sizeof(count)) || count != offset_.size()) {
-    return Status::error(Errc::invalid_argument,
-                         "checkpoint: optimizer state does not match the model (%llu tensors, expected %zu)",
-                         static_cast<unsigned long long>(count), offset_.size());
-  }
   std::vector<float> m(total_), v(total_);
-  for (size_t i = 0; i < offset_.size(); ++i) {
-    const uint64_t want = uint64_t(g_.parameters()[i]->numel());
-    uint64_t n = 0;
-    if (!get(&n, sizeof(n)) || n != want || !get(m.data() + offset_[i], n * sizeof(float)) ||
-        !get(v.data() + offset_[i], n * sizeof(float))) {
-      return Status::error(Errc::invalid_argument,
-                           "checkpoint: optimizer state of tensor %zu is truncated or mis-sized", i);
-    }
-  }
+  std::vector<train::Moments<float>> tensors;
+  for (size_t i = 0; i < offset_.size(); ++i)
+    tensors.push_back({m.data() + offset_[i], v.data() + offset_[i], size_t(g_.parameters()[i]->numel())});
+  int64_t step = 0;
+  if (Status s = train::load_adam_state<float>(data, size, tensors, &step, consumed); !s.ok()) return s;
   if (total_ > 0) {
     MT_GPU_CHECK(cudaMemcpyAsync(m_.ptr, m.data(), total_ * sizeof(float), cudaMemcpyHostToDevice, g_.stream()));
     MT_GPU_CHECK(cudaMemcpyAsync(v_.ptr, v.data(), total_ * sizeof(float), cudaMemcpyHostToDevice, g_.stream()));
     g_.synchronize();
   }
   step_ = step;
-  *consumed = at;
   return {};
 }
 

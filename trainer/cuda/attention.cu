@@ -11,10 +11,13 @@
 #include <cmath>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
 #include "cuda/ops.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::block_max;
+using cuda_detail::block_sum;
 
 namespace {
 
@@ -40,18 +43,15 @@ struct Layout {
   }
 };
 
-// i = {B, Lq, Lk, H, causal, C, fused}, as the CPU op records.
-Layout layout_of(const int64_t* i, const int* lengths) {
+// The CPU op's layout (autograd/attention.cpp), lengths on the device.
+Layout layout_of(const AttentionArgs& a, const int* lengths) {
   Layout l{};
-  l.B = int(i[0]), l.Lq = int(i[1]), l.Lk = int(i[2]), l.H = int(i[3]);
-  l.causal = i[4] != 0;
-  l.C = int(i[5]);
-  l.dh = l.C / l.H;
-  const bool fused = i[6] != 0;
-  l.q_stride = (fused ? 3 : 1) * l.C;
-  l.kv_stride = (fused ? 3 : 2) * l.C;
-  l.k_off = fused ? l.C : 0;
-  l.v_off = l.k_off + l.C;
+  l.B = a.batch, l.Lq = a.query_length, l.Lk = a.key_length, l.H = a.heads;
+  l.causal = a.causal;
+  l.C = a.channels;
+  l.dh = a.head_dim();
+  l.q_stride = a.q_stride(), l.kv_stride = a.kv_stride();
+  l.k_off = a.k_offset(), l.v_off = a.v_offset();
   l.q_len = lengths;
   l.k_len = lengths + l.B;
   return l;
@@ -155,9 +155,9 @@ __global__ void attention_key_backward_kernel(Layout l, const float* qt, const f
   }
 }
 
-// op: in = {q tensor, kv tensor}, saved = {P}, i = {B, Lq, Lk, H, causal, C, fused}, ints = lengths
+// op: in = {q tensor, kv tensor}, saved = {P}, args = AttentionArgs, ints = lengths
 void attention_backward(Graph& g, const Op& op) {
-  const Layout l = layout_of(op.i.data(), op.ints);
+  const Layout l = layout_of(std::get<AttentionArgs>(op.args), op.ints);
   Tensor* qt = op.in[0];
   Tensor* kvt = op.in[1];
   if (l.B == 0 || l.Lq == 0 || l.Lk == 0) return;
@@ -174,7 +174,7 @@ void attention_backward(Graph& g, const Op& op) {
   }
 }
 
-Tensor* attention(Graph& g, Tensor* qt, Tensor* kvt, const int64_t* args, const std::vector<int>& lengths) {
+Tensor* attention(Graph& g, Tensor* qt, Tensor* kvt, const AttentionArgs& args, const std::vector<int>& lengths) {
   const int* dev_lengths = g.upload_ints(lengths);
   const Layout l = layout_of(args, dev_lengths);
   const bool rg = qt->requires_grad || kvt->requires_grad;
@@ -190,51 +190,22 @@ Tensor* attention(Graph& g, Tensor* qt, Tensor* kvt, const int64_t* args, const 
     Op& op = g.record(&attention_backward, out);
     op.in = {qt, kvt, nullptr, nullptr};
     op.saved[0] = probs;
-    std::copy(args, args + 7, op.i.begin());
+    op.args = args;
     op.ints = dev_lengths;
   }
   return out;
 }
 
-std::vector<int> lengths_of(const SeqBatch& s, const char* what) {
-  MT_AG_CHECK(s.lengths.empty() || int(s.lengths.size()) == s.batch,
-              std::string(what) + ": lengths must have one entry per sequence");
-  std::vector<int> len(size_t(s.batch), s.length);
-  for (int b = 0; b < int(s.lengths.size()); ++b) {
-    MT_AG_CHECK(s.lengths[b] >= 0 && s.lengths[b] <= s.length, std::string(what) + ": a length is outside [0, L]");
-    len[b] = s.lengths[b];
-  }
-  return len;
-}
-
 }  // namespace
 
 Tensor* self_attention(Graph& g, Tensor* qkv, const SeqBatch& seqs, int heads, bool causal) {
-  MT_AG_CHECK(qkv->shape.rank == 2 && qkv->cols() % 3 == 0 && qkv->rows() == int64_t(seqs.batch) * seqs.length,
-              "self_attention: qkv " + qkv->shape.str() + " is not [B*L, 3C]");
-  const int C = qkv->cols() / 3;
-  MT_AG_CHECK(heads > 0 && C % heads == 0, "self_attention: heads must divide C");
-  std::vector<int> lengths = lengths_of(seqs, "self_attention");
-  const size_t B = lengths.size();
-  lengths.resize(2 * B);  // the keys are the queries
-  std::copy_n(lengths.begin(), B, lengths.begin() + B);
-  const int64_t args[7] = {seqs.batch, seqs.length, seqs.length, heads, causal, C, 1};
-  return attention(g, qkv, qkv, args, lengths);
+  const AttentionCall call = self_attention_args(qkv->shape, seqs, heads, causal);
+  return attention(g, qkv, qkv, call.args, call.lengths);
 }
 
 Tensor* cross_attention(Graph& g, Tensor* q, const SeqBatch& queries, Tensor* kv, const SeqBatch& keys, int heads) {
-  MT_AG_CHECK(queries.batch == keys.batch, "cross_attention: query and key batches differ");
-  MT_AG_CHECK(q->shape.rank == 2 && q->rows() == int64_t(queries.batch) * queries.length,
-              "cross_attention: q " + q->shape.str() + " is not [B*Lq, C]");
-  const int C = q->cols();
-  MT_AG_CHECK(kv->shape.rank == 2 && kv->cols() == 2 * C && kv->rows() == int64_t(keys.batch) * keys.length,
-              "cross_attention: kv " + kv->shape.str() + " is not [B*Lk, 2C]");
-  MT_AG_CHECK(heads > 0 && C % heads == 0, "cross_attention: heads must divide C");
-  std::vector<int> lengths = lengths_of(queries, "cross_attention");
-  const std::vector<int> k_len = lengths_of(keys, "cross_attention");
-  lengths.insert(lengths.end(), k_len.begin(), k_len.end());
-  const int64_t args[7] = {queries.batch, queries.length, keys.length, heads, 0, C, 0};
-  return attention(g, q, kv, args, lengths);
+  const AttentionCall call = cross_attention_args(q->shape, queries, kv->shape, keys, heads);
+  return attention(g, q, kv, call.args, call.lengths);
 }
 
 }  // namespace mt::autograd::gpu

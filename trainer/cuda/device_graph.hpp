@@ -66,8 +66,7 @@ struct Op {
   Tensor* out = nullptr;
   std::array<Tensor*, 4> in{};
   std::array<Tensor*, 3> saved{};
-  std::array<int64_t, 8> i{};
-  std::array<double, 2> f{};
+  OpArgs args;
   const int* ints = nullptr;  // device ints of this step (ids, targets, lengths)
 };
 

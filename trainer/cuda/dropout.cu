@@ -2,10 +2,13 @@
 // dropout.cpp: SplitMix64 of (seed, stream, element)), so for the same
 // RngState the masks are the CPU's exactly, bit for bit.
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
 #include "cuda/ops.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::blocks_for;
+using cuda_detail::kElementThreads;
 
 namespace {
 
@@ -34,7 +37,8 @@ __global__ void dropout_grad_kernel(float* dx, const float* dy, const float* mas
 void dropout_backward(Graph& g, const Op& op) {
   const int64_t n = op.out->numel();
   if (n == 0) return;
-  dropout_grad_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, op.saved[0]->value, n);
+  dropout_grad_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad,
+                                                                         op.saved[0]->value, n);
   MT_GPU_LAUNCHED();
 }
 
@@ -49,7 +53,7 @@ Tensor* dropout(Graph& g, Tensor* x, double p) {
   Tensor* mask = g.make(x->shape, false);
   const int64_t n = x->numel();
   if (n > 0) {
-    dropout_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(
+    dropout_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(
         y->value, mask->value, x->value, splitmix64(seed ^ splitmix64(stream)), p, float(1.0 / (1.0 - p)), n);
     MT_GPU_LAUNCHED();
   }

@@ -3,11 +3,15 @@
 // order per column; the sum reduces in double in one block, as the CPU
 // accumulates in double.
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
 #include "cuda/launchers.hpp"
 #include "cuda/ops.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::block_sum;
+using cuda_detail::blocks_for;
+using cuda_detail::kElementThreads;
 
 namespace {
 
@@ -45,7 +49,7 @@ bool needs(Tensor* t) { return t && t->requires_grad; }
 
 void axpy(Graph& g, float* dx, const float* dy, float s, int64_t n) {
   if (n == 0) return;
-  axpy_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(dx, dy, s, n);
+  axpy_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(dx, dy, s, n);
   MT_GPU_LAUNCHED();
 }
 
@@ -58,7 +62,8 @@ void add_bias_backward(Graph& g, const Op& op) {
   const int N = op.out->cols();
   if (needs(op.in[0])) axpy(g, op.in[0]->grad, op.out->grad, 1.0f, op.out->numel());
   if (needs(op.in[1]) && N > 0) {
-    bias_grad_kernel<<<blocks_for(N), kThreads, 0, g.stream()>>>(op.in[1]->grad, op.out->grad, op.out->rows(), N);
+    bias_grad_kernel<<<blocks_for(N), kElementThreads, 0, g.stream()>>>(op.in[1]->grad, op.out->grad, op.out->rows(),
+                                                                        N);
     MT_GPU_LAUNCHED();
   }
 }
@@ -67,18 +72,22 @@ void mul_backward(Graph& g, const Op& op) {
   const int64_t n = op.out->numel();
   if (n == 0) return;
   if (needs(op.in[0]))
-    mul_grad_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, op.in[1]->value, n);
+    mul_grad_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, op.in[1]->value,
+                                                                       n);
   if (needs(op.in[1]))
-    mul_grad_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[1]->grad, op.out->grad, op.in[0]->value, n);
+    mul_grad_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(op.in[1]->grad, op.out->grad, op.in[0]->value,
+                                                                       n);
   MT_GPU_LAUNCHED();
 }
 
-void scale_backward(Graph& g, const Op& op) { axpy(g, op.in[0]->grad, op.out->grad, float(op.f[0]), op.out->numel()); }
+void scale_backward(Graph& g, const Op& op) {
+  axpy(g, op.in[0]->grad, op.out->grad, float(std::get<ScaleArgs>(op.args).factor), op.out->numel());
+}
 
 void sum_backward(Graph& g, const Op& op) {
   const int64_t n = op.in[0]->numel();
   if (n == 0) return;
-  sum_grad_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, n);
+  sum_grad_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(op.in[0]->grad, op.out->grad, n);
   MT_GPU_LAUNCHED();
 }
 
@@ -98,7 +107,7 @@ Tensor* add(Graph& g, Tensor* a, Tensor* b) {
   Tensor* y = g.make(a->shape, a->requires_grad || b->requires_grad);
   const int64_t n = y->numel();
   if (n > 0) {
-    add_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(y->value, a->value, b->value, n);
+    add_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(y->value, a->value, b->value, n);
     MT_GPU_LAUNCHED();
   }
   if (y->requires_grad) g.record(&add_backward, y).in = {a, b, nullptr, nullptr};
@@ -110,7 +119,8 @@ Tensor* add_bias(Graph& g, Tensor* x, Tensor* b) {
   MT_AG_CHECK(b->numel() == N, "add_bias: bias " + b->shape.str() + " for " + x->shape.str());
   Tensor* y = g.make(x->shape, x->requires_grad || b->requires_grad);
   if (x->numel() > 0) {
-    add_bias_kernel<<<blocks_for(x->numel()), kThreads, 0, g.stream()>>>(y->value, x->value, b->value, x->rows(), N);
+    add_bias_kernel<<<blocks_for(x->numel()), kElementThreads, 0, g.stream()>>>(y->value, x->value, b->value, x->rows(),
+                                                                                N);
     MT_GPU_LAUNCHED();
   }
   if (y->requires_grad) g.record(&add_bias_backward, y).in = {x, b, nullptr, nullptr};
@@ -122,7 +132,7 @@ Tensor* mul(Graph& g, Tensor* a, Tensor* b) {
   Tensor* y = g.make(a->shape, a->requires_grad || b->requires_grad);
   const int64_t n = y->numel();
   if (n > 0) {
-    mul_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(y->value, a->value, b->value, n);
+    mul_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(y->value, a->value, b->value, n);
     MT_GPU_LAUNCHED();
   }
   if (y->requires_grad) g.record(&mul_backward, y).in = {a, b, nullptr, nullptr};
@@ -133,13 +143,13 @@ Tensor* scale(Graph& g, Tensor* x, double s) {
   Tensor* y = g.make(x->shape, x->requires_grad);
   const int64_t n = y->numel();
   if (n > 0) {
-    scale_kernel<<<blocks_for(n), kThreads, 0, g.stream()>>>(y->value, x->value, float(s), n);
+    scale_kernel<<<blocks_for(n), kElementThreads, 0, g.stream()>>>(y->value, x->value, float(s), n);
     MT_GPU_LAUNCHED();
   }
   if (y->requires_grad) {
     Op& op = g.record(&scale_backward, y);
     op.in[0] = x;
-    op.f[0] = s;
+    op.args = ScaleArgs{s};
   }
   return y;
 }

@@ -8,10 +8,13 @@
 
 #include "autograd/embedding.hpp"
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
 #include "cuda/ops.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::blocks_for;
+using cuda_detail::kElementThreads;
 
 namespace {
 
@@ -33,23 +36,21 @@ __global__ void embedding_backward_kernel(float* dtable, const float* dy, const 
   for (int64_t r = 0; r < rows; ++r) dtable[int64_t(ids[r]) * C + c] += s * dy[r * C + c];
 }
 
-// op: in = {table}, f = {scale}, i = {rows}, ints = ids
+// op: in = {table}, args = EmbeddingArgs, ints = ids
 void embedding_backward(Graph& g, const Op& op) {
+  const EmbeddingArgs& args = std::get<EmbeddingArgs>(op.args);
   Tensor* table = op.in[0];
   const int C = table->cols();
-  embedding_backward_kernel<<<blocks_for(C), kThreads, 0, g.stream()>>>(table->grad, op.out->grad, op.ints, op.i[0], C,
-                                                                        float(op.f[0]));
+  embedding_backward_kernel<<<blocks_for(C), kElementThreads, 0, g.stream()>>>(table->grad, op.out->grad, op.ints,
+                                                                               args.rows, C, float(args.scale));
   MT_GPU_LAUNCHED();
 }
 
 }  // namespace
 
 Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, double scale, bool add_positions) {
-  MT_AG_CHECK(table->shape.rank == 2, "embedding: table must be [V, C], not " + table->shape.str());
-  const int V = table->shape[0], C = table->shape[1];
-  MT_AG_CHECK(L > 0 && ids.size() % size_t(L) == 0, "embedding: ids are not B rows of L");
-  for (int id : ids) MT_AG_CHECK(id >= 0 && id < V, "embedding: id " + std::to_string(id) + " outside the vocabulary");
-  const int rows = int(ids.size());
+  const EmbeddingArgs args = embedding_args(table->shape, ids, L, scale);
+  const int C = args.channels, rows = args.rows;
   Tensor* y = g.make(Shape{rows, C}, table->requires_grad);
   const int* dev_ids = g.upload_ints(ids);
   const float* pos = nullptr;
@@ -61,15 +62,14 @@ Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, doub
     pos = t->value;
   }
   if (rows > 0) {
-    embedding_forward_kernel<<<blocks_for(int64_t(rows) * C), kThreads, 0, g.stream()>>>(
+    embedding_forward_kernel<<<blocks_for(int64_t(rows) * C), kElementThreads, 0, g.stream()>>>(
         y->value, table->value, dev_ids, pos, rows, C, L, float(scale));
     MT_GPU_LAUNCHED();
   }
   if (y->requires_grad) {
     Op& op = g.record(&embedding_backward, y);
     op.in[0] = table;
-    op.f[0] = scale;
-    op.i[0] = rows;
+    op.args = args;
     op.ints = dev_ids;
   }
   return y;

@@ -4,10 +4,8 @@
 // transpose flag carried over unchanged.
 #include "cuda/gemm.hpp"
 
-#include <stdexcept>
-#include <string>
-
 #include "cublas_library.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace mt::autograd::gpu {
 
@@ -21,8 +19,7 @@ void gemm(Graph& g, bool trans_a, bool trans_b, int M, int N, int K, const float
   const cublasStatus_t s = lib->gemm_ex(h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N,
                                         M, K, &alpha, B, CUDA_R_32F, ldb, A, CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc,
                                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("CUDA: cublasGemmEx failed: ") + lib->status_string(s));
+  if (s != CUBLAS_STATUS_SUCCESS) device_fail("cublasGemmEx", lib->status_string(s));
 }
 
 }  // namespace mt::autograd::gpu

@@ -2,11 +2,14 @@
 //   da += dy op(b)^T,  d op(b) += a^T dy,  dbias += column sums of dy,
 // every product one cuBLAS call accumulating (beta = 1) into the gradient.
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
 #include "cuda/gemm.hpp"
 #include "cuda/ops.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::blocks_for;
+using cuda_detail::kElementThreads;
 
 namespace {
 
@@ -42,38 +45,42 @@ void matmul_grads(Graph& g, const float* a, float* da, const float* b, float* db
   }
 }
 
-// op: in = {a, b, bias}, i = {M, N, K, trans_b}
+// op: in = {a, b, bias}, args = MatmulArgs
 void matmul_backward(Graph& g, const Op& op) {
-  const int M = int(op.i[0]), N = int(op.i[1]), K = int(op.i[2]);
-  const bool trans_b = op.i[3] != 0;
+  const MatmulArgs& args = std::get<MatmulArgs>(op.args);
+  const int M = args.M, N = args.N, K = args.K;
+  const bool trans_b = args.trans_b;
   matmul_grads(g, op.in[0]->value, grad_or_null(op.in[0]), op.in[1]->value, grad_or_null(op.in[1]), op.out->grad, M, N,
                K, trans_b);
   if (float* db = grad_or_null(op.in[2])) {
-    column_sum_kernel<<<blocks_for(N), kThreads, 0, g.stream()>>>(db, op.out->grad, M, N);
+    column_sum_kernel<<<blocks_for(N), kElementThreads, 0, g.stream()>>>(db, op.out->grad, M, N);
     MT_GPU_LAUNCHED();
   }
 }
 
-Tensor* matmul_impl(Graph& g, Tensor* a, Tensor* b, Tensor* bias, bool trans_b, Shape out_shape, int M, int N, int K) {
+Tensor* matmul_impl(Graph& g, Tensor* a, Tensor* b, Tensor* bias, const MatmulArgs& args) {
+  const int M = args.M, N = args.N, K = args.K;
+  const bool trans_b = args.trans_b;
   const bool rg = a->requires_grad || b->requires_grad || (bias && bias->requires_grad);
-  Tensor* y = g.make(out_shape, rg);
+  Tensor* y = g.make(args.out, rg);
   if (bias) {
-    broadcast_rows_kernel<<<blocks_for(int64_t(M) * N), kThreads, 0, g.stream()>>>(y->value, bias->value, M, N);
+    broadcast_rows_kernel<<<blocks_for(int64_t(M) * N), kElementThreads, 0, g.stream()>>>(y->value, bias->value, M, N);
     MT_GPU_LAUNCHED();
   }
   gemm(g, false, trans_b, M, N, K, a->value, K, b->value, trans_b ? K : N, y->value, N, bias ? 1.0f : 0.0f);
   if (rg) {
     Op& op = g.record(&matmul_backward, y);
     op.in = {a, b, bias, nullptr};
-    op.i[0] = M, op.i[1] = N, op.i[2] = K, op.i[3] = trans_b;
+    op.args = args;
   }
   return y;
 }
 
-// op: in = {a, b}, i = {Bt, M, N, K, trans_b}: one GEMM set per item.
+// op: in = {a, b}, args = BatchedMatmulArgs: one GEMM set per item.
 void batched_matmul_backward(Graph& g, const Op& op) {
-  const int Bt = int(op.i[0]), M = int(op.i[1]), N = int(op.i[2]), K = int(op.i[3]);
-  const bool trans_b = op.i[4] != 0;
+  const BatchedMatmulArgs& args = std::get<BatchedMatmulArgs>(op.args);
+  const int Bt = args.batch, M = args.M, N = args.N, K = args.K;
+  const bool trans_b = args.trans_b;
   float* da = grad_or_null(op.in[0]);
   float* db = grad_or_null(op.in[1]);
   for (int t = 0; t < Bt; ++t) {
@@ -86,31 +93,16 @@ void batched_matmul_backward(Graph& g, const Op& op) {
 }  // namespace
 
 Tensor* linear(Graph& g, Tensor* x, Tensor* w, Tensor* b) {
-  MT_AG_CHECK(w->shape.rank == 2, "linear: weight must be [out, in], not " + w->shape.str());
-  const int N = w->shape[0], K = w->shape[1];
-  MT_AG_CHECK(x->cols() == K, "linear: input " + x->shape.str() + " does not match weight " + w->shape.str());
-  MT_AG_CHECK(!b || (b->numel() == N), "linear: bias " + (b ? b->shape.str() : "") + " for " + w->shape.str());
-  Shape out = x->shape;
-  out.dims[out.rank - 1] = N;
-  return matmul_impl(g, x, w, b, true, out, int(x->rows()), N, K);
+  return matmul_impl(g, x, w, b, linear_args(x->shape, w->shape, b ? &b->shape : nullptr));
 }
 
 Tensor* matmul(Graph& g, Tensor* a, Tensor* b, bool trans_b) {
-  MT_AG_CHECK(a->shape.rank == 2 && b->shape.rank == 2, "matmul: operands must be matrices");
-  const int M = a->shape[0], K = a->shape[1];
-  const int N = trans_b ? b->shape[0] : b->shape[1];
-  MT_AG_CHECK((trans_b ? b->shape[1] : b->shape[0]) == K,
-              "matmul: " + a->shape.str() + " by " + b->shape.str() + (trans_b ? "^T" : ""));
-  return matmul_impl(g, a, b, nullptr, trans_b, Shape{M, N}, M, N, K);
+  return matmul_impl(g, a, b, nullptr, matmul_args(a->shape, b->shape, trans_b));
 }
 
 Tensor* batched_matmul(Graph& g, Tensor* a, Tensor* b, bool trans_b) {
-  MT_AG_CHECK(a->shape.rank == 3 && b->shape.rank == 3 && a->shape[0] == b->shape[0],
-              "batched_matmul: operands must be [Bt, ., .] with the same Bt");
-  const int Bt = a->shape[0], M = a->shape[1], K = a->shape[2];
-  const int N = trans_b ? b->shape[1] : b->shape[2];
-  MT_AG_CHECK((trans_b ? b->shape[2] : b->shape[1]) == K,
-              "batched_matmul: " + a->shape.str() + " by " + b->shape.str() + (trans_b ? "^T" : ""));
+  const BatchedMatmulArgs args = batched_matmul_args(a->shape, b->shape, trans_b);
+  const int Bt = args.batch, M = args.M, N = args.N, K = args.K;
   const bool rg = a->requires_grad || b->requires_grad;
   Tensor* y = g.make(Shape{Bt, M, N}, rg);
   for (int t = 0; t < Bt; ++t) {
@@ -120,7 +112,7 @@ Tensor* batched_matmul(Graph& g, Tensor* a, Tensor* b, bool trans_b) {
   if (rg) {
     Op& op = g.record(&batched_matmul_backward, y);
     op.in = {a, b, nullptr, nullptr};
-    op.i[0] = Bt, op.i[1] = M, op.i[2] = N, op.i[3] = K, op.i[4] = trans_b;
+    op.args = args;
   }
   return y;
 }

@@ -6,10 +6,14 @@
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
 #include "cuda/ops.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::block_max;
+using cuda_detail::block_sum;
+using cuda_detail::kElementThreads;
 
 namespace {
 
@@ -58,32 +62,29 @@ __global__ void cross_entropy_backward_kernel(float* dlogits, const float* logit
   }
 }
 
-// op: in = {logits}, saved = {lse}, i = {pad_id}, f = {eps}, ints = targets
+// op: in = {logits}, saved = {lse}, args = CrossEntropyArgs, ints = targets
 void cross_entropy_backward(Graph& g, const Op& op) {
+  const CrossEntropyArgs& args = std::get<CrossEntropyArgs>(op.args);
   Tensor* logits = op.in[0];
   if (logits->rows() == 0) return;
-  cross_entropy_backward_kernel<<<unsigned(logits->rows()), kThreads, 0, g.stream()>>>(
-      logits->grad, logits->value, op.saved[0]->value, op.ints, op.out->grad, int(op.i[0]), logits->cols(),
-      float(op.f[0]));
+  cross_entropy_backward_kernel<<<unsigned(logits->rows()), kElementThreads, 0, g.stream()>>>(
+      logits->grad, logits->value, op.saved[0]->value, op.ints, op.out->grad, args.pad_id, logits->cols(),
+      float(args.label_smoothing));
   MT_GPU_LAUNCHED();
 }
 
 }  // namespace
 
 CrossEntropy cross_entropy(Graph& g, Tensor* logits, std::span<const int> targets, int pad_id, double label_smoothing) {
+  const CrossEntropyArgs args = cross_entropy_args(logits->shape, targets, pad_id, label_smoothing);
   const int V = logits->cols();
   const int64_t N = logits->rows();
-  MT_AG_CHECK(int64_t(targets.size()) == N, "cross_entropy: one target per row of " + logits->shape.str());
-  MT_AG_CHECK(label_smoothing >= 0.0 && label_smoothing < 1.0, "cross_entropy: label smoothing outside [0, 1)");
-  for (int t : targets)
-    MT_AG_CHECK(t == pad_id || (t >= 0 && t < V),
-                "cross_entropy: target " + std::to_string(t) + " outside the vocabulary");
   const int* dev_targets = g.upload_ints(targets);
   Tensor* lse = g.make(Shape{int(N)}, false);
   Tensor* rows = g.make(Shape{int(2 * N)}, false);
   if (N > 0) {
-    cross_entropy_forward_kernel<<<unsigned(N), kThreads, 0, g.stream()>>>(lse->value, rows->value, logits->value,
-                                                                           dev_targets, pad_id, N, V);
+    cross_entropy_forward_kernel<<<unsigned(N), kElementThreads, 0, g.stream()>>>(
+        lse->value, rows->value, logits->value, dev_targets, pad_id, N, V);
     MT_GPU_LAUNCHED();
   }
   const std::vector<float> host = g.download(rows);
@@ -103,8 +104,7 @@ CrossEntropy cross_entropy(Graph& g, Tensor* logits, std::span<const int> target
     Op& op = g.record(&cross_entropy_backward, result.loss);
     op.in[0] = logits;
     op.saved[0] = lse;
-    op.i[0] = pad_id;
-    op.f[0] = label_smoothing;
+    op.args = args;
     op.ints = dev_targets;
   }
   return result;

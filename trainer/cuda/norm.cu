@@ -2,10 +2,14 @@
 // per row for the forward and dx; one thread per column for dgamma and dbeta
 // (summed over rows in order, as the CPU).
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_common.cuh"
+#include "device_common.cuh"
 #include "cuda/ops.hpp"
 
 namespace mt::autograd::gpu {
+
+using cuda_detail::block_sum;
+using cuda_detail::blocks_for;
+using cuda_detail::kElementThreads;
 
 namespace {
 
@@ -72,12 +76,12 @@ void layer_norm_backward(Graph& g, const Op& op) {
   const int C = x->cols();
   if (M == 0) return;
   if (x->requires_grad) {
-    layer_norm_dx_kernel<<<unsigned(M), kThreads, 0, g.stream()>>>(x->grad, op.out->grad, x->value, gamma->value,
-                                                                   op.saved[0]->value, op.saved[1]->value, C);
+    layer_norm_dx_kernel<<<unsigned(M), kElementThreads, 0, g.stream()>>>(x->grad, op.out->grad, x->value, gamma->value,
+                                                                          op.saved[0]->value, op.saved[1]->value, C);
     MT_GPU_LAUNCHED();
   }
   if (gamma->requires_grad || beta->requires_grad) {
-    layer_norm_params_kernel<<<blocks_for(C), kThreads, 0, g.stream()>>>(
+    layer_norm_params_kernel<<<blocks_for(C), kElementThreads, 0, g.stream()>>>(
         gamma->requires_grad ? gamma->grad : nullptr, beta->requires_grad ? beta->grad : nullptr, op.out->grad,
         x->value, op.saved[0]->value, op.saved[1]->value, M, C);
     MT_GPU_LAUNCHED();
@@ -96,8 +100,8 @@ Tensor* layer_norm(Graph& g, Tensor* x, Tensor* gamma, Tensor* beta, double eps)
   Tensor* mean = g.make(Shape{int(M)}, false);
   Tensor* rstd = g.make(Shape{int(M)}, false);
   if (M > 0) {
-    layer_norm_forward_kernel<<<unsigned(M), kThreads, 0, g.stream()>>>(y->value, mean->value, rstd->value, x->value,
-                                                                        gamma->value, beta->value, C, float(eps));
+    layer_norm_forward_kernel<<<unsigned(M), kElementThreads, 0, g.stream()>>>(
+        y->value, mean->value, rstd->value, x->value, gamma->value, beta->value, C, float(eps));
     MT_GPU_LAUNCHED();
   }
   if (rg) {

@@ -1,8 +1,9 @@
 #include "optim/adam.hpp"
 
+#include "optim/adam_state.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace mt::train {
 
@@ -62,47 +63,16 @@ double Adam<T>::step(double grad_scale) {
 
 template <class T>
 void Adam<T>::save(std::vector<char>* out) const {
-  auto put = [&](const void* p, size_t n) {
-    out->insert(out->end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
-  };
-  const uint64_t count = m_.size();
-  put(&step_, sizeof(step_));
-  put(&count, sizeof(count));
-  for (size_t i = 0; i < m_.size(); ++i) {
-    const uint64_t n = m_[i].size();
-    put(&n, sizeof(n));
-    put(m_[i].data(), n * sizeof(T));
-    put(v_[i].data(), n * sizeof(T));
-  }
+  std::vector<Moments<const T>> tensors;
+  for (size_t i = 0; i < m_.size(); ++i) tensors.push_back({m_[i].data(), v_[i].data(), m_[i].size()});
+  save_adam_state<T>(step_, tensors, out);
 }
 
 template <class T>
 Status Adam<T>::load(const char* data, size_t size, size_t* consumed) {
-  size_t at = 0;
-  auto get = [&](void* p, size_t n) {
-    if (n > size - at) return false;
-    std::memcpy(p, data + at, n);
-    at += n;
-    return true;
-  };
-  uint64_t count = 0;
-  int64_t step = 0;
-  if (!get(&step, sizeof(step)) || !get(&count, sizeof(count)) || count != m_.size()) {
-    return Status::error(Errc::invalid_argument,
-                         "checkpoint: optimizer state does not match the model (%llu tensors, expected %zu)",
-                         static_cast<unsigned long long>(count), m_.size());
-  }
-  for (size_t i = 0; i < m_.size(); ++i) {
-    uint64_t n = 0;
-    if (!get(&n, sizeof(n)) || n != m_[i].size() || !get(m_[i].data(), n * sizeof(T)) ||
-        !get(v_[i].data(), n * sizeof(T))) {
-      return Status::error(Errc::invalid_argument,
-                           "checkpoint: optimizer state of tensor %zu is truncated or mis-sized", i);
-    }
-  }
-  step_ = step;
-  *consumed = at;
-  return {};
+  std::vector<Moments<T>> tensors;
+  for (size_t i = 0; i < m_.size(); ++i) tensors.push_back({m_[i].data(), v_[i].data(), m_[i].size()});
+  return load_adam_state<T>(data, size, tensors, &step_, consumed);
 }
 
 template class Adam<float>;

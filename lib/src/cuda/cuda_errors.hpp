@@ -1,5 +1,6 @@
-// Turning CUDA runtime errors and failed launchers into Status, for the
-// CUDA session's sources.
+// CUDA failures in the library: runtime errors and failed launchers become a
+// Status, never an exception (the C API cannot carry one). The trainer turns
+// the same failures into exceptions instead (trainer/cuda/cuda_check.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
