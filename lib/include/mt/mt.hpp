@@ -5,6 +5,7 @@
 #include "mt/model.hpp"
 #include "mt/model_spec.hpp"
 #include "mt/model_writer.hpp"
+#include "mt/sentence_splitter.hpp"
 #include "mt/version.hpp"
 #include "mt/session.hpp"
 #include "mt/status.hpp"
