@@ -90,31 +90,11 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
   auto model = mt::Model::load(input);
   if (!model) return fail(model.status().message());
   const mt::Model& m = **model;
-  mt::ModelWriter writer(m.config());
-  writer.set_metadata(m.metadata());
-  if (m.quantization().int8) writer.set_quantization(m.quantization());
-  if (m.vocabulary()) writer.set_vocabulary(*m.vocabulary());
-  if (m.target_vocabulary()) writer.set_target_vocabulary(*m.target_vocabulary());
-  for (const mt::TensorSpec& spec : mt::model_tensor_specs(m.config())) {
-    const mt::TensorView* t = m.find_tensor(spec.name);
-    if (t->dtype == mt::DType::i8) {
-      std::vector<int8_t> values(spec.element_count());
-      mt::unpack_weights_i8(t->i8(), int(spec.shape[0]), int(spec.shape[1]), values.data());
-      if (mt::Status s = writer.add_tensor_i8(spec.name, spec.shape, values, t->scales); !s.ok())
-        return fail(s.message());
-      continue;
-    }
-    std::vector<float> values(spec.element_count());
-    if (spec.layout == mt::Layout::packed_n16) {
-      mt::unpack_weights_f32(t->f32(), int(spec.shape[0]), int(spec.shape[1]), values.data());
-    } else {
-      std::copy(t->f32(), t->f32() + values.size(), values.begin());
-    }
-    if (mt::Status s = writer.add_tensor(spec.name, spec.shape, spec.layout, values); !s.ok()) return fail(s.message());
-  }
-  if (mt::Status s = writer.write(output); !s.ok()) return fail(s.message());
+  auto writer = mt::ModelWriter::from_model(m);
+  if (!writer) return fail(writer.status().message());
+  if (mt::Status s = writer->write(output); !s.ok()) return fail(s.message());
   std::printf("%s (format version %u) -> %s (format version %u)\n", input.c_str(), m.format_version(), output.c_str(),
-              writer.format_version());
+              writer->format_version());
   return 0;
 }
 

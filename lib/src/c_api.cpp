@@ -321,3 +321,79 @@ mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* t
 }
 
 }  // extern "C"
+
+struct mt_prefixes {
+  mt::NonBreakingPrefixes prefixes;
+};
+
+namespace {
+
+// The C writers behind a ParagraphSink.
+class CallbackSink final : public mt::ParagraphSink {
+ public:
+  explicit CallbackSink(const mt_paragraph_options& o) : o_(o) {}
+  mt::Status write(std::string_view bytes) override {
+    if (o_.write_text(o_.user_data, bytes.data(), bytes.size()) != 0)
+      return mt::Status::error(mt::Errc::cancelled, "write_text stopped the translation");
+    return {};
+  }
+  mt::Status sentence(const mt::TranslatedSentence& s) override {
+    if (o_.write_sentence == nullptr) return {};
+    const mt_translated_sentence c{s.source_begin, s.source_end, s.target_begin,     s.target_end,
+                                   s.paragraph,    s.pieces,     s.truncated ? 1 : 0};
+    if (o_.write_sentence(o_.user_data, &c) != 0)
+      return mt::Status::error(mt::Errc::cancelled, "write_sentence stopped the translation");
+    return {};
+  }
+
+ private:
+  const mt_paragraph_options& o_;
+};
+
+mt_status wrap_prefixes(mt::Expected<mt::NonBreakingPrefixes> parsed, mt_prefixes** prefixes) {
+  if (!parsed) return report(parsed.status());
+  *prefixes = new mt_prefixes{std::move(parsed.value())};
+  return MT_OK;
+}
+
+}  // namespace
+
+mt_status mt_prefixes_parse(const char* list, size_t length, mt_prefixes** prefixes) {
+  if (prefixes == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "prefixes must not be null");
+  *prefixes = nullptr;
+  if (list == nullptr && length != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "list must not be null");
+  return guarded([&] { return wrap_prefixes(mt::NonBreakingPrefixes::parse({list, length}), prefixes); });
+}
+
+mt_status mt_prefixes_builtin(const char* language, mt_prefixes** prefixes) {
+  if (prefixes == nullptr || language == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "language and prefixes must not be null");
+  *prefixes = nullptr;
+  return guarded([&] { return wrap_prefixes(mt::NonBreakingPrefixes::builtin(language), prefixes); });
+}
+
+void mt_prefixes_free(mt_prefixes* prefixes) { delete prefixes; }
+
+void mt_paragraph_options_init(mt_paragraph_options* options) {
+  if (options == nullptr) return;
+  *options = mt_paragraph_options{};
+  options->split_mode = MT_SPLIT_LINES;
+}
+
+mt_status mt_translate_paragraphs(mt_session* session, const char* text, size_t length,
+                                  const mt_paragraph_options* paragraphs, const mt_translate_options* options) {
+  if (session == nullptr || paragraphs == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "session and paragraphs must not be null");
+  session->have_results = session->have_text = false;
+  if (text == nullptr && length != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "text must not be null");
+  if (paragraphs->write_text == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "write_text must not be null");
+  if (paragraphs->split_mode < MT_SPLIT_SENTENCE || paragraphs->split_mode > MT_SPLIT_WRAPPED)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "split_mode must be MT_SPLIT_SENTENCE, MT_SPLIT_LINES or MT_SPLIT_WRAPPED");
+  mt::ParagraphOptions p;
+  p.mode = static_cast<mt::SplitMode>(paragraphs->split_mode);
+  p.prefixes = paragraphs->prefixes != nullptr ? &paragraphs->prefixes->prefixes : nullptr;
+  return guarded([&] {
+    CallbackSink sink(*paragraphs);
+    return report(session->session.translate_paragraphs({text, length}, p, to_cpp(options), &sink));
+  });
+}

@@ -26,6 +26,8 @@ const char* errc_name(Errc code) {
       return "internal error";
     case Errc::unsupported:
       return "unsupported";
+    case Errc::cancelled:
+      return "cancelled";
   }
   return "unknown error";
 }

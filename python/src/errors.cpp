@@ -40,6 +40,9 @@ void throw_status(const Status& status, const std::string& context) {
     case Errc::out_of_memory:
       type = PyExc_MemoryError;
       break;
+    case Errc::cancelled:
+      type = PyExc_InterruptedError;
+      break;
     case Errc::ok:
     case Errc::unsupported:
     case Errc::internal:

@@ -18,8 +18,14 @@ namespace mt {
 class MT_API ModelWriter {
  public:
   explicit ModelWriter(const ModelConfig& config);
+  // A writer holding all of a model: config, metadata, vocabularies,
+  // quantization and every tensor (int8 ones unpacked, to be packed again
+  // byte for byte the same), e.g. to write it again with other metadata or
+  // in the current format version.
+  static Expected<ModelWriter> from_model(const Model& model);
 
   void set_metadata(const ModelMetadata& metadata) { metadata_ = metadata; }
+  const ModelMetadata& metadata() const { return metadata_; }
   // The tokenizer's vocabulary; its size must equal the config's vocabulary
   // sizes, unless it has model_ids (then a target vocabulary is needed).
   void set_vocabulary(const VocabularyData& vocabulary) { vocabulary_ = vocabulary; }

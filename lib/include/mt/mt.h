@@ -36,7 +36,8 @@ typedef enum mt_status {
   MT_ERROR_OUT_OF_MEMORY = 6,
   MT_ERROR_CAPACITY_EXCEEDED = 7,
   MT_ERROR_INTERNAL = 8,
-  MT_ERROR_UNSUPPORTED = 9 /* this build or machine lacks it (CUDA, a GPU) */
+  MT_ERROR_UNSUPPORTED = 9, /* this build or machine lacks it (CUDA, a GPU) */
+  MT_ERROR_CANCELLED = 10   /* the caller stopped the call (a callback returned nonzero) */
 } mt_status;
 
 typedef enum mt_device { MT_DEVICE_CPU = 0, MT_DEVICE_CUDA = 1 } mt_device;
@@ -163,6 +164,52 @@ MT_API mt_status mt_result_text(const mt_session* session, size_t sentence, size
  * of one language pair; a source language for a Marian model, whose target language alone counts). */
 MT_API mt_status mt_language_prefixes(const mt_model* model, const char* source_language, const char* target_language,
                                       int32_t* source_id, int32_t* target_id);
+
+/* Paragraphs (mt::Session::translate_paragraphs, mt/sentence_splitter.hpp). */
+typedef enum mt_split_mode {
+  MT_SPLIT_SENTENCE = 0, /* the whole text is one sentence */
+  MT_SPLIT_LINES = 1,    /* each line is a paragraph */
+  MT_SPLIT_WRAPPED = 2   /* a single line feed is a space, a blank line ends a paragraph */
+} mt_split_mode;
+
+/* Non-breaking prefixes of a language ("Dr", "e.g"; "No" before numbers only). */
+typedef struct mt_prefixes mt_prefixes;
+/* Parses a list in the Moses format (one prefix per line, "#" comments,
+ * "#NUMERIC_ONLY#"). Errors: MT_ERROR_INVALID_ARGUMENT (a line over 256 bytes, invalid UTF-8). */
+MT_API mt_status mt_prefixes_parse(const char* list, size_t length, mt_prefixes** prefixes);
+/* libmt's own list for a language ("en", "de", "fr", "cs", "es"; "zh", "ja", "ko": empty).
+ * Errors: MT_ERROR_INVALID_ARGUMENT (no list for that language). */
+MT_API mt_status mt_prefixes_builtin(const char* language, mt_prefixes** prefixes);
+MT_API void mt_prefixes_free(mt_prefixes* prefixes);
+
+typedef struct mt_translated_sentence {
+  size_t source_begin, source_end; /* bytes of the source text */
+  size_t target_begin, target_end; /* bytes of the translated text */
+  size_t paragraph;                /* index of its paragraph (lines: of its line) */
+  int pieces;                      /* > 1: too long for the session, translated in that many pieces */
+  int truncated;                   /* nonzero: a piece was cut to fit */
+} mt_translated_sentence;
+
+typedef struct mt_paragraph_options {
+  int split_mode;              /* an mt_split_mode (default MT_SPLIT_LINES) */
+  const mt_prefixes* prefixes; /* NULL: the model's own list, or libmt's for its source language (default NULL) */
+  /* Receives the translated text in order: the source's bytes before, between
+   * and after sentences, and each sentence's translation. Nonzero stops the
+   * call (MT_ERROR_CANCELLED). Required. */
+  int (*write_text)(void* user_data, const char* bytes, size_t length);
+  /* After each sentence's translation; may be NULL. Nonzero stops the call. */
+  int (*write_sentence)(void* user_data, const mt_translated_sentence* sentence);
+  void* user_data; /* passed to both */
+} mt_paragraph_options;
+MT_API void mt_paragraph_options_init(mt_paragraph_options* options);
+
+/* Translates a text of paragraphs: split into sentences, translated in
+ * batches, written through options->write_text with every byte between
+ * sentences kept. Sentences longer than the session takes are translated in
+ * pieces. Makes no heap allocation. Errors: as mt_translate_text, and
+ * MT_ERROR_CANCELLED when a writer returned nonzero. */
+MT_API mt_status mt_translate_paragraphs(mt_session* session, const char* text, size_t length,
+                                         const mt_paragraph_options* paragraphs, const mt_translate_options* options);
 
 /* Whether sentence i of the last translation was truncated to fit (0 or 1). */
 MT_API mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);

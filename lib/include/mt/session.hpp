@@ -14,9 +14,12 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "mt/model.hpp"
+#include "mt/sentence_splitter.hpp"
 #include "mt/status.hpp"
 
 namespace mt {
@@ -165,6 +168,48 @@ class TextTranslations {
   size_t sentences_ = 0;
 };
 
+// How translate_paragraphs reads its text.
+struct ParagraphOptions {
+  SplitMode mode = SplitMode::lines;
+  // The non-breaking prefixes of the source language (kept alive by the
+  // caller during the call); null: model_nonbreaking_prefixes(model).
+  const NonBreakingPrefixes* prefixes = nullptr;
+};
+
+// A model's own list (its metadata "nonbreaking_prefixes", in the list
+// format), else libmt's list for its metadata source_language ("en", "eng",
+// "en-US", ...), else none. Error: a malformed list in the metadata.
+MT_API Expected<NonBreakingPrefixes> model_nonbreaking_prefixes(const Model& model);
+
+// One sentence of a translate_paragraphs text and where its translation is.
+struct TranslatedSentence {
+  size_t source_begin = 0, source_end = 0;  // bytes of the source text
+  size_t target_begin = 0, target_end = 0;  // bytes of the translated text
+  size_t paragraph = 0;                     // SentenceRange::paragraph
+  // More than 1: the sentence was longer than the session takes (max_text_bytes,
+  // max_source_length) and was translated in that many pieces, cut between
+  // words, their translations joined by a space.
+  int pieces = 1;
+  bool truncated = false;  // a piece was cut to fit (one character encodes to more tokens than a source may have)
+};
+
+// Receives a translated text in order: write() is called with the source's
+// own bytes before, between and after its sentences, and with each
+// sentence's translation; sentence() after each sentence's translation.
+// A Status that is not ok stops the translation and is returned.
+class ParagraphSink {
+ public:
+  virtual ~ParagraphSink() = default;
+  virtual Status write(std::string_view bytes) = 0;
+  virtual Status sentence(const TranslatedSentence& sentence) = 0;
+};
+
+// A translated text, whole: translate_paragraphs' convenient form.
+struct ParagraphTranslation {
+  std::string text;
+  std::vector<TranslatedSentence> sentences;
+};
+
 class MT_API Session {
  public:
   // Bytes of host working memory a session needs (what create() allocates).
@@ -194,6 +239,19 @@ class MT_API Session {
   // Error if the model has no vocabulary.
   Status translate_text(std::span<const std::string_view> sources, const TranslateOptions& options,
                         TextTranslations* results);
+
+  // Translates a text of paragraphs: splits it into sentences
+  // (SentenceSplitter), translates them in batches of max_batch_size, and
+  // gives the sink the source text with each sentence replaced by its
+  // translation, every byte between sentences kept as it is. Sentences
+  // longer than the session takes are translated in pieces, not refused.
+  // The best hypothesis of each; the results of translate() and
+  // translate_text() are overwritten. No heap allocation (beyond the sink's).
+  Status translate_paragraphs(std::string_view text, const ParagraphOptions& paragraphs,
+                              const TranslateOptions& options, ParagraphSink* sink);
+  // The same into a string and a vector.
+  Expected<ParagraphTranslation> translate_paragraphs(std::string_view text, const ParagraphOptions& paragraphs = {},
+                                                      const TranslateOptions& options = {});
 
   // Teacher forcing, for checking a model against the framework it came
   // from: the decoder's raw logits (output bias included, before the

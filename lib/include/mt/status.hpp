@@ -21,6 +21,7 @@ enum class Errc : int {
   capacity_exceeded = 7,    // the input is larger than the session was planned for
   internal = 8,             // a broken invariant of libmt itself
   unsupported = 9,          // something this build or machine lacks (e.g. CUDA, a GPU)
+  cancelled = 10,           // the caller stopped the call (a sink or callback said so)
 };
 
 MT_API const char* errc_name(Errc code);

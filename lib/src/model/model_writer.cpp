@@ -9,6 +9,7 @@
 #include "model/format_version.hpp"
 #include "model_generated.h"
 #include "mt/kernels.h"
+#include "mt/model_spec.hpp"
 #include "tokenizer/normalizer.hpp"
 #include "tokenizer/vocabulary_view.hpp"
 
@@ -283,6 +284,32 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   if (!target_vocabulary.IsNull()) mb.add_target_vocabulary(target_vocabulary);
   fb::FinishModelBuffer(b, mb.Finish());
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+Expected<ModelWriter> ModelWriter::from_model(const Model& m) {
+  ModelWriter writer(m.config());
+  writer.set_metadata(m.metadata());
+  if (m.quantization().int8) writer.set_quantization(m.quantization());
+  if (m.vocabulary()) writer.set_vocabulary(*m.vocabulary());
+  if (m.target_vocabulary()) writer.set_target_vocabulary(*m.target_vocabulary());
+  for (const TensorSpec& spec : model_tensor_specs(m.config())) {
+    const TensorView* t = m.find_tensor(spec.name);
+    if (t == nullptr) return Status::error(Errc::invalid_model, "tensor %s is missing", spec.name.c_str());
+    if (t->dtype == DType::i8) {
+      std::vector<int8_t> values(spec.element_count());
+      unpack_weights_i8(t->i8(), int(spec.shape[0]), int(spec.shape[1]), values.data());
+      MT_RETURN_IF_ERROR(writer.add_tensor_i8(spec.name, spec.shape, values, t->scales));
+      continue;
+    }
+    std::vector<float> values(spec.element_count());
+    if (spec.layout == Layout::packed_n16) {
+      unpack_weights_f32(t->f32(), int(spec.shape[0]), int(spec.shape[1]), values.data());
+    } else {
+      std::copy(t->f32(), t->f32() + values.size(), values.begin());
+    }
+    MT_RETURN_IF_ERROR(writer.add_tensor(spec.name, spec.shape, spec.layout, values));
+  }
+  return writer;
 }
 
 Status ModelWriter::write(const std::string& path) const {

@@ -35,6 +35,12 @@ Expected<Session::Impl*> make_impl(std::shared_ptr<const Model>& model, const Se
   if (!offset) return offset.status();
   auto* impl = new Session::Impl;
   impl->length_offset = offset.value();
+  auto prefixes = model_nonbreaking_prefixes(*model);
+  if (!prefixes) {
+    delete impl;
+    return prefixes.status();
+  }
+  impl->sentence_prefixes = std::move(prefixes.value());
   impl->model = std::move(model);
   impl->options = options;
   impl->plan = SessionPlan::make(*impl->model, options);

@@ -8,12 +8,22 @@
 #include <vector>
 
 #include "cuda/cuda_session.hpp"
+#include "mt/sentence_splitter.hpp"
 #include "mt/session.hpp"
 #include "search/search_bookkeeping.hpp"
 #include "support/thread_pool.hpp"
 #include "transformer/transformer.hpp"
 
 namespace mt::detail {
+
+// One source of a translate_paragraphs batch: a sentence, or a piece of one
+// too long for the session's limits.
+struct ParagraphPiece {
+  SentenceRange sentence;
+  bool first = false;      // the sentence's first piece
+  bool last = false;       // and its last
+  bool truncated = false;  // one character encodes to more tokens than a source may have: cut
+};
 
 // Sizes every buffer from (config, options); offsets into one arena. The
 // forward pass's buffers are TransformerBufferPlan's.
@@ -42,6 +52,7 @@ struct SessionPlan : TransformerBufferPlan {
   size_t text_workspace = 0, text_workspace_bytes = 0;
   size_t text_ids = 0, text_ids_stride = 0, source_spans = 0;
   size_t text_out = 0, text_out_stride = 0, text_hypotheses = 0;
+  size_t paragraph_pieces = 0;  // translate_paragraphs: what each source of a batch is
   // int8 models: quantized input rows of the int8 layers.
   size_t quantized = 0, quantized_stride = 0, quantized_scales = 0, quantized_zeros = 0;
   int quantized_rows = 0;
@@ -80,6 +91,9 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   std::unique_ptr<detail::CudaSession> cuda;
   // The model's length convention for scores (metadata decoding.length_offset).
   int length_offset = 0;
+  // translate_paragraphs' default non-breaking prefixes: the model's own
+  // list (metadata "nonbreaking_prefixes") or libmt's for its source language.
+  NonBreakingPrefixes sentence_prefixes;
   // Split by sentences: the single-threaded sessions in this arena that
   // translate the batch, sentence b in lane b % lanes.size(); and (automatic,
   // large models) the wide lane, on all the threads split by layers, for

@@ -109,6 +109,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.text_out_stride = detail::target_tokenizer_of(model)->max_decoded_bytes(T);
     p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
+    p.paragraph_pieces = a.reserve<ParagraphPiece>(B);
   }
   if (p.lanes > 0) {
     p.lane_stride = p.lane_plan->total == SIZE_MAX

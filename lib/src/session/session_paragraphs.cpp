@@ -1,0 +1,193 @@
+// Session::translate_paragraphs: a text split into sentences, translated in
+// batches, reassembled around the source's own bytes between sentences.
+// Sentences over the session's limits are cut into pieces between words,
+// each small enough to translate, instead of being refused.
+#include <algorithm>
+#include <cstring>
+
+#include "access.hpp"
+#include "session/session_impl.hpp"
+#include "tokenizer/line_breaks.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace mt {
+
+namespace {
+
+bool is_break_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+// The last place at or before `limit` (and after `from`) to end a piece: the
+// start of a space run; else a character boundary; never `from` itself
+// while a character remains.
+size_t piece_cut(std::string_view text, size_t from, size_t limit) {
+  for (size_t p = limit; p > from; --p) {
+    if (is_break_space(text[p]) && !is_break_space(text[p - 1])) return p;
+  }
+  size_t p = limit;
+  while (p > from && (static_cast<unsigned char>(text[p]) & 0xC0) == 0x80) --p;
+  if (p > from) return p;
+  p = from + 1;
+  while (p < text.size() && (static_cast<unsigned char>(text[p]) & 0xC0) == 0x80) ++p;
+  return p;
+}
+
+// Language codes to libmt's two-letter list names: "en", "eng", "en-US", "en_GB".
+std::string_view list_language(std::string_view code) {
+  static constexpr std::pair<std::string_view, std::string_view> kThreeLetter[] = {
+      {"eng", "en"}, {"deu", "de"}, {"ger", "de"}, {"fra", "fr"}, {"fre", "fr"}, {"ces", "cs"},
+      {"cze", "cs"}, {"spa", "es"}, {"zho", "zh"}, {"chi", "zh"}, {"jpn", "ja"}, {"kor", "ko"}};
+  const std::string_view base = code.substr(0, code.find_first_of("-_"));
+  for (const auto& [three, two] : kThreeLetter) {
+    if (base == three) return two;
+  }
+  return base;
+}
+
+class StringSink final : public ParagraphSink {
+ public:
+  explicit StringSink(ParagraphTranslation* out) : out_(out) {}
+  Status write(std::string_view bytes) override {
+    out_->text.append(bytes);
+    return {};
+  }
+  Status sentence(const TranslatedSentence& s) override {
+    out_->sentences.push_back(s);
+    return {};
+  }
+
+ private:
+  ParagraphTranslation* out_;
+};
+
+}  // namespace
+
+Expected<NonBreakingPrefixes> model_nonbreaking_prefixes(const Model& model) {
+  for (const KeyValue& kv : model.metadata().extra) {
+    if (kv.key != "nonbreaking_prefixes") continue;
+    auto parsed = NonBreakingPrefixes::parse(kv.value);
+    if (!parsed) {
+      return Status::error(Errc::invalid_model, "model metadata nonbreaking_prefixes: %s", parsed.status().message());
+    }
+    return parsed;
+  }
+  auto builtin = NonBreakingPrefixes::builtin(list_language(model.metadata().source_language));
+  if (builtin) return builtin;
+  return NonBreakingPrefixes{};
+}
+
+Status Session::translate_paragraphs(std::string_view text, const ParagraphOptions& paragraphs,
+                                     const TranslateOptions& options, ParagraphSink* sink) {
+  Impl& s = *impl_;
+  if (sink == nullptr) return Status::error(Errc::invalid_argument, "sink must not be null");
+  const detail::Tokenizer* tokenizer = detail::tokenizer_of(*s.model);
+  if (tokenizer == nullptr) {
+    return Status::error(Errc::invalid_argument,
+                         "this model has no vocabulary (or was loaded without it): translate token ids instead");
+  }
+  if (paragraphs.mode != SplitMode::sentence && paragraphs.mode != SplitMode::lines &&
+      paragraphs.mode != SplitMode::wrapped) {
+    return Status::error(Errc::invalid_argument, "unknown split mode %d", int(paragraphs.mode));
+  }
+  MT_RETURN_IF_ERROR(options.validate(s.options));
+  TranslateOptions one = options;  // each sentence's best hypothesis is all that is written
+  one.num_hypotheses = 1;
+  one.truncate_long_sources = true;  // only a single character too long for a source is ever cut
+
+  const SentenceSplitter splitter(paragraphs.mode,
+                                  paragraphs.prefixes != nullptr ? paragraphs.prefixes : &s.sentence_prefixes);
+  SentenceSplitter::Cursor cursor;
+  SentenceRange sentence;
+  bool have = splitter.next(text, &cursor, &sentence);
+  size_t piece_from = sentence.begin;
+
+  const size_t room = size_t(s.plan.S) - 1 - options.source_prefix.size();  // tokens a source may have
+  const size_t max_bytes = size_t(s.options.max_text_bytes);
+  const std::span<std::byte> workspace{s.at<std::byte>(s.plan.text_workspace), s.plan.text_workspace_bytes};
+  auto* spans = s.at<std::span<const int32_t>>(s.plan.source_spans);
+  auto* pieces = s.at<detail::ParagraphPiece>(s.plan.paragraph_pieces);
+  const detail::Tokenizer* target = detail::target_tokenizer_of(*s.model);
+
+  size_t written = 0;  // bytes given to the sink
+  size_t copied = 0;   // source bytes before this are written (or translated)
+  TranslatedSentence record;
+  const auto write = [&](std::string_view bytes) -> Status {
+    if (bytes.empty()) return {};
+    written += bytes.size();
+    return sink->write(bytes);
+  };
+
+  while (have) {
+    // A batch: the next sentences, or pieces of one.
+    int n = 0;
+    while (n < s.plan.B && have) {
+      int32_t* ids = s.at<int32_t>(s.plan.text_ids) + size_t(n) * s.plan.text_ids_stride;
+      const std::span<int32_t> slot{ids, s.plan.text_ids_stride};
+      size_t end = std::min(sentence.end, piece_from + max_bytes);
+      if (end < sentence.end) end = piece_cut(text, piece_from, end);
+      size_t count = 0;
+      bool cut = false;
+      while (true) {
+        MT_RETURN_IF_ERROR(tokenizer->encode(text.substr(piece_from, end - piece_from), workspace, slot, &count));
+        if (count <= room) break;
+        // Too many tokens: a shorter piece, in proportion.
+        const size_t bytes = end - piece_from;
+        const size_t shorter = std::min(bytes - 1, bytes * room / count * 9 / 10);
+        const size_t next_end = piece_cut(text, piece_from, piece_from + std::max<size_t>(shorter, 1));
+        if (next_end >= end) {  // one character that is too long: cut its tokens
+          count = room;
+          cut = true;
+          break;
+        }
+        end = next_end;
+      }
+      spans[n] = {ids, count};
+      const bool first = piece_from == sentence.begin;
+      size_t next_from = end;
+      while (next_from < sentence.end && is_break_space(text[next_from])) ++next_from;
+      const bool last = next_from >= sentence.end;
+      pieces[n] = {sentence, first, last, cut};
+      ++n;
+      if (last) {
+        have = splitter.next(text, &cursor, &sentence);
+        piece_from = sentence.begin;
+      } else {
+        piece_from = next_from;
+      }
+    }
+    MT_RETURN_IF_ERROR(s.load_sources({spans, size_t(n)}, one));
+    MT_RETURN_IF_ERROR(s.run(n, one));
+
+    const Hypothesis* hyps = s.at<Hypothesis>(s.plan.hypotheses);
+    char* out = s.at<char>(s.plan.text_out);
+    for (int i = 0; i < n; ++i) {
+      const detail::ParagraphPiece& piece = pieces[i];
+      if (piece.first) {
+        MT_RETURN_IF_ERROR(write(text.substr(copied, piece.sentence.begin - copied)));
+        record = {piece.sentence.begin, piece.sentence.end, written, written, piece.sentence.paragraph, 0, false};
+      }
+      size_t length = 0;
+      MT_RETURN_IF_ERROR(target->decode(hyps[size_t(i) * s.plan.K].tokens, {out, s.plan.text_out_stride}, &length));
+      length = detail::replace_line_breaks(out, length);
+      if (!piece.first && length > 0 && written > record.target_begin) MT_RETURN_IF_ERROR(write(" "));
+      MT_RETURN_IF_ERROR(write({out, length}));
+      ++record.pieces;
+      record.truncated = record.truncated || piece.truncated;
+      if (piece.last) {
+        record.target_end = written;
+        copied = piece.sentence.end;
+        MT_RETURN_IF_ERROR(sink->sentence(record));
+      }
+    }
+  }
+  return write(text.substr(copied));
+}
+
+Expected<ParagraphTranslation> Session::translate_paragraphs(std::string_view text, const ParagraphOptions& paragraphs,
+                                                             const TranslateOptions& options) {
+  ParagraphTranslation result;
+  StringSink sink(&result);
+  MT_RETURN_IF_ERROR(translate_paragraphs(text, paragraphs, options, &sink));
+  return result;
+}
+
+}  // namespace mt
