@@ -4,6 +4,8 @@
 // malloc returns null and operator new throws (tests/malloc_hooks.cpp).
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,83 @@ TEST_CASE("translates the shipped sentences with the heap forbidden", "[heapless
   // Greedy: the x86 output every platform must give (tests/test_shipped_models.cpp).
   if (beam == 1) CHECK(got == read_lines(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy"));
   for (const auto& text : got) CHECK_FALSE(text.empty());
+
+  mt_session_free(session);
+  mt_model_free(model);
+}
+
+namespace {
+
+// Fixed buffers a device would hand mt_translate_paragraphs' writers.
+struct ParagraphBuffers {
+  char text[16384];
+  size_t size = 0;
+  mt_translated_sentence sentences[64];
+  size_t count = 0;
+};
+
+int write_text(void* user, const char* bytes, size_t length) {
+  auto* b = static_cast<ParagraphBuffers*>(user);
+  if (length > sizeof(b->text) - b->size) return 1;
+  std::memcpy(b->text + b->size, bytes, length);
+  b->size += length;
+  return 0;
+}
+
+int write_sentence(void* user, const mt_translated_sentence* sentence) {
+  auto* b = static_cast<ParagraphBuffers*>(user);
+  if (b->count == 64) return 1;
+  b->sentences[b->count++] = *sentence;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("translates paragraphs with the heap forbidden", "[heapless]") {
+  const int threads = GENERATE(1, 2);
+  INFO("threads " << threads);
+  const AlignedFile image(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load_buffer(image.data, image.size, &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  so.max_batch_size = 8;
+  so.max_text_bytes = 256;  // the long sentence below is translated in pieces
+  so.num_threads = threads;
+  size_t need = 0;
+  REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
+  AlignedBytes memory(need);
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create_in(model, &so, memory.data, memory.size, &session) == MT_OK);
+
+  const auto lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  const auto expected = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy");
+  std::string text;
+  for (size_t i = 0; i < lines.size(); ++i) text += lines[i] + (i % 5 == 4 ? "\n\n" : " ");
+  std::string long_sentence = "The";
+  for (int i = 0; i < 120; ++i) long_sentence += " dog runs";
+  text += long_sentence + ".\n";
+
+  mt_paragraph_options po;
+  mt_paragraph_options_init(&po);
+  po.split_mode = MT_SPLIT_WRAPPED;
+  po.write_text = write_text;
+  po.write_sentence = write_sentence;
+  auto buffers = std::make_unique<ParagraphBuffers>();
+  po.user_data = buffers.get();
+  mt_status status = MT_ERROR_INTERNAL;
+  const long refused = mt::test::refused_allocations_during(
+      [&] { status = mt_translate_paragraphs(session, text.data(), text.size(), &po, nullptr); });
+  INFO(mt_last_error());
+  CHECK(refused == 0);
+  REQUIRE(status == MT_OK);
+  REQUIRE(buffers->count == 41);
+  const std::string_view out(buffers->text, buffers->size);
+  for (size_t i = 0; i < 40; ++i) {
+    const mt_translated_sentence& s = buffers->sentences[i];
+    CHECK(out.substr(s.target_begin, s.target_end - s.target_begin) == expected[i]);
+  }
+  CHECK(buffers->sentences[40].pieces > 1);
 
   mt_session_free(session);
   mt_model_free(model);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mt/mt.h"
 #include "mt/mt.hpp"
 #include "test_util.hpp"
 
@@ -204,4 +205,88 @@ TEST_CASE("the model's own prefix list, the built-in one, or the caller's", "[pa
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == mt::Errc::invalid_model);
   CHECK(std::string(refused.status().message()).find("nonbreaking_prefixes") != std::string::npos);
+}
+
+namespace {
+
+struct Collected {
+  std::string text;
+  std::vector<mt_translated_sentence> sentences;
+  int stop_after_writes = -1;  // >= 0: write_text refuses after that many calls
+  int writes = 0;
+};
+
+int collect_text(void* user, const char* bytes, size_t length) {
+  auto* c = static_cast<Collected*>(user);
+  if (c->stop_after_writes >= 0 && c->writes >= c->stop_after_writes) return 1;
+  ++c->writes;
+  c->text.append(bytes, length);
+  return 0;
+}
+
+int collect_sentence(void* user, const mt_translated_sentence* s) {
+  static_cast<Collected*>(user)->sentences.push_back(*s);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("C API: mt_translate_paragraphs and prefix lists", "[paragraphs][c_api]") {
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(MT_MODELS_DIR "/en-de-tiny.int8.mtm", &model) == MT_OK);
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, nullptr, &session) == MT_OK);
+
+  mt_prefixes* english = nullptr;
+  REQUIRE(mt_prefixes_builtin("en", &english) == MT_OK);
+  mt_prefixes* none = nullptr;
+  REQUIRE(mt_prefixes_parse("", 0, &none) == MT_OK);
+  mt_prefixes* bad = nullptr;
+  CHECK(mt_prefixes_builtin("xx", &bad) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(bad == nullptr);
+  CHECK(std::string(mt_last_error()).find("xx") != std::string::npos);
+  CHECK(mt_prefixes_parse("\xff", 1, &bad) == MT_ERROR_INVALID_ARGUMENT);
+
+  const std::string text = "Dr. Smith runs.  A dog sits.\nTwo men walk.";
+  Collected c;
+  mt_paragraph_options po;
+  mt_paragraph_options_init(&po);
+  CHECK(po.split_mode == MT_SPLIT_LINES);
+  po.write_text = collect_text;
+  po.write_sentence = collect_sentence;
+  po.user_data = &c;
+  po.prefixes = english;
+  REQUIRE(mt_translate_paragraphs(session, text.data(), text.size(), &po, nullptr) == MT_OK);
+  REQUIRE(c.sentences.size() == 3);
+  CHECK(c.sentences[2].paragraph == 1);
+  CHECK(c.text.substr(c.sentences[0].target_end, c.sentences[1].target_begin - c.sentences[0].target_end) == "  ");
+  // The C++ API gives the same.
+  mt::SessionOptions so;
+  auto cpp = mt::Session::create(shipped_model(), so);
+  REQUIRE(cpp.ok());
+  CHECK(cpp->translate_paragraphs(text)->text == c.text);
+
+  Collected split_more;
+  po.user_data = &split_more;
+  po.prefixes = none;
+  REQUIRE(mt_translate_paragraphs(session, text.data(), text.size(), &po, nullptr) == MT_OK);
+  CHECK(split_more.sentences.size() == 4);
+
+  Collected stopping;
+  stopping.stop_after_writes = 1;
+  po.user_data = &stopping;
+  CHECK(mt_translate_paragraphs(session, text.data(), text.size(), &po, nullptr) == MT_ERROR_CANCELLED);
+  po.write_text = nullptr;
+  CHECK(mt_translate_paragraphs(session, text.data(), text.size(), &po, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+  po.write_text = collect_text;
+  po.split_mode = 7;
+  CHECK(mt_translate_paragraphs(session, text.data(), text.size(), &po, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(mt_translate_paragraphs(session, nullptr, 5, &po, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(mt_translate_paragraphs(nullptr, text.data(), text.size(), &po, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+
+  mt_prefixes_free(english);
+  mt_prefixes_free(none);
+  mt_prefixes_free(nullptr);
+  mt_session_free(session);
+  mt_model_free(model);
 }

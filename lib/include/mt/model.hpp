@@ -144,6 +144,8 @@ struct LoadOptions {
   bool read_into_memory = false;
 };
 
+class NonBreakingPrefixes;
+
 namespace detail {
 struct ModelWeights;
 class Tokenizer;
@@ -217,6 +219,8 @@ class MT_API Model {
   const detail::ModelWeights& weights() const;
   const detail::Tokenizer* tokenizer() const;
   const detail::Tokenizer* target_tokenizer() const;  // tokenizer() when one vocabulary serves both
+  const NonBreakingPrefixes& sentence_prefixes() const;
+  const Status& sentence_prefixes_status() const;
   // The weights' device copies, shared by the model's CUDA sessions.
   detail::CudaWeightCache& cuda_weights() const;
 

@@ -17,6 +17,8 @@
 #include "model_generated.h"
 #include "model/model_weights.hpp"
 #include "mt/model_spec.hpp"
+#include "mt/sentence_splitter.hpp"
+#include "text/model_prefixes.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace mt {
@@ -39,6 +41,9 @@ struct Model::Impl {
   mutable std::optional<VocabularyData> vocabulary, target_vocabulary;
   // Device copies of the weights, made by the first CUDA session on each GPU.
   mutable detail::CudaWeightCache cuda_weights;
+  // translate_paragraphs' default non-breaking prefixes (text/model_prefixes.hpp).
+  NonBreakingPrefixes sentence_prefixes;
+  Status sentence_prefixes_status;
 };
 
 namespace {
@@ -587,6 +592,11 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   if (!weights) return weights.status();
   impl.weights = std::move(weights.value());
   impl.metadata = read_metadata(model->metadata());
+  if (auto prefixes = detail::nonbreaking_prefixes_for(impl.metadata)) {
+    impl.sentence_prefixes = std::move(prefixes.value());
+  } else {
+    impl.sentence_prefixes_status = prefixes.status();  // an error for sessions, not for loading
+  }
   if (options.load_vocabulary && model->vocabulary() != nullptr &&
       model->vocabulary()->type() != fb::VocabularyType::none) {
     auto tokenizer = read_tokenizer(*model->vocabulary());  // validates it
@@ -657,6 +667,8 @@ const VocabularyData* Model::target_vocabulary() const {
   return &*impl_->target_vocabulary;
 }
 const detail::Tokenizer* Model::tokenizer() const { return impl_->tokenizer.get(); }
+const NonBreakingPrefixes& Model::sentence_prefixes() const { return impl_->sentence_prefixes; }
+const Status& Model::sentence_prefixes_status() const { return impl_->sentence_prefixes_status; }
 bool Model::has_vocabulary() const { return impl_->tokenizer != nullptr; }
 const detail::Tokenizer* Model::target_tokenizer() const {
   return impl_->target_tokenizer ? impl_->target_tokenizer.get() : impl_->tokenizer.get();

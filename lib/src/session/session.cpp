@@ -35,12 +35,11 @@ Expected<Session::Impl*> make_impl(std::shared_ptr<const Model>& model, const Se
   if (!offset) return offset.status();
   auto* impl = new Session::Impl;
   impl->length_offset = offset.value();
-  auto prefixes = model_nonbreaking_prefixes(*model);
-  if (!prefixes) {
+  if (const Status& s = detail::Access::sentence_prefixes_status(*model); !s.ok()) {
     delete impl;
-    return prefixes.status();
+    return s;
   }
-  impl->sentence_prefixes = std::move(prefixes.value());
+  impl->sentence_prefixes = &detail::Access::sentence_prefixes(*model);
   impl->model = std::move(model);
   impl->options = options;
   impl->plan = SessionPlan::make(*impl->model, options);

@@ -93,7 +93,7 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   int length_offset = 0;
   // translate_paragraphs' default non-breaking prefixes: the model's own
   // list (metadata "nonbreaking_prefixes") or libmt's for its source language.
-  NonBreakingPrefixes sentence_prefixes;
+  const NonBreakingPrefixes* sentence_prefixes = nullptr;
   // Split by sentences: the single-threaded sessions in this arena that
   // translate the batch, sentence b in lane b % lanes.size(); and (automatic,
   // large models) the wide lane, on all the threads split by layers, for

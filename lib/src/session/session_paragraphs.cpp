@@ -31,18 +31,6 @@ size_t piece_cut(std::string_view text, size_t from, size_t limit) {
   return p;
 }
 
-// Language codes to libmt's two-letter list names: "en", "eng", "en-US", "en_GB".
-std::string_view list_language(std::string_view code) {
-  static constexpr std::pair<std::string_view, std::string_view> kThreeLetter[] = {
-      {"eng", "en"}, {"deu", "de"}, {"ger", "de"}, {"fra", "fr"}, {"fre", "fr"}, {"ces", "cs"},
-      {"cze", "cs"}, {"spa", "es"}, {"zho", "zh"}, {"chi", "zh"}, {"jpn", "ja"}, {"kor", "ko"}};
-  const std::string_view base = code.substr(0, code.find_first_of("-_"));
-  for (const auto& [three, two] : kThreeLetter) {
-    if (base == three) return two;
-  }
-  return base;
-}
-
 class StringSink final : public ParagraphSink {
  public:
   explicit StringSink(ParagraphTranslation* out) : out_(out) {}
@@ -62,17 +50,9 @@ class StringSink final : public ParagraphSink {
 }  // namespace
 
 Expected<NonBreakingPrefixes> model_nonbreaking_prefixes(const Model& model) {
-  for (const KeyValue& kv : model.metadata().extra) {
-    if (kv.key != "nonbreaking_prefixes") continue;
-    auto parsed = NonBreakingPrefixes::parse(kv.value);
-    if (!parsed) {
-      return Status::error(Errc::invalid_model, "model metadata nonbreaking_prefixes: %s", parsed.status().message());
-    }
-    return parsed;
-  }
-  auto builtin = NonBreakingPrefixes::builtin(list_language(model.metadata().source_language));
-  if (builtin) return builtin;
-  return NonBreakingPrefixes{};
+  const Status& status = detail::Access::sentence_prefixes_status(model);
+  if (!status.ok()) return status;
+  return detail::Access::sentence_prefixes(model);
 }
 
 Status Session::translate_paragraphs(std::string_view text, const ParagraphOptions& paragraphs,
@@ -94,7 +74,7 @@ Status Session::translate_paragraphs(std::string_view text, const ParagraphOptio
   one.truncate_long_sources = true;  // only a single character too long for a source is ever cut
 
   const SentenceSplitter splitter(paragraphs.mode,
-                                  paragraphs.prefixes != nullptr ? paragraphs.prefixes : &s.sentence_prefixes);
+                                  paragraphs.prefixes != nullptr ? paragraphs.prefixes : s.sentence_prefixes);
   SentenceSplitter::Cursor cursor;
   SentenceRange sentence;
   bool have = splitter.next(text, &cursor, &sentence);

@@ -112,9 +112,8 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.paragraph_pieces = a.reserve<ParagraphPiece>(B);
   }
   if (p.lanes > 0) {
-    p.lane_stride = p.lane_plan->total == SIZE_MAX
-                        ? SIZE_MAX
-                        : (p.lane_plan->total + kAlignment - 1) / kAlignment * kAlignment;
+    p.lane_stride =
+        p.lane_plan->total == SIZE_MAX ? SIZE_MAX : (p.lane_plan->total + kAlignment - 1) / kAlignment * kAlignment;
     p.lane_offset = a.reserve<std::byte>(ArenaPlanner::product(size_t(p.lanes), p.lane_stride));
   }
   if (p.wide_plan != nullptr) p.wide_offset = a.reserve<std::byte>(p.wide_plan->total);

@@ -5,6 +5,7 @@
 
 #include "mt/sentence_splitter.hpp"
 #include "text/builtin_prefixes.hpp"
+#include "text/model_prefixes.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace mt {
@@ -94,5 +95,39 @@ Expected<NonBreakingPrefixes> NonBreakingPrefixes::builtin(std::string_view lang
                        "no built-in non-breaking prefix list for language '%.*s' (there are: %sand zh, ja, ko)",
                        int(language.size()), language.data(), known.c_str());
 }
+
+namespace detail {
+
+namespace {
+
+// Language codes to libmt's two-letter list names: "en", "eng", "en-US", "en_GB".
+std::string_view list_language(std::string_view code) {
+  static constexpr std::pair<std::string_view, std::string_view> kThreeLetter[] = {
+      {"eng", "en"}, {"deu", "de"}, {"ger", "de"}, {"fra", "fr"}, {"fre", "fr"}, {"ces", "cs"},
+      {"cze", "cs"}, {"spa", "es"}, {"zho", "zh"}, {"chi", "zh"}, {"jpn", "ja"}, {"kor", "ko"}};
+  const std::string_view base = code.substr(0, code.find_first_of("-_"));
+  for (const auto& [three, two] : kThreeLetter) {
+    if (base == three) return two;
+  }
+  return base;
+}
+
+}  // namespace
+
+Expected<NonBreakingPrefixes> nonbreaking_prefixes_for(const ModelMetadata& metadata) {
+  for (const KeyValue& kv : metadata.extra) {
+    if (kv.key != "nonbreaking_prefixes") continue;
+    auto parsed = NonBreakingPrefixes::parse(kv.value);
+    if (!parsed) {
+      return Status::error(Errc::invalid_model, "model metadata nonbreaking_prefixes: %s", parsed.status().message());
+    }
+    return parsed;
+  }
+  auto builtin = NonBreakingPrefixes::builtin(list_language(metadata.source_language));
+  if (builtin) return builtin;
+  return NonBreakingPrefixes{};
+}
+
+}  // namespace detail
 
 }  // namespace mt
