@@ -19,6 +19,7 @@
 #include "cli_args.hpp"
 #include "cli_files.hpp"
 #include "guarded_main.hpp"
+#include "paragraph_reader.hpp"
 #include "mt/mt.hpp"
 
 namespace {
@@ -75,6 +76,16 @@ constexpr Option kOptions[] = {
      false, "--mini-batch --max_batch_size"},
     {"--threads", nullptr, "N", "threads (default 1, as every tool)", false,
      "--cpu-threads --intra-threads --intra_threads"},
+    {"--paragraphs", nullptr, "MODE",
+     "translate running text instead of one sentence per line: split into\n"
+     "sentences, each translated, every byte between them kept. MODE: lines (each\n"
+     "line a paragraph) or wrapped (a single line feed is a space, a blank line\n"
+     "ends a paragraph). Long sentences are translated in pieces"},
+    {"--prefixes", nullptr, "FILE",
+     "--paragraphs: the words after which a period does not end a sentence, one\n"
+     "per line (\"#NUMERIC_ONLY#\" after one that holds only before a number);\n"
+     "default: the model's own list, or libmt's for its source language"},
+    {"--prefix-language", nullptr, "L", "--paragraphs: libmt's list for language L (en, de, fr, cs, es)"},
     {"--thread-split", nullptr, "S",
      "how threads share a batch: layers, sentences or automatic (default:\n"
      "sentences; with a model of 24 MB or more, layers for smaller batches)"},
@@ -339,6 +350,70 @@ std::string translate_window(const Settings& s, SessionHolder& holder, std::vect
   return "";
 }
 
+// The output file as a sink, counting sentences; flushed after each sentence
+// when a person is reading.
+class FileSink final : public mt::ParagraphSink {
+ public:
+  FileSink(std::FILE* file, bool flush_each) : file_(file), flush_each_(flush_each) {}
+  mt::Status write(std::string_view bytes) override {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
+      return mt::Status::error(mt::Errc::io_error, "error writing the output");
+    return {};
+  }
+  mt::Status sentence(const mt::TranslatedSentence& s) override {
+    ++sentences;
+    pieces += s.pieces > 1;
+    if (flush_each_ && std::fflush(file_) != 0) return mt::Status::error(mt::Errc::io_error, "error writing the output");
+    return {};
+  }
+  size_t sentences = 0, pieces = 0;
+
+ private:
+  std::FILE* file_;
+  bool flush_each_;
+};
+
+// --paragraphs: windows of whole paragraphs, each translated and written
+// before the next is read.
+int run_paragraphs(const Settings& s, mt::cli::Args& args, const std::shared_ptr<const mt::Model>& model,
+                   mt::cli::Input& input, mt::cli::Output& output, bool interactive) {
+  const mt::SplitMode mode = args.get("--paragraphs", "") == "wrapped" ? mt::SplitMode::wrapped : mt::SplitMode::lines;
+  std::optional<mt::NonBreakingPrefixes> prefixes;
+  if (args.has("--prefixes")) {
+    std::string list, why;
+    if (!mt::cli::read_file(args.get("--prefixes", ""), &list, &why)) return fail(why);
+    auto parsed = mt::NonBreakingPrefixes::parse(list);
+    if (!parsed) return fail(args.get("--prefixes", "") + ": " + parsed.status().message());
+    prefixes = std::move(parsed.value());
+  } else if (args.has("--prefix-language")) {
+    auto builtin = mt::NonBreakingPrefixes::builtin(args.get("--prefix-language", ""));
+    if (!builtin) return fail(builtin.status().message());
+    prefixes = std::move(builtin.value());
+  }
+  mt::ParagraphOptions po;
+  po.mode = mode;
+  po.prefixes = prefixes ? &*prefixes : nullptr;
+  // Sentences longer than this are translated in pieces: memory stays small.
+  mt::SessionOptions o = s.sopts;
+  o.max_text_bytes = 4096;
+  auto session = mt::Session::create(model, o);
+  if (!session) return fail(session.status().message());
+  const size_t window = interactive ? 1 : size_t(64) << 10;
+  mt::cli::ParagraphReader reader(input.stream()->rdbuf(), mode, window, size_t(16) << 20);
+  FileSink sink(output.file(), interactive);
+  std::string text;
+  while (reader.next(&text)) {
+    if (reader.cut()) mt::cli::warn(kTool, "a line of more than 16 MiB was cut between two words");
+    if (mt::Status st = session->translate_paragraphs(text, po, s.topts, &sink); !st.ok()) return fail(st.message());
+    if (std::fflush(output.file()) != 0) return fail("error writing " + output.name());
+  }
+  if (input.stream()->bad()) return fail("error reading " + input.name());
+  if (sink.pieces > 0 && !interactive) {
+    mt::cli::warn(kTool, std::to_string(sink.pieces) + " sentence(s) longer than the model takes were translated in pieces");
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   std::vector<Option> options(std::begin(kOptions), std::end(kOptions));
   for (const Option& o : mt::cli::device_option_table()) options.push_back(o);
@@ -374,6 +449,18 @@ int run(int argc, char** argv) {
   if (args.has("--nbest-format") && topts.num_hypotheses == 1)
     return usage("--nbest-format applies to --nbest 2 or more");
   if (topts.min_decoding_length > max_length) return usage("--min-length must not exceed --max-length");
+  const bool paragraphs = args.has("--paragraphs");
+  if (paragraphs) {
+    args.get_choice("--paragraphs", {"lines", "wrapped"}, "lines");
+    if (!args.ok()) return usage(args.error());
+    if (args.has("--ids")) return usage("--paragraphs translates text, not --ids");
+    if (topts.num_hypotheses > 1 || s.scores) return usage("--paragraphs writes text: no --nbest or --scores");
+    if (s.strict) return usage("--paragraphs translates long sentences in pieces: no --strict");
+    if (args.has("--prefixes") && args.has("--prefix-language"))
+      return usage("--prefixes and --prefix-language: choose one");
+  } else if (args.has("--prefixes") || args.has("--prefix-language")) {
+    return usage("--prefixes and --prefix-language apply to --paragraphs");
+  }
 
   auto model = mt::Model::load(args.get("--model", ""));
   if (!model) return fail(model.status().message());
@@ -400,6 +487,10 @@ int run(int argc, char** argv) {
   if (output.file() == nullptr) return fail(output.error());
   // A person typing: each line as soon as it is entered.
   const bool interactive = input.is_stdin() && mt::cli::stdin_is_terminal();
+  if (paragraphs) {
+    if (!s.text_mode) return fail("--paragraphs needs a model with a vocabulary");
+    return run_paragraphs(s, args, model.value(), input, output, interactive);
+  }
   const size_t window_lines = interactive ? 1 : size_t(sopts.max_batch_size) * kBatchesPerWindow;
   const bool progress = mt::cli::stderr_is_terminal() && !interactive;
 

@@ -221,6 +221,30 @@ check "--nbest without --scores: INDEX ||| TEXT" test "$(grep -c '|||.*|||' "$di
 usage_error "--nbest-format without --nbest" "--nbest-format applies to --nbest 2 or more" mt_translate -m "$model" \
   --nbest-format marian
 
+# --paragraphs: running text in, every byte between sentences kept.
+head -n 10 "$src/tests/data/shipped_sentences.en" | awk '{ printf "%s%s", $0, (NR % 5 == 0 ? "\n\n" : (NR % 2 ? "  " : "\n")) }' \
+  > "$dir/para.en"
+head -n 10 "$src/tests/data/shipped_sentences.de-tiny-int8-greedy" |
+  awk '{ printf "%s%s", $0, (NR % 5 == 0 ? "\n\n" : (NR % 2 ? "  " : "\n")) }' > "$dir/para.expected"
+run mt_translate -m "$model" --beam 1 --paragraphs wrapped -i "$dir/para.en"
+check "--paragraphs wrapped: exit 0 (got $rc)" test $rc -eq 0
+check "--paragraphs wrapped: each sentence as alone, the source's spaces and line feeds kept" \
+  cmp -s "$dir/out.txt" "$dir/para.expected"
+"$bin/mt_translate" -m "$model" --beam 1 --paragraphs wrapped < "$dir/para.en" > "$dir/para.stdin"
+check "--paragraphs from standard input: the same" cmp -s "$dir/para.stdin" "$dir/para.expected"
+printf 'Dr. Smith runs.\n' > "$dir/dr.en"
+"$bin/mt_translate" -m "$model" --beam 1 --paragraphs lines --prefix-language en -i "$dir/dr.en" > "$dir/dr.en.out"
+run mt_translate -m "$model" --beam 1 --paragraphs lines --prefixes /dev/null -i "$dir/dr.en"
+check "--prefixes FILE: an empty list splits after Dr., unlike English's" test $rc -eq 0 -a -s "$dir/out.txt"
+check "--prefixes FILE: a different translation" ! cmp -s "$dir/out.txt" "$dir/dr.en.out"
+usage_error "--paragraphs with --ids" "--paragraphs translates text" mt_translate -m "$model" --paragraphs lines --ids
+usage_error "--paragraphs with --nbest" "no --nbest or --scores" mt_translate -m "$model" --paragraphs lines --beam 2 \
+  --nbest 2
+usage_error "--paragraphs MODE" "expected one of lines, wrapped" mt_translate -m "$model" --paragraphs words
+usage_error "--prefixes without --paragraphs" "apply to --paragraphs" mt_translate -m "$model" --prefixes x
+run mt_translate -m "$model" --paragraphs lines --prefix-language xx -i "$dir/dr.en"
+check "--prefix-language unknown: exit 1, names the lists" test $rc -eq 1 -a -n "$(grep 'there are' "$dir/err.txt")"
+
 # The CLI reference is the tools' own --help.
 for tool in "${tools[@]}"; do
   [ -x "$bin/$tool" ] || continue
