@@ -236,7 +236,7 @@ printf 'Dr. Smith runs.\n' > "$dir/dr.en"
 "$bin/mt_translate" -m "$model" --beam 1 --paragraphs lines --prefix-language en -i "$dir/dr.en" > "$dir/dr.en.out"
 run mt_translate -m "$model" --beam 1 --paragraphs lines --prefixes /dev/null -i "$dir/dr.en"
 check "--prefixes FILE: an empty list splits after Dr., unlike English's" test $rc -eq 0 -a -s "$dir/out.txt"
-check "--prefixes FILE: a different translation" ! cmp -s "$dir/out.txt" "$dir/dr.en.out"
+check "--prefixes FILE: a different translation" test "$(cat "$dir/out.txt")" != "$(cat "$dir/dr.en.out")"
 usage_error "--paragraphs with --ids" "--paragraphs translates text" mt_translate -m "$model" --paragraphs lines --ids
 usage_error "--paragraphs with --nbest" "no --nbest or --scores" mt_translate -m "$model" --paragraphs lines --beam 2 \
   --nbest 2
