@@ -10,12 +10,31 @@ Errors are ValueError (bad options, naming the option), OSError /
 FileNotFoundError (files), libmt.ModelError (not a valid model file).
 """
 
+from . import _libmt
 from ._libmt import Model, ModelConfig, ModelError, ModelWriter, Vocabulary, __version__, language_tokens, tensor_specs
-from ._results import FileStats, TranslationResult
+from ._results import FileStats, ParagraphTranslation, TranslatedSentence, TranslationResult
 from ._translator import Translator
+
+
+def split_sentences(text, *, mode="lines", prefixes=None, prefix_language=None):
+    """The sentences of a text as (begin, end) spans with their paragraph's
+    index: [((begin, end), paragraph), ...], indices into the str (byte offsets
+    for bytes). Modes and prefix lists as Translator.translate_paragraphs;
+    with neither prefixes nor prefix_language, no prefix list."""
+    return [((b, e), p) for (b, e), p in _libmt._split_sentences(text, mode, prefixes, prefix_language)]
+
+
+def builtin_prefix_list(language):
+    """libmt's own non-breaking prefix list for a language, as text ("" if it has none)."""
+    return _libmt._builtin_prefix_list(language)
+
 
 __all__ = [
     "FileStats",
+    "ParagraphTranslation",
+    "TranslatedSentence",
+    "builtin_prefix_list",
+    "split_sentences",
     "Model",
     "ModelConfig",
     "ModelError",

@@ -1,6 +1,6 @@
 """What translators return: plain Python objects."""
 
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Tuple, Union
 
 
 class TranslationResult:
@@ -41,3 +41,31 @@ class FileStats(NamedTuple):
     lines: int          # lines read and written (one output line per input line)
     source_bytes: int   # bytes of the input lines, line breaks not counted
     seconds: float      # wall-clock time of the whole call
+
+
+class TranslatedSentence(NamedTuple):
+    """One sentence of a text Translator.translate_paragraphs translated.
+
+    source: (begin, end) of the sentence in the source text
+    target: (begin, end) of its translation in the translated text
+      (indices into the str given, or byte offsets for bytes)
+    paragraph: the index of its paragraph (mode "lines": of its line, empty lines counted)
+    pieces: more than 1 when the sentence was longer than the translator takes
+      (max_text_bytes, max_source_length) and was translated in that many pieces
+    truncated: a piece was cut to fit (one character encoded to more tokens than a source may have)
+    """
+
+    source: Tuple[int, int]
+    target: Tuple[int, int]
+    paragraph: int
+    pieces: int
+    truncated: bool
+
+
+class ParagraphTranslation(NamedTuple):
+    """What Translator.translate_paragraphs returns: the translated text (the
+    source's own spaces and line breaks between sentences kept as they are)
+    and where each sentence and its translation are."""
+
+    text: Union[str, bytes]
+    sentences: List[TranslatedSentence]

@@ -9,7 +9,7 @@ from typing import IO, Iterable, Iterator, List, Optional, Sequence, Union
 
 from . import _libmt
 from ._progress import Progress
-from ._results import FileStats, TranslationResult
+from ._results import FileStats, ParagraphTranslation, TranslatedSentence, TranslationResult
 
 Text = Union[str, bytes]
 PathLike = Union[str, "os.PathLike[str]"]
@@ -82,6 +82,35 @@ class Translator(_libmt._Translator):
                                    max_length_ratio, max_length_offset, min_decoding_length, truncate,
                                    source_ids + list(source_prefix), target_ids + list(target_prefix))
         return [TranslationResult(*r) for r in raw] if detail else raw
+
+    def translate_paragraphs(self, text: Text, *, mode: str = "lines", prefixes: Optional[str] = None,
+                             prefix_language: Optional[str] = None, beam_size: int = 1, length_penalty: float = 1.0,
+                             max_decoding_length: int = 0, max_length_ratio: float = 0.0, max_length_offset: int = 0,
+                             min_decoding_length: int = 0, source_language: Optional[str] = None,
+                             target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
+                             target_prefix: Sequence[int] = ()) -> ParagraphTranslation:
+        """Translates running text: splits it into sentences, translates
+        them in batches and puts the translations where the sentences were,
+        every space and line break between them kept as it is. Sentences
+        longer than the translator takes are translated in pieces, never
+        refused. Returns ParagraphTranslation(text, sentences): the translated
+        text (str for str, bytes for bytes) and each sentence's place in the
+        source and in the translation.
+
+        mode: "lines" (each line is a paragraph), "wrapped" (a single line
+          break is a space, a blank line ends a paragraph) or "sentence" (the
+          whole text is one sentence).
+        prefixes: a non-breaking prefix list, one word per line ("Dr", "e.g";
+          "No #NUMERIC_ONLY#" for one that holds only before a number);
+          prefix_language: libmt's own list for a language ("en", "de", "fr",
+          "cs", "es"). Neither: the model's list, or libmt's for its source language.
+        Other options as translate(); the best hypothesis of each sentence is written.
+        """
+        source_ids, target_ids = _languages(self.model, source_language, target_language)
+        translated, sentences = self._translate_paragraphs(
+            text, mode, prefixes, prefix_language, beam_size, length_penalty, max_decoding_length, max_length_ratio,
+            max_length_offset, min_decoding_length, source_ids + list(source_prefix), target_ids + list(target_prefix))
+        return ParagraphTranslation(translated, [TranslatedSentence(*s) for s in sentences])
 
     def translate_batch(self, source_ids: Sequence[Sequence[int]], *, beam_size: int = 1, num_hypotheses: int = 1,
                         length_penalty: float = 1.0, max_decoding_length: int = 0, max_length_ratio: float = 0.0,

@@ -31,6 +31,7 @@ void bind_model(pybind11::module_& m);
 void bind_quantize(pybind11::module_& m);
 void bind_translator(pybind11::module_& m);
 void bind_writer(pybind11::module_& m);
+void bind_paragraphs(pybind11::module_& m);
 
 // "relu" / "gelu" / "swish" and back; ValueError names `what` for anything else.
 Activation activation_of(const std::string& name, const char* what);

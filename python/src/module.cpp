@@ -14,5 +14,6 @@ PYBIND11_MODULE(_libmt, m) {
   mt::python::bind_model(m);
   mt::python::bind_translator(m);
   mt::python::bind_writer(m);
+  mt::python::bind_paragraphs(m);
   mt::python::bind_quantize(m);
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mt::python {
 
@@ -22,5 +23,14 @@ std::string path_of(pybind11::handle path);
 
 // A str of UTF-8 bytes libmt produced (always valid; "replace" guards anyway).
 pybind11::str str_of(std::string_view utf8);
+
+}  // namespace mt::python
+
+namespace mt::python {
+
+// The str indices of ascending byte offsets into `utf8` (the bytes utf8_of
+// gave for a str): each valid UTF-8 character is one index, each byte of an
+// invalid sequence one too, as "surrogateescape" decodes them.
+std::vector<size_t> str_offsets(std::string_view utf8, const std::vector<size_t>& byte_offsets);
 
 }  // namespace mt::python

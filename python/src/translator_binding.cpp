@@ -11,6 +11,7 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "paragraphs_binding.hpp"
 #include "text.hpp"
 
 namespace py = pybind11;
@@ -258,6 +259,50 @@ void bind_translator(py::module_& m) {
                 });
             return python_results(results, true, has_text);
           })
+      .def("_translate_paragraphs",
+           [](PyTranslator& t, py::handle text, const std::string& mode, py::handle prefixes,
+              py::handle prefix_language, int beam_size, float length_penalty, int max_decoding_length,
+              float max_length_ratio, int max_length_offset, int min_decoding_length,
+              const std::vector<int32_t>& source_prefix, const std::vector<int32_t>& target_prefix) {
+             const TranslateOptions options =
+                 checked_options(t, beam_size, 1, length_penalty, max_decoding_length, max_length_ratio,
+                                 max_length_offset, min_decoding_length, false, source_prefix, target_prefix);
+             if (!t.model->has_vocabulary()) {
+               throw py::value_error("this model has no vocabulary (or was loaded without it): it translates ids only");
+             }
+             const std::string utf8 = utf8_of(text, "text");
+             const std::optional<NonBreakingPrefixes> list = prefixes_of(prefixes, prefix_language);
+             ParagraphOptions po;
+             po.mode = split_mode_of(mode);
+             po.prefixes = list ? &*list : nullptr;
+             Expected<ParagraphTranslation> result = [&] {
+               py::gil_scoped_release release;
+               std::lock_guard<std::mutex> lock(t.mutex);
+               return t.session->translate_paragraphs(utf8, po, options);
+             }();
+             check(result.status());
+             std::vector<size_t> source_offsets, target_offsets;
+             std::vector<std::vector<py::object>> extra;
+             for (const TranslatedSentence& s : result->sentences) {
+               source_offsets.insert(source_offsets.end(), {s.source_begin, s.source_end});
+               target_offsets.insert(target_offsets.end(), {s.target_begin, s.target_end});
+               extra.push_back({py::int_(s.paragraph), py::int_(s.pieces), py::bool_(s.truncated)});
+             }
+             const bool is_str = PyUnicode_Check(text.ptr());
+             py::object translated =
+                 is_str ? py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+                              result->text.data(), Py_ssize_t(result->text.size()), "surrogateescape"))
+                        : py::bytes(result->text);
+             if (!translated) throw py::error_already_set();
+             const py::list sources = spans_of(text, utf8, source_offsets, 2, std::vector<std::vector<py::object>>(extra.size()));
+             const py::list targets = spans_of(translated, result->text, target_offsets, 2, extra);
+             py::list sentences;
+             for (size_t i = 0; i < extra.size(); ++i) {
+               const py::tuple target = targets[i];
+               sentences.append(py::make_tuple(py::tuple(sources[i])[0], target[0], target[1], target[2], target[3]));
+             }
+             return py::make_tuple(translated, sentences);
+           })
       .def("_forced_logits",
            [](PyTranslator& t, const std::vector<int32_t>& source, const std::vector<int32_t>& target) {
              const size_t V = size_t(t.model->config().target_vocab_size);
