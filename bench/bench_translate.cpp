@@ -117,7 +117,71 @@ void BM_Translate(benchmark::State& state, std::string name) {
   state.counters["target_tokens/s"] = benchmark::Counter(16.0 * batch, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+std::string read_text(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) std::abort();
+  std::string text;
+  char buffer[65536];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), f)) > 0;) text.append(buffer, n);
+  std::fclose(f);
+  return text;
+}
+
+// The sentence splitter alone: our 41 paragraphs repeated to 1 MiB.
+void BM_SplitSentences(benchmark::State& state, mt::SplitMode mode) {
+  const std::string paragraphs = read_text(MT_TEST_DATA_DIR "/ssplit/paragraphs.en");
+  std::string text;
+  while (text.size() < (size_t(1) << 20)) text += paragraphs;
+  static const mt::NonBreakingPrefixes english = *mt::NonBreakingPrefixes::builtin("en");
+  const mt::SentenceSplitter splitter(mode, &english);
+  size_t sentences = 0;
+  for (auto _ : state) {
+    sentences = splitter.count(text);
+    benchmark::DoNotOptimize(sentences);
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(text.size()));
+  state.counters["sentences"] = double(sentences);
+}
+
+// The same 40 sentences as one text of paragraphs (split, batched,
+// reassembled) and as a list through translate_text: the cost of the
+// paragraph path is the ratio of the two.
+void BM_Sentences(benchmark::State& state, std::string name, bool as_paragraphs) {
+  std::vector<std::string> lines;
+  std::string text = read_text(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  for (size_t at = 0; at < text.size();) {
+    const size_t nl = text.find('\n', at);
+    lines.push_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  for (char& c : text) c = c == '\n' ? ' ' : c;
+  mt::SessionOptions o;
+  o.max_batch_size = 8;
+  mt::Session session = *mt::Session::create(load(name), o);
+  const std::vector<std::string_view> views(lines.begin(), lines.end());
+  mt::TextTranslations results;
+  struct Discard final : mt::ParagraphSink {
+    mt::Status write(std::string_view) override { return {}; }
+    mt::Status sentence(const mt::TranslatedSentence&) override { return {}; }
+  } sink;
+  for (auto _ : state) {
+    if (as_paragraphs) {
+      if (!session.translate_paragraphs(text, {}, {}, &sink).ok()) std::abort();
+    } else {
+      for (size_t b = 0; b < views.size(); b += 8) {
+        if (!session.translate_text(std::span(views).subspan(b, 8), {}, &results).ok()) std::abort();
+      }
+    }
+  }
+  state.counters["sentences/s"] =
+      benchmark::Counter(double(lines.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 int register_all() {
+  benchmark::RegisterBenchmark("split_sentences/lines", BM_SplitSentences, mt::SplitMode::lines)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("split_sentences/wrapped", BM_SplitSentences, mt::SplitMode::wrapped)
+      ->Unit(benchmark::kMillisecond);
   for (const char* c : kModels) {
     const std::string name = c;
     if (!wanted(name) || (shipped(name) && !std::filesystem::exists(shipped_path(name)))) continue;
@@ -137,6 +201,12 @@ int register_all() {
         ->Args({1, 4})
         ->Args({32, 4})
         ->Unit(benchmark::kMillisecond);
+    if (shipped(name)) {
+      benchmark::RegisterBenchmark(("sentences_40/translate_text/" + name).c_str(), BM_Sentences, name, false)
+          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("sentences_40/translate_paragraphs/" + name).c_str(), BM_Sentences, name, true)
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   return 0;
 }

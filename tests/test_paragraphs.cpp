@@ -57,7 +57,11 @@ TEST_CASE("the shipped sentences joined into paragraphs translate as they do alo
   const std::string text = joined(sources, &gaps);
 
   const int batch = GENERATE(1, 3, 16);
+#ifdef __EMSCRIPTEN__
+  const int threads = 1;  // the WebAssembly build has no threads
+#else
   const int threads = GENERATE(1, 2);
+#endif
   INFO("batch " << batch << " threads " << threads);
   mt::Session session = make_session(batch, threads);
   mt::ParagraphOptions po;

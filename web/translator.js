@@ -7,6 +7,8 @@
 //   const t = await Translator.create(createLibmt, modelBytes, { max_batch_size: 8 });
 //   t.translate(['A man is walking.'], { beam_size: 4 });   // ['Ein Mann geht.']
 //   t.translate(['Where is it?'], { source_language: 'en', target_language: 'fr' });  // multilingual models
+//   t.translateParagraphs('Dr. Smith came.  He sat down.\n', { mode: 'wrapped' });
+//     // { text: 'Dr. Smith kam.  Er setzte sich.\n', sentences: [{ source: [0, 15], target: [0, 14], ... }, ...] }
 //   t.free();
 //
 // The model's bytes are copied once into the module's memory and used there
@@ -114,24 +116,7 @@ class Translator {
     const m = this.m;
     const encoder = new TextEncoder(), decoder = new TextDecoder();
     const results = [];
-    const { source_language, target_language, source_prefix = [], target_prefix = [], ...rest } = options;
-    const source = [...source_prefix], target = [...target_prefix];
-    if (source_language || target_language) {
-      const [s, t] = this.languagePrefixes(source_language, target_language);
-      if (s >= 0) source.unshift(s);
-      if (t >= 0) target.unshift(t);
-    }
-    const opts = m._malloc(OPTIONS_BYTES + 4 * (source.length + target.length));
-    try {
-      m._mt_translate_options_init(opts);
-      fillOptions(m, opts, TRANSLATE_FIELDS, rest, 'translate');
-      const ids = opts + OPTIONS_BYTES;
-      source.concat(target).forEach((id, i) => { m.HEAP32[(ids >> 2) + i] = id; });
-      const slot = (opts >> 2) + PREFIX_SLOT;
-      m.HEAPU32[slot] = source.length ? ids : 0;
-      m.HEAPU32[slot + 1] = source.length;
-      m.HEAPU32[slot + 2] = target.length ? ids + 4 * source.length : 0;
-      m.HEAPU32[slot + 3] = target.length;
+    this.withTranslateOptions(options, (opts) => {
       for (let b = 0; b < lines.length; b += this.maxBatch) {
         const batch = lines.slice(b, b + this.maxBatch).map((line) => encoder.encode(line));
         const bytes = batch.reduce((n, t) => n + t.length, 0);
@@ -156,10 +141,120 @@ class Translator {
           m._free(block);
         }
       }
+    });
+    return results;
+  }
+
+  // Runs body(pointer) with an mt_translate_options filled from `options`:
+  // mt.h's fields, and source_language, target_language (a multilingual
+  // model's languages), source_prefix and target_prefix (token ids).
+  withTranslateOptions(options, body) {
+    const m = this.m;
+    const { source_language, target_language, source_prefix = [], target_prefix = [], ...rest } = options;
+    const source = [...source_prefix], target = [...target_prefix];
+    if (source_language || target_language) {
+      const [s, t] = this.languagePrefixes(source_language, target_language);
+      if (s >= 0) source.unshift(s);
+      if (t >= 0) target.unshift(t);
+    }
+    const opts = m._malloc(OPTIONS_BYTES + 4 * (source.length + target.length));
+    try {
+      m._mt_translate_options_init(opts);
+      fillOptions(m, opts, TRANSLATE_FIELDS, rest, 'translate');
+      const ids = opts + OPTIONS_BYTES;
+      source.concat(target).forEach((id, i) => { m.HEAP32[(ids >> 2) + i] = id; });
+      const slot = (opts >> 2) + PREFIX_SLOT;
+      m.HEAPU32[slot] = source.length ? ids : 0;
+      m.HEAPU32[slot + 1] = source.length;
+      m.HEAPU32[slot + 2] = target.length ? ids + 4 * source.length : 0;
+      m.HEAPU32[slot + 3] = target.length;
+      return body(opts);
     } finally {
       m._free(opts);
     }
-    return results;
+  }
+
+  // Translates running text (mt_translate_paragraphs): split into sentences,
+  // each translated, every space and line break between them kept. Returns
+  // { text, sentences: [{ source: [begin, end], target: [begin, end],
+  // paragraph, pieces, truncated }] }, indices into the JavaScript strings.
+  // Options: mode ('lines', 'wrapped' or 'sentence'), prefixes (a
+  // non-breaking prefix list's text) or prefix_language ('en', 'de', ...;
+  // neither: the model's list), and translate()'s options.
+  translateParagraphs(text, options = {}) {
+    const m = this.m;
+    const { mode = 'lines', prefixes, prefix_language, ...rest } = options;
+    const modes = { sentence: 0, lines: 1, wrapped: 2 };
+    if (!(mode in modes)) throw new TypeError(`mode '${mode}': must be 'sentence', 'lines' or 'wrapped'`);
+    if (prefixes !== undefined && prefix_language !== undefined) {
+      throw new TypeError('prefixes and prefix_language: give one or neither');
+    }
+    const encoder = new TextEncoder();
+    const source = encoder.encode(text);
+    const chunks = [], records = [];
+    let written = 0;
+    const writeText = m.addFunction((user, bytes, length) => {
+      chunks.push(m.HEAPU8.slice(bytes, bytes + length));
+      written += length;
+      return 0;
+    }, 'iiii');
+    const writeSentence = m.addFunction((user, s) => {
+      const w = s >> 2;
+      records.push([m.HEAPU32[w], m.HEAPU32[w + 1], m.HEAPU32[w + 2], m.HEAPU32[w + 3], m.HEAPU32[w + 4],
+                    m.HEAP32[w + 5], m.HEAP32[w + 6]]);
+      return 0;
+    }, 'iii');
+    const list = prefixes !== undefined ? encoder.encode(prefixes) : prefix_language !== undefined
+      ? encoder.encode(prefix_language + '\0') : null;
+    const block = m._malloc(64 + source.length + (list ? list.length : 0));
+    let prefixHandle = 0;
+    try {
+      const po = block, out = block + 32, textAt = block + 64, listAt = textAt + source.length;
+      m.HEAPU8.set(source, textAt);
+      if (list) {
+        m.HEAPU8.set(list, listAt);
+        this.check(prefixes !== undefined ? m._mt_prefixes_parse(listAt, list.length, out)
+                                          : m._mt_prefixes_builtin(listAt, out));
+        prefixHandle = m.HEAPU32[out >> 2];
+      }
+      m._mt_paragraph_options_init(po);
+      m.HEAP32[po >> 2] = modes[mode];
+      m.HEAPU32[(po >> 2) + 1] = prefixHandle;
+      m.HEAPU32[(po >> 2) + 2] = writeText;
+      m.HEAPU32[(po >> 2) + 3] = writeSentence;
+      this.withTranslateOptions(rest, (opts) =>
+        this.check(m._mt_translate_paragraphs(this.session, textAt, source.length, po, opts)));
+    } finally {
+      if (prefixHandle) m._mt_prefixes_free(prefixHandle);
+      m._free(block);
+      m.removeFunction(writeText);
+      m.removeFunction(writeSentence);
+    }
+    const bytes = new Uint8Array(written);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.length;
+    }
+    const decoder = new TextDecoder();
+    // UTF-8 byte offsets to string indices, both ascending.
+    const indices = (data, offsets) => {
+      let byte = 0, index = 0;
+      return offsets.map((o) => {
+        index += decoder.decode(data.subarray(byte, o)).length;
+        byte = o;
+        return index;
+      });
+    };
+    const sourceAt = indices(source, records.flatMap((r) => [r[0], r[1]]));
+    const targetAt = indices(bytes, records.flatMap((r) => [r[2], r[3]]));
+    return {
+      text: decoder.decode(bytes),
+      sentences: records.map((r, i) => ({
+        source: [sourceAt[2 * i], sourceAt[2 * i + 1]], target: [targetAt[2 * i], targetAt[2 * i + 1]],
+        paragraph: r[4], pieces: r[5], truncated: r[6] !== 0,
+      })),
+    };
   }
 
   // Releases the session, the model and its image (the module stays).

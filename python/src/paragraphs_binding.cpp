@@ -40,7 +40,8 @@ py::list spans_of(py::handle text, std::string_view utf8, const std::vector<size
   py::list out;
   for (size_t i = 0; i * per_item < at.size(); ++i) {
     py::list item;
-    for (size_t k = 0; k < per_item; k += 2) item.append(py::make_tuple(at[i * per_item + k], at[i * per_item + k + 1]));
+    for (size_t k = 0; k < per_item; k += 2)
+      item.append(py::make_tuple(at[i * per_item + k], at[i * per_item + k + 1]));
     for (const py::object& o : extra[i]) item.append(o);
     out.append(py::tuple(item));
   }

@@ -289,12 +289,13 @@ void bind_translator(py::module_& m) {
                extra.push_back({py::int_(s.paragraph), py::int_(s.pieces), py::bool_(s.truncated)});
              }
              const bool is_str = PyUnicode_Check(text.ptr());
-             py::object translated =
-                 is_str ? py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
-                              result->text.data(), Py_ssize_t(result->text.size()), "surrogateescape"))
-                        : py::bytes(result->text);
+             py::object translated = is_str
+                                         ? py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+                                               result->text.data(), Py_ssize_t(result->text.size()), "surrogateescape"))
+                                         : py::bytes(result->text);
              if (!translated) throw py::error_already_set();
-             const py::list sources = spans_of(text, utf8, source_offsets, 2, std::vector<std::vector<py::object>>(extra.size()));
+             const py::list sources =
+                 spans_of(text, utf8, source_offsets, 2, std::vector<std::vector<py::object>>(extra.size()));
              const py::list targets = spans_of(translated, result->text, target_offsets, 2, extra);
              py::list sentences;
              for (size_t i = 0; i < extra.size(); ++i) {

@@ -44,6 +44,28 @@ async function main() {
   }
   assert.throws(() => t.translate(sources.slice(0, 1), { target_language: 'fr' }),
                 (e) => e instanceof LibmtError && /no language tokens/.test(e.message));
+
+  // Paragraphs: the sentences joined into running text translate as alone, the gaps kept;
+  // indices are JavaScript string indices (the German text has multi-byte characters).
+  const gaps = sources.map((_, i) => (i === 0 ? '  ' : i % 5 === 0 ? '\n\n' : i % 2 ? ' ' : '\n'));
+  const text = sources.map((s, i) => gaps[i] + s).join('') + '\n';
+  const para = t.translateParagraphs(text, { mode: 'wrapped', max_length_ratio: 2, max_length_offset: 10 });
+  assert.strictEqual(para.sentences.length, 40);
+  assert.strictEqual(para.text, expected.map((s, i) => gaps[i] + s).join('') + '\n');
+  para.sentences.forEach((s, i) => {
+    assert.strictEqual(text.slice(s.source[0], s.source[1]), sources[i]);
+    assert.strictEqual(para.text.slice(s.target[0], s.target[1]), expected[i]);
+    assert.strictEqual(s.paragraph, Math.floor(i / 5));
+    assert.strictEqual(s.pieces, 1);
+  });
+  assert.strictEqual(t.translateParagraphs('Dr. Smith runs.', { prefix_language: 'en' }).sentences.length, 1);
+  assert.strictEqual(t.translateParagraphs('Dr. Smith runs.', { prefixes: '' }).sentences.length, 2);
+  const long = t.translateParagraphs('The ' + Array(300).fill('dog runs in the park').join(' ') + '.');
+  assert.ok(long.sentences[0].pieces > 1);
+  assert.throws(() => t.translateParagraphs('x', { mode: 'words' }), /mode 'words'/);
+  assert.throws(() => t.translateParagraphs('x', { prefix_language: 'xx' }),
+                (e) => e instanceof LibmtError && /there are/.test(e.message));
+  assert.deepStrictEqual(t.translateParagraphs(' \n'), { text: ' \n', sentences: [] });
   t.free();
 
   const damaged = Buffer.from(model);
