@@ -3,6 +3,7 @@
 // translating works with every allocation refused from the first call on:
 // malloc returns null and operator new throws (tests/malloc_hooks.cpp).
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -159,6 +160,76 @@ TEST_CASE("translates paragraphs with the heap forbidden", "[heapless]") {
   }
   CHECK(buffers->sentences[40].pieces > 1);
 
+  mt_session_free(session);
+  mt_model_free(model);
+}
+
+namespace {
+
+// Tokens streamed into fixed buffers: each sentence's text as it came.
+struct StreamBuffers {
+  char text[40][512];
+  size_t length[40] = {};
+  int events = 0;
+};
+
+int on_token(void* user, const mt_token_event* e) {
+  auto* b = static_cast<StreamBuffers*>(user);
+  ++b->events;
+  if (e->sentence >= 40 || e->text_length > sizeof(b->text[0]) - b->length[e->sentence]) return 1;
+  std::memcpy(b->text[e->sentence] + b->length[e->sentence], e->text, e->text_length);
+  b->length[e->sentence] += e->text_length;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("streams tokens with the heap forbidden", "[heapless]") {
+  const int threads = GENERATE(1, 2);
+  const int beam = GENERATE(1, 4);
+  INFO("threads " << threads << " beam " << beam);
+  const AlignedFile image(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load_buffer(image.data, image.size, &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  so.max_batch_size = 40;
+  so.num_threads = threads;
+  so.thread_split = MT_THREAD_SPLIT_SENTENCES;
+  size_t need = 0;
+  REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
+  AlignedBytes memory(need);
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create_in(model, &so, memory.data, memory.size, &session) == MT_OK);
+  const auto lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  std::vector<const char*> texts;
+  std::vector<size_t> lengths;
+  for (const auto& line : lines) texts.push_back(line.data()), lengths.push_back(line.size());
+
+  auto streamed = std::make_unique<StreamBuffers>();
+  std::atomic<int> cancel{0};
+  mt_translate_options to;
+  mt_translate_options_init(&to);
+  to.beam_size = beam;
+  to.on_token = on_token;
+  to.on_token_user_data = streamed.get();
+  to.cancel = &cancel;
+  mt_status status = MT_ERROR_INTERNAL;
+  const long refused = mt::test::refused_allocations_during(
+      [&] { status = mt_translate_text(session, texts.data(), lengths.data(), 40, &to); });
+  INFO(mt_last_error());
+  CHECK(refused == 0);
+  REQUIRE(status == MT_OK);
+  CHECK(streamed->events > 40);
+  for (size_t i = 0; i < 40; ++i) {
+    const char* text = nullptr;
+    size_t length = 0;
+    REQUIRE(mt_result_text(session, i, 0, &text, &length, nullptr) == MT_OK);
+    CHECK(std::string_view(streamed->text[i], streamed->length[i]) == std::string_view(text, length));
+    int stopped = 1;
+    REQUIRE(mt_result_stopped(session, i, &stopped) == MT_OK);
+    CHECK(stopped == 0);
+  }
   mt_session_free(session);
   mt_model_free(model);
 }

@@ -2,6 +2,7 @@
 // no exception ever leaving these functions.
 #include "mt/mt.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -74,6 +75,16 @@ mt::SessionOptions to_cpp(const mt_session_options* o) {
   return s;
 }
 
+// mt_translate_options.cancel points to a C11 atomic_int: the same object as std::atomic<int>.
+static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free);
+
+// mt_translate_options.on_token behind a TokenCallback.
+bool c_token_callback(void* data, const mt::TokenEvent& e) {
+  const auto* o = static_cast<const mt_translate_options*>(data);
+  const mt_token_event event{e.sentence, e.step, e.token, e.text.data(), e.text.size(), e.log_prob};
+  return o->on_token(o->on_token_user_data, &event) != 0;
+}
+
 mt::TranslateOptions to_cpp(const mt_translate_options* o) {
   mt::TranslateOptions t;
   if (o != nullptr) {
@@ -88,6 +99,9 @@ mt::TranslateOptions to_cpp(const mt_translate_options* o) {
     // Checked by the translate calls (ids, lengths within the session's limits).
     if (o->source_prefix != nullptr) t.source_prefix = {o->source_prefix, o->source_prefix_length};
     if (o->target_prefix != nullptr) t.target_prefix = {o->target_prefix, o->target_prefix_length};
+    // The options stay alive during the call that converted them.
+    if (o->on_token != nullptr) t.on_token = {c_token_callback, const_cast<mt_translate_options*>(o)};
+    t.cancel = static_cast<const std::atomic<int>*>(o->cancel);
   }
   return t;
 }
@@ -184,7 +198,10 @@ void mt_translate_options_init(mt_translate_options* o) {
         nullptr,
         0,
         nullptr,
-        0};
+        0,
+        nullptr,
+        nullptr,
+        nullptr};
 }
 
 mt_status mt_language_prefixes(const mt_model* model, const char* source_language, const char* target_language,
@@ -262,6 +279,20 @@ mt_status mt_translate_text(mt_session* session, const char* const* texts, const
     session->have_text = s == MT_OK;
     return s;
   });
+}
+
+mt_status mt_result_stopped(const mt_session* session, size_t sentence, int* stopped) {
+  if (session == nullptr || stopped == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "session and stopped must not be null");
+  if (session->have_text) {
+    if (sentence >= session->text_results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+    *stopped = session->text_results.stopped(sentence) ? 1 : 0;
+    return MT_OK;
+  }
+  if (!session->have_results) return fail(MT_ERROR_INVALID_ARGUMENT, "no results: translate first");
+  if (sentence >= session->results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+  *stopped = session->results.stopped(sentence) ? 1 : 0;
+  return MT_OK;
 }
 
 mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count) {

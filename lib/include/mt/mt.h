@@ -65,6 +65,19 @@ typedef struct mt_session_options {
   int thread_split;      /* an mt_thread_split (default MT_THREAD_SPLIT_AUTOMATIC) */
 } mt_session_options;
 
+/* One token as it becomes final (mt::TokenEvent): the source's index, the
+ * token's position, its id (EOS last when the sentence ended on its own),
+ * the text it adds in whole UTF-8 characters (valid during the call only)
+ * and its log-probability. */
+typedef struct mt_token_event {
+  size_t sentence;
+  int step;
+  int32_t token;
+  const char* text;
+  size_t text_length;
+  float log_prob;
+} mt_token_event;
+
 typedef struct mt_translate_options {
   int beam_size;             /* 1: greedy (default 1) */
   int num_hypotheses;        /* n-best, <= beam_size (default 1) */
@@ -81,6 +94,16 @@ typedef struct mt_translate_options {
   /* Ids every hypothesis starts with, forced and scored 0 (M2M-100's, NLLB's target language). (default NULL, 0) */
   const int32_t* target_prefix;
   size_t target_prefix_length;
+  /* Streaming: called with each token as it becomes final, one call at a
+   * time; nonzero stops that sentence (mt_result_stopped says so). CPU
+   * sessions only. (default NULL) */
+  int (*on_token)(void* user_data, const mt_token_event* event);
+  void* on_token_user_data;
+  /* Cancelling: the address of a C11 atomic_int (C++ std::atomic<int>) that
+   * another thread sets nonzero to end the call within one decoder step,
+   * each unfinished sentence with its best so far (mt_result_stopped). CPU
+   * sessions only. (default NULL) */
+  const void* cancel;
 } mt_translate_options;
 
 /* Message of the calling thread's last failed call ("" if none). The string
@@ -213,6 +236,9 @@ MT_API mt_status mt_translate_paragraphs(mt_session* session, const char* text, 
 
 /* Whether sentence i of the last translation was truncated to fit (0 or 1). */
 MT_API mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);
+
+/* Whether sentence i of the last translation was stopped by on_token or cancelled (0 or 1). */
+MT_API mt_status mt_result_stopped(const mt_session* session, size_t sentence, int* stopped);
 
 /* Number of hypotheses of sentence i in the last results. */
 MT_API mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count);

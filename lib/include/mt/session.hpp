@@ -11,6 +11,7 @@
 #include "mt/export.h"
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -91,6 +92,40 @@ struct MT_API SessionOptions {
   Status validate(const ModelConfig& config) const;
 };
 
+// One token of a translation, given to TranslateOptions::on_token as soon as
+// it is final: greedy search gives every token at once; beam search the
+// tokens every hypothesis that can still win agrees on, so nothing given is
+// ever taken back, and the rest when the sentence ends. A sentence's tokens
+// are exactly its best hypothesis' tokens, then EOS when it ended on its own.
+struct TokenEvent {
+  size_t sentence = 0;  // the source's index in the call
+  int step = 0;         // the token's position in the hypothesis, from 0
+  int32_t token = 0;    // target id; EOS last, when the sentence ended on its own
+  // The text this token adds, in whole UTF-8 characters, as the sentence's
+  // TextHypothesis has it: the texts of its events joined are that text. Empty
+  // while a character is incomplete, and for a model without a vocabulary.
+  std::string_view text;
+  float log_prob = 0.0f;  // log P(token | source, the tokens before): the events' sum is the hypothesis' log_prob
+};
+
+// A function and its data, called for each TokenEvent: returning true stops
+// that sentence, which ends with the tokens given so far (results say it
+// stopped); the other sentences go on as if nothing happened. Calls are made
+// one at a time (sessions with several threads serialise them) from the
+// thread of the translate call or the session's threads; the event's text
+// is valid during the call only. Nothing is allocated.
+struct TokenCallback {
+  bool (*function)(void* user_data, const TokenEvent& event) = nullptr;
+  void* user_data = nullptr;
+
+  explicit operator bool() const { return function != nullptr; }
+  // Calls f(event) (f kept by reference: it must outlive the translate call).
+  template <class F>
+  static TokenCallback of(F& f) {
+    return {[](void* data, const TokenEvent& event) -> bool { return (*static_cast<F*>(data))(event); }, &f};
+  }
+};
+
 struct MT_API TranslateOptions {
   int beam_size = 1;              // 1: greedy search
   int num_hypotheses = 1;         // n-best per sentence, <= beam_size
@@ -112,6 +147,13 @@ struct MT_API TranslateOptions {
   // their length, and add nothing to their log-probability, as Hugging
   // Face's forced_bos_token_id. CPU sessions only.
   std::span<const int32_t> target_prefix;
+  // Streaming: each token as it becomes final (TokenCallback). CPU sessions only.
+  TokenCallback on_token;
+  // Cancelling: another thread stores a non-zero value here to end the call
+  // within one decoder step; each unfinished sentence then ends with what it
+  // has (its best hypothesis so far), and the results say it stopped. The
+  // call still returns ok. CPU sessions only.
+  const std::atomic<int>* cancel = nullptr;
 
   Status validate(const SessionOptions& session) const;
 };
@@ -131,12 +173,15 @@ class Translations {
   std::span<const Hypothesis> operator[](size_t i) const { return {hypotheses_ + i * stride_, size_t(counts_[i])}; }
   // Whether sentence i was cut to fit (TranslateOptions::truncate_long_sources).
   bool truncated(size_t i) const { return truncated_[i] != 0; }
+  // Whether sentence i was stopped (on_token returned true) or cancelled before it ended.
+  bool stopped(size_t i) const { return stopped_[i] != 0; }
 
  private:
   friend class Session;
   const Hypothesis* hypotheses_ = nullptr;
   const int* counts_ = nullptr;
   const int* truncated_ = nullptr;
+  const int* stopped_ = nullptr;
   size_t stride_ = 0;
   size_t sentences_ = 0;
 };
@@ -158,12 +203,15 @@ class TextTranslations {
   std::span<const TextHypothesis> operator[](size_t i) const { return {hypotheses_ + i * stride_, size_t(counts_[i])}; }
   // Whether sentence i was cut to fit (TranslateOptions::truncate_long_sources).
   bool truncated(size_t i) const { return truncated_[i] != 0; }
+  // Whether sentence i was stopped (on_token returned true) or cancelled before it ended.
+  bool stopped(size_t i) const { return stopped_[i] != 0; }
 
  private:
   friend class Session;
   const TextHypothesis* hypotheses_ = nullptr;
   const int* counts_ = nullptr;
   const int* truncated_ = nullptr;
+  const int* stopped_ = nullptr;
   size_t stride_ = 0;
   size_t sentences_ = 0;
 };

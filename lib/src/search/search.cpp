@@ -5,12 +5,15 @@
 #include <cstring>
 #include <limits>
 
+#include "access.hpp"
+#include "search/token_stream.hpp"
 #include "session/session_impl.hpp"
 #include "support/stage_profile.hpp"
 
 namespace mt {
 
 using detail::Candidate;
+using detail::Finished;
 using detail::SearchLimits;
 
 namespace {
@@ -29,6 +32,18 @@ void row_top_k(const KernelTable& kernels, const float* log_probs, int V, int ca
 }
 
 }  // namespace
+
+detail::TokenStream Session::Impl::token_stream(const SearchLimits& limits) {
+  detail::StreamBuffers b;
+  b.streamed_tokens = at<int>(plan.streamed_tokens);
+  b.streamed_bytes = at<size_t>(plan.streamed_bytes);
+  if (plan.text_out_stride > 0) {  // a model with a vocabulary: the first hypothesis' text slot, free until the end
+    b.text = at<char>(plan.text_out);
+    b.text_bytes = plan.text_out_stride;
+  }
+  return detail::TokenStream(limits.on_token, b, detail::target_tokenizer_of(*model), model->config().eos_id,
+                             stream_first, stream_stride, stream_mutex);
+}
 
 detail::SearchBuffers Session::Impl::search_buffers() {
   detail::SearchBuffers b;
@@ -49,6 +64,16 @@ detail::SearchBuffers Session::Impl::search_buffers() {
   return b;
 }
 
+detail::SearchBuffers Session::Impl::search_buffers(const SearchLimits& limits) {
+  detail::SearchBuffers b = search_buffers();
+  if (limits.on_token) {
+    b.history_log_probs = at<float>(plan.history_log_probs);
+    b.history_log_probs_scratch = at<float>(plan.history_log_probs_scratch);
+    b.finished_log_probs = at<float>(plan.finished_log_probs);
+  }
+  return b;
+}
+
 void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   const ModelConfig& cfg = model->config();
   const int V = cfg.target_vocab_size;
@@ -60,12 +85,27 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   state.row_slot = live;  // greedy: slot b and sentence b are both the sentence's index
   state.row_source = live;
   const detail::DecoderBuffers buffers = decoder_buffers();
-  detail::SearchBookkeeping book(search_buffers(), limits, cfg.start_id(), cfg.eos_id);
+  const detail::SearchBuffers search = search_buffers(limits);
+  detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
+  detail::TokenStream stream = token_stream(limits);
+  int* stopped = at<int>(plan.stopped);
+  const auto tokens_of = [&](int b) { return search.finished_tokens + size_t(b) * plan.K * plan.T; };
+  const auto running_of = [&](int b) { return search.history_log_probs + size_t(b) * plan.T; };
 
   int alive = book.start_greedy(B);
+  stream.start(B);
   std::fill(step, step + B, cfg.start_id());
   for (int t = 0; t < book.max_steps() && alive > 0; ++t) {
     MT_PROFILE_STAGE(step);
+    if (limits.cancelled()) {  // each unfinished sentence ends with its tokens so far
+      for (int b = 0; b < B; ++b) {
+        if (book.done(b)) continue;
+        book.stop_greedy(b, t);
+        stopped[b] = 1;
+        if (stream.active()) stream.give(b, tokens_of(b), t, running_of(b), true, 0.0f, false);
+      }
+      break;
+    }
     // Only unfinished sentences are decoded: a batch costs what its live rows cost.
     int rows = 0;
     for (int b = 0; b < B; ++b) {
@@ -100,7 +140,16 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
     for (int i = 0; i < rows; ++i) {
       const int b = live[i], token = chosen[i];
       step[b] = token;
-      alive -= book.advance_greedy(b, t, token, forced ? 0.0f : logits[size_t(i) * V + token]);
+      const bool ended = book.advance_greedy(b, t, token, forced ? 0.0f : logits[size_t(i) * V + token]);
+      alive -= ended;
+      if (!stream.active()) continue;
+      const bool eos = token == cfg.eos_id;
+      const float total = ended ? search.hypotheses[size_t(b) * plan.K].log_prob : 0.0f;
+      if (stream.give(b, tokens_of(b), eos ? t : t + 1, running_of(b), ended, total, eos)) {
+        book.stop_greedy(b, t + 1);  // asked to stop: the tokens given so far
+        stopped[b] = 1;
+        --alive;
+      }
     }
   }
 }
@@ -125,12 +174,34 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   state.row_slot = live_slots;
   state.row_source = live_sources;
   const detail::DecoderBuffers buffers = decoder_buffers();
-  detail::SearchBookkeeping book(search_buffers(), limits, cfg.start_id(), cfg.eos_id);
+  const detail::SearchBuffers search = search_buffers(limits);
+  detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
+  detail::TokenStream stream = token_stream(limits);
+  int* stopped = at<int>(plan.stopped);
+  const int* length_limits = at<int>(plan.length_limits);
+  // The best hypothesis of a finished sentence, all of it, and an EOS when it ended on its own.
+  const auto give_result = [&](int b, bool eos_possible) {
+    const Hypothesis& best = search.hypotheses[size_t(b) * plan.K];
+    const size_t slot = size_t(best.tokens.data() - search.finished_tokens) / size_t(T);
+    const int length = int(best.tokens.size());
+    stream.give(b, best.tokens.data(), length, search.finished_log_probs + slot * T, true, best.log_prob,
+                eos_possible && length < length_limits[b]);
+  };
 
   int alive = book.start_beam(B);
+  stream.start(B);
   for (int beam = 0; beam < R; ++beam) beam_slot[beam] = beam;
   for (int t = 0; t < book.max_steps() && alive > 0; ++t) {
     MT_PROFILE_STAGE(step);
+    if (limits.cancelled()) {  // each unfinished sentence ends with its best hypothesis so far
+      for (int b = 0; b < B; ++b) {
+        if (book.done(b)) continue;
+        book.stop_beam(b, t);
+        stopped[b] = 1;
+        if (stream.active()) give_result(b, false);
+      }
+      break;
+    }
     // Only live beams of unfinished sentences are decoded: one row per
     // sentence at the first step, none for a finished sentence.
     int rows = 0;
@@ -180,7 +251,41 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         std::copy(top, top + row_candidate_count[row], candidates + n);
         n += row_candidate_count[row];
       }
-      alive -= book.advance_beam(b, n, t);
+      const bool ended = book.advance_beam(b, n, t);
+      alive -= ended;
+      if (!stream.active()) continue;
+      if (ended) {
+        give_result(b, true);
+        continue;
+      }
+      // The tokens every live beam and every finished hypothesis share: no
+      // other can win, so these are final.
+      const int32_t* first = nullptr;
+      const float* running = nullptr;
+      for (int k = 0; k < K && first == nullptr; ++k) {
+        if (scores[b * K + k] == kNegInf) continue;
+        first = search.history + size_t(b * K + k) * T;
+        running = search.history_log_probs + size_t(b * K + k) * T;
+      }
+      int stable = stream.streamed(b);
+      for (; stable <= t; ++stable) {
+        const int32_t token = first[stable];
+        bool shared = true;
+        for (int k = 0; k < K && shared; ++k) {
+          shared = scores[b * K + k] == kNegInf || search.history[size_t(b * K + k) * T + stable] == token;
+        }
+        const Finished* fin = search.finished + size_t(b) * plan.K;
+        const int32_t* fin_tokens = search.finished_tokens + size_t(b) * plan.K * T;
+        for (int f = 0; f < search.finished_counts[b] && shared; ++f) {
+          shared = fin[f].length > stable && fin_tokens[size_t(f) * T + stable] == token;
+        }
+        if (!shared) break;
+      }
+      if (stream.give(b, first, stable, running, false, 0.0f, false)) {
+        book.stop(b, first, stream.streamed(b), running[stream.streamed(b) - 1]);  // the tokens given so far
+        stopped[b] = 1;
+        --alive;
+      }
     }
     if (alive == 0) break;
     // Give every live beam its parent's self-attention cache for positions

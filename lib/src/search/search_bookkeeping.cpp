@@ -24,6 +24,11 @@ SentenceBeams SearchBookkeeping::sentence(int b) const {
   s.finished = f.finished + finished;
   s.finished_tokens = f.finished_tokens + finished * f.T;
   s.finished_count = f.finished_counts + b;
+  if (f.history_log_probs != nullptr) {
+    s.history_log_probs = f.history_log_probs + beams * f.T;
+    s.scratch_log_probs = f.history_log_probs_scratch;
+    s.finished_log_probs = f.finished_log_probs + finished * f.T;
+  }
   return s;
 }
 
@@ -50,6 +55,7 @@ bool SearchBookkeeping::advance_greedy(int b, int t, int32_t token, float token_
   const bool eos = token == eos_id_;
   const size_t row = size_t(b) * buffers_.capacity;
   if (!eos) buffers_.finished_tokens[row * buffers_.T + t] = token;
+  if (!eos && buffers_.history_log_probs != nullptr) buffers_.history_log_probs[size_t(b) * buffers_.T + t] = log_prob;
   if (!eos && t + 1 < buffers_.length_limits[b]) return false;
   const int length = eos ? t : t + 1;
   buffers_.finished[row] = {normalized_score(log_prob, t + 1 + limits_.length_offset, limits_.length_penalty), log_prob,
@@ -100,6 +106,31 @@ void SearchBookkeeping::emit(int b, int num_hypotheses) {
   }
   buffers_.finished_counts[b] = n;
   buffers_.done[b] = 1;
+}
+
+void SearchBookkeeping::stop(int b, const int32_t* tokens, int length, float log_prob) {
+  const size_t row = size_t(b) * buffers_.capacity;
+  int32_t* to = buffers_.finished_tokens + row * buffers_.T;
+  if (tokens != to) copy_tokens(tokens, length, to);
+  buffers_.finished[row] = {normalized_score(log_prob, length + limits_.length_offset, limits_.length_penalty),
+                            log_prob, length};
+  buffers_.finished_counts[b] = 1;
+  emit(b, 1);
+}
+
+void SearchBookkeeping::stop_greedy(int b, int t) {
+  const size_t row = size_t(b) * buffers_.capacity;
+  stop(b, buffers_.finished_tokens + row * buffers_.T, t, buffers_.scores[b]);
+}
+
+void SearchBookkeeping::stop_beam(int b, int t) {
+  const SentenceBeams s = sentence(b);
+  for (int k = 0; k < K_; ++k) {
+    if (s.scores[k] == -INFINITY) continue;
+    finish_hypothesis(s, s.history + size_t(k) * s.T, t, s.scores[k], t, limits_.length_penalty,
+                      s.history_log_probs != nullptr ? s.history_log_probs + size_t(k) * s.T : nullptr);
+  }
+  emit(b, limits_.hypotheses);
 }
 
 }  // namespace mt::detail

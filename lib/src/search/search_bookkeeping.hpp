@@ -8,6 +8,7 @@
 // run on the device (SessionOptions::cuda_device_search).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 
@@ -26,6 +27,10 @@ struct SearchLimits {
   // Added to |y| before the length penalty: the model's own convention
   // (OpenNMT-py counts its start token, 1; everyone else 0).
   int length_offset = 0;
+  TokenCallback on_token;                    // TranslateOptions::on_token
+  const std::atomic<int>* cancel = nullptr;  // TranslateOptions::cancel
+
+  bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed) != 0; }
 };
 
 // The search's host buffers (a session's SessionPlan, or a test's arrays).
@@ -46,6 +51,11 @@ struct SearchBuffers {
   int32_t* finished_tokens = nullptr;  // [B * capacity, T]
   int* finished_counts = nullptr;      // [B]: also the results' counts
   Hypothesis* hypotheses = nullptr;    // [B * capacity]: the results
+  // Optional (null: not kept): running log-probabilities after each token,
+  // alongside history (greedy: row b), history_scratch and finished_tokens.
+  float* history_log_probs = nullptr;
+  float* history_log_probs_scratch = nullptr;
+  float* finished_log_probs = nullptr;
 };
 
 class SearchBookkeeping {
@@ -77,6 +87,16 @@ class SearchBookkeeping {
   // marks it done (for a search whose steps ran elsewhere: its finished
   // hypotheses copied into the buffers).
   void emit(int b, int num_hypotheses);
+
+  // Ends sentence b now with one hypothesis: `length` tokens at `tokens`
+  // (anywhere but sentence b's first finished slot's own overlap) and their
+  // log-probability (a sentence stopped by on_token).
+  void stop(int b, const int32_t* tokens, int length, float log_prob);
+  // Ends sentence b before beam step t with its best hypotheses so far: the
+  // finished ones and the live beams as they stand (a cancelled search).
+  void stop_beam(int b, int t);
+  // Greedy: the same before step t, the sentence's tokens so far.
+  void stop_greedy(int b, int t);
 
  private:
   // Sentence b's part of the buffers.

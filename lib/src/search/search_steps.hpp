@@ -79,16 +79,23 @@ struct SentenceBeams {
   const float* length_scales = nullptr;
   // Added to each scored length (without a table): see SearchLimits.
   int length_offset = 0;
+  // Optional (null: not kept): the running log-probability after each token,
+  // alongside history, scratch and finished_tokens, for streaming.
+  float* history_log_probs = nullptr;   // [K, T]
+  float* scratch_log_probs = nullptr;   // [K, T]
+  float* finished_log_probs = nullptr;  // [K, T]
 };
 
-MT_HOST_DEVICE inline void copy_tokens(const int32_t* from, int n, int32_t* to) {
+template <class T>
+MT_HOST_DEVICE inline void copy_tokens(const T* from, int n, T* to) {
   for (int i = 0; i < n; ++i) to[i] = from[i];
 }
 
 // Adds a finished hypothesis to the sentence's best K (replacing the worst,
 // the first of equals, when full and this one is better).
 MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32_t* tokens, int length, float log_prob,
-                                             int scored_length, float length_penalty) {
+                                             int scored_length, float length_penalty,
+                                             const float* log_probs = nullptr) {
   const float score = length_penalty == 0.0f ? log_prob
                       : s.length_scales      ? log_prob / s.length_scales[scored_length]
                                         : normalized_score(log_prob, scored_length + s.length_offset, length_penalty);
@@ -104,6 +111,8 @@ MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32
   }
   s.finished[slot] = {score, log_prob, length};
   copy_tokens(tokens, length, s.finished_tokens + slot * s.T);
+  if (s.finished_log_probs != nullptr && log_probs != nullptr)
+    copy_tokens(log_probs, length, s.finished_log_probs + slot * s.T);
 }
 
 // Beams at the start: all at BOS, only beam 0 alive (all beams start equal:
@@ -137,13 +146,18 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
   for (int i = 0; i < count && next < K; ++i) {
     const Candidate c = s.candidates[i];
     const int32_t* prefix = s.history + c.parent * T;
+    const float* prefix_log_probs = s.history_log_probs != nullptr ? s.history_log_probs + c.parent * T : nullptr;
     if (c.token == eos_id) {
-      if (i < K) finish_hypothesis(s, prefix, t, c.log_prob, t + 1, length_penalty);
+      if (i < K) finish_hypothesis(s, prefix, t, c.log_prob, t + 1, length_penalty, prefix_log_probs);
       continue;
     }
     // New beam `next` continues beam c.parent: gather its history now.
     copy_tokens(prefix, t, s.scratch + next * T);
     s.scratch[next * T + t] = c.token;
+    if (prefix_log_probs != nullptr) {
+      copy_tokens(prefix_log_probs, t, s.scratch_log_probs + next * T);
+      s.scratch_log_probs[next * T + t] = c.log_prob;
+    }
     s.parents[next] = c.parent;
     s.scores[next] = c.log_prob;
     s.step_tokens[next] = c.token;
@@ -156,15 +170,22 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
     // were at step t.
     for (int k = 0; k < K; ++k) {
       if (s.scores[k] == -INFINITY) continue;
-      finish_hypothesis(s, s.history + k * T, t, NAN, t, length_penalty);
+      finish_hypothesis(s, s.history + k * T, t, NAN, t, length_penalty,
+                        s.history_log_probs != nullptr ? s.history_log_probs + k * T : nullptr);
       break;
     }
   }
   for (int k = next; k < K; ++k) s.scores[k] = -INFINITY, s.parents[k] = k;
   for (int k = 0; k < next; ++k) copy_tokens(s.scratch + k * T, t + 1, s.history + k * T);
+  if (s.history_log_probs != nullptr) {
+    for (int k = 0; k < next; ++k) copy_tokens(s.scratch_log_probs + k * T, t + 1, s.history_log_probs + k * T);
+  }
   const bool at_limit = t + 1 >= length_limit;
   if (at_limit) {
-    for (int k = 0; k < next; ++k) finish_hypothesis(s, s.history + k * T, t + 1, s.scores[k], t + 1, length_penalty);
+    for (int k = 0; k < next; ++k) {
+      finish_hypothesis(s, s.history + k * T, t + 1, s.scores[k], t + 1, length_penalty,
+                        s.history_log_probs != nullptr ? s.history_log_probs + k * T : nullptr);
+    }
   }
   if (*s.finished_count < K && !at_limit && next > 0) return false;
   for (int k = 0; k < K; ++k) s.parents[k] = k;

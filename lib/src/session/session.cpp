@@ -224,12 +224,15 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
 }
 
 Status Session::Impl::run(int B, const TranslateOptions& options) {
+  std::fill_n(at<int>(plan.stopped), B, 0);
   if (cuda != nullptr) return cuda->run(*this, B, options);
   if (!lanes.empty()) return run_lanes(B, options);
   encode(B);
   detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
                               options.length_penalty, options.target_prefix};
   search.length_offset = length_offset;
+  search.on_token = options.on_token;
+  search.cancel = options.cancel;
   if (options.beam_size == 1) {
     greedy_search(B, search);
   } else {
@@ -251,6 +254,7 @@ Status Session::translate(std::span<const std::span<const int32_t>> sources, con
   results->hypotheses_ = s.at<Hypothesis>(s.plan.hypotheses);
   results->counts_ = s.at<int>(s.plan.hypothesis_counts);
   results->truncated_ = s.at<int>(s.plan.truncated);
+  results->stopped_ = s.at<int>(s.plan.stopped);
   results->stride_ = size_t(s.plan.K);
   results->sentences_ = size_t(B);
   return {};

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "mt/sentence_splitter.hpp"
 #include "mt/session.hpp"
 #include "search/search_bookkeeping.hpp"
+#include "search/token_stream.hpp"
 #include "support/thread_pool.hpp"
 #include "transformer/transformer.hpp"
 
@@ -46,7 +48,9 @@ struct SessionPlan : TransformerBufferPlan {
   size_t live_tokens = 0, live_beams = 0, live_slots = 0, live_sources = 0, live_row_of_beam = 0, beam_slots = 0;
   size_t row_candidates = 0, row_candidate_counts = 0;  // beam: the 2K best of each live row
   size_t candidates = 0, finished = 0, finished_tokens = 0, source_done = 0, length_limits = 0;
-  size_t hypotheses = 0, hypothesis_counts = 0, truncated = 0;
+  size_t hypotheses = 0, hypothesis_counts = 0, truncated = 0, stopped = 0;
+  size_t history_log_probs = 0, history_log_probs_scratch = 0, finished_log_probs = 0;
+  size_t streamed_tokens = 0, streamed_bytes = 0;
   // Text path (models with a vocabulary): tokenizer scratch, source ids per
   // sentence, detokenized outputs.
   size_t text_workspace = 0, text_workspace_bytes = 0;
@@ -100,6 +104,12 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // batches smaller than the thread count.
   std::vector<std::unique_ptr<Impl>> lanes;
   std::unique_ptr<Impl> wide;
+  // Streaming (TranslateOptions::on_token): a lane's sentence j is the
+  // call's sentence stream_first + j * stream_stride, and every lane's calls
+  // go through the session's one mutex.
+  size_t stream_first = 0, stream_stride = 1;
+  std::mutex own_stream_mutex;
+  std::mutex* stream_mutex = &own_stream_mutex;
 
   template <class T>
   T* at(size_t offset) {
@@ -130,8 +140,12 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);
   void beam_search(int B, const detail::SearchLimits& limits);
-  // The search's host buffers in the arena, for SearchBookkeeping.
+  // The search's host buffers in the arena, for SearchBookkeeping; with
+  // `limits` streaming, the running log-probabilities too.
   detail::SearchBuffers search_buffers();
+  detail::SearchBuffers search_buffers(const detail::SearchLimits& limits);
+  // TranslateOptions::on_token for this search.
+  detail::TokenStream token_stream(const detail::SearchLimits& limits);
 };
 
 }  // namespace mt

@@ -27,8 +27,14 @@ void Session::Impl::bind_lanes() {
   };
   for (int i = 0; i < plan.lanes; ++i) {
     lanes.push_back(make_lane(*plan.lane_plan, plan.lane_offset + size_t(i) * plan.lane_stride, nullptr));
+    lanes.back()->stream_first = size_t(i);  // sentence b is lane b % L's sentence b / L
+    lanes.back()->stream_stride = size_t(plan.lanes);
+    lanes.back()->stream_mutex = stream_mutex;
   }
-  if (plan.wide_plan != nullptr) wide = make_lane(*plan.wide_plan, plan.wide_offset, pool);
+  if (plan.wide_plan != nullptr) {
+    wide = make_lane(*plan.wide_plan, plan.wide_offset, pool);
+    wide->stream_mutex = stream_mutex;
+  }
   // Each lane's status of a run, in the arena (Status holds no heap memory on success).
   for (int i = 0; i < plan.lanes; ++i) new (at<Status>(plan.lane_statuses) + i) Status{};
 }
@@ -78,10 +84,12 @@ Status Session::Impl::run_lanes(int B, const TranslateOptions& options) {
   }
   Hypothesis* hypotheses = at<Hypothesis>(plan.hypotheses);
   int* counts = at<int>(plan.hypothesis_counts);
+  int* stopped = at<int>(plan.stopped);
   for (int b = 0; b < B; ++b) {
     Impl& s = on_wide ? *wide : *lanes[size_t(b % L)];
     const int j = on_wide ? b : b / L;
     counts[b] = s.at<int>(s.plan.hypothesis_counts)[j];
+    stopped[b] = s.at<int>(s.plan.stopped)[j];
     std::copy_n(s.at<Hypothesis>(s.plan.hypotheses) + size_t(j) * size_t(s.plan.K), counts[b],
                 hypotheses + size_t(b) * size_t(plan.K));
   }

@@ -73,6 +73,9 @@ Status TranslateOptions::validate(const SessionOptions& session) const {
   if (target_prefix.size() >= size_t(session.max_target_length))
     return bad("target_prefix", int(std::min<size_t>(target_prefix.size(), 1 << 30)),
                "ids: must be fewer than the session's max_target_length %d", session.max_target_length);
+  if (session.device == Device::cuda && (on_token || cancel != nullptr)) {
+    return Status::error(Errc::unsupported, "translate options on_token and cancel: CPU sessions only");
+  }
   return {};
 }
 

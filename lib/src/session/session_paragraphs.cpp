@@ -69,6 +69,9 @@ Status Session::translate_paragraphs(std::string_view text, const ParagraphOptio
     return Status::error(Errc::invalid_argument, "unknown split mode %d", int(paragraphs.mode));
   }
   MT_RETURN_IF_ERROR(options.validate(s.options));
+  if (options.on_token || options.cancel != nullptr) {
+    return Status::error(Errc::unsupported, "translate_paragraphs does not take on_token or cancel yet");
+  }
   TranslateOptions one = options;  // each sentence's best hypothesis is all that is written
   one.num_hypotheses = 1;
   one.truncate_long_sources = true;  // only a single character too long for a source is ever cut

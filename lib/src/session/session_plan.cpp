@@ -88,6 +88,15 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.hypotheses = a.reserve<Hypothesis>(B * K);
   p.hypothesis_counts = a.reserve<int>(B);
   p.truncated = a.reserve<int>(B);
+  p.stopped = a.reserve<int>(B);
+  // Streaming: each beam's running log-probability after each token (as
+  // `history` holds its tokens), those of finished hypotheses, and how much
+  // of each sentence was given to on_token.
+  p.history_log_probs = a.reserve<float>(R * T);
+  p.history_log_probs_scratch = a.reserve<float>(K * T);
+  p.finished_log_probs = a.reserve<float>(B * K * T);
+  p.streamed_tokens = a.reserve<int>(B);
+  p.streamed_bytes = a.reserve<size_t>(B);
   p.source_spans = a.reserve<std::span<const int32_t>>(B);
   // int8 layers quantize their inputs here: as many rows as the widest call
   // (the encoder's packed tokens or the decoder's rows); longer calls (the

@@ -80,6 +80,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
   results->hypotheses_ = texts;
   results->counts_ = counts;
   results->truncated_ = truncated;
+  results->stopped_ = s.at<int>(s.plan.stopped);
   results->stride_ = size_t(s.plan.K);
   results->sentences_ = size_t(B);
   return {};
