@@ -7,6 +7,7 @@
 //   const t = await Translator.create(createLibmt, modelBytes, { max_batch_size: 8 });
 //   t.translate(['A man is walking.'], { beam_size: 4 });   // ['Ein Mann geht.']
 //   t.translate(['Where is it?'], { source_language: 'en', target_language: 'fr' });  // multilingual models
+//   t.translate(['A dog runs.'], { onToken: (e) => process.stdout.write(e.text) });   // streaming
 //   t.translateParagraphs('Dr. Smith came.  He sat down.\n', { mode: 'wrapped' });
 //     // { text: 'Dr. Smith kam.  Er setzte sich.\n', sentences: [{ source: [0, 15], target: [0, 14], ... }, ...] }
 //   t.free();
@@ -118,6 +119,7 @@ class Translator {
     const results = [];
     this.withTranslateOptions(options, (opts) => {
       for (let b = 0; b < lines.length; b += this.maxBatch) {
+        this.streamBase = b;  // onToken's sentence index: this batch's first line
         const batch = lines.slice(b, b + this.maxBatch).map((line) => encoder.encode(line));
         const bytes = batch.reduce((n, t) => n + t.length, 0);
         // texts[], lengths[], the UTF-8 bytes, then two out-slots.
@@ -146,11 +148,14 @@ class Translator {
   }
 
   // Runs body(pointer) with an mt_translate_options filled from `options`:
-  // mt.h's fields, and source_language, target_language (a multilingual
-  // model's languages), source_prefix and target_prefix (token ids).
+  // mt.h's fields, source_language, target_language (a multilingual
+  // model's languages), source_prefix and target_prefix (token ids), and
+  // onToken({ sentence, step, token, text, log_prob }): each token as soon as
+  // it is final (the texts joined are the translation, EOS last); returning
+  // true stops that sentence.
   withTranslateOptions(options, body) {
     const m = this.m;
-    const { source_language, target_language, source_prefix = [], target_prefix = [], ...rest } = options;
+    const { source_language, target_language, source_prefix = [], target_prefix = [], onToken, ...rest } = options;
     const source = [...source_prefix], target = [...target_prefix];
     if (source_language || target_language) {
       const [s, t] = this.languagePrefixes(source_language, target_language);
@@ -158,6 +163,7 @@ class Translator {
       if (t >= 0) target.unshift(t);
     }
     const opts = m._malloc(OPTIONS_BYTES + 4 * (source.length + target.length));
+    let callback = 0;
     try {
       m._mt_translate_options_init(opts);
       fillOptions(m, opts, TRANSLATE_FIELDS, rest, 'translate');
@@ -168,8 +174,22 @@ class Translator {
       m.HEAPU32[slot + 1] = source.length;
       m.HEAPU32[slot + 2] = target.length ? ids + 4 * source.length : 0;
       m.HEAPU32[slot + 3] = target.length;
+      if (onToken) {
+        // mt_token_event: sentence, step, token, text, text_length, log_prob (4 bytes each).
+        const decoder = new TextDecoder();
+        callback = m.addFunction((user, event) => {
+          const w = event >> 2, text = m.HEAPU32[w + 3];
+          const stop = onToken({
+            sentence: this.streamBase + m.HEAPU32[w], step: m.HEAP32[w + 1], token: m.HEAP32[w + 2],
+            text: decoder.decode(m.HEAPU8.subarray(text, text + m.HEAPU32[w + 4])), log_prob: m.HEAPF32[w + 5],
+          });
+          return stop ? 1 : 0;
+        }, 'iii');
+        m.HEAPU32[slot + 4] = callback;
+      }
       return body(opts);
     } finally {
+      if (callback) m.removeFunction(callback);
       m._free(opts);
     }
   }

@@ -11,8 +11,8 @@ FileNotFoundError (files), libmt.ModelError (not a valid model file).
 """
 
 from . import _libmt
-from ._libmt import Model, ModelConfig, ModelError, ModelWriter, Vocabulary, __version__, language_tokens, tensor_specs
-from ._results import FileStats, ParagraphTranslation, TranslatedSentence, TranslationResult
+from ._libmt import CancelToken, Model, ModelConfig, ModelError, ModelWriter, Vocabulary, __version__, language_tokens, tensor_specs
+from ._results import FileStats, ParagraphTranslation, TokenEvent, TranslatedSentence, TranslationResult
 from ._translator import Translator
 
 
@@ -30,7 +30,9 @@ def builtin_prefix_list(language):
 
 
 __all__ = [
+    "CancelToken",
     "FileStats",
+    "TokenEvent",
     "ParagraphTranslation",
     "TranslatedSentence",
     "builtin_prefix_list",

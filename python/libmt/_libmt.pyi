@@ -1,6 +1,6 @@
 # Type stubs of the native module libmt._libmt (python/src/*.cpp).
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -71,6 +71,13 @@ class Model:
     def tensors(self) -> List[Dict[str, Any]]: ...
     def save(self, path: PathLike) -> None: ...
 
+class CancelToken:
+    def __init__(self) -> None: ...
+    def cancel(self) -> None: ...
+    def reset(self) -> None: ...
+    @property
+    def cancelled(self) -> bool: ...
+
 class _Translator:
     def __init__(self, model: Union[Model, PathLike], *, device: str = "cpu", device_index: int = 0,
                  num_threads: int = 1, thread_split: str = "automatic", max_batch_size: int = 16,
@@ -79,7 +86,8 @@ class _Translator:
     def _translate_text(self, sources: Sequence[Union[str, bytes]], detail: bool, beam_size: int, num_hypotheses: int,
                         length_penalty: float, max_decoding_length: int, max_length_ratio: float,
                         max_length_offset: int, min_decoding_length: int, truncate: bool,
-                        source_prefix: Sequence[int], target_prefix: Sequence[int]) -> List[Any]: ...
+                        source_prefix: Sequence[int], target_prefix: Sequence[int],
+                        on_token: Optional[Callable[..., Any]], cancel: Optional[CancelToken]) -> List[Any]: ...
     def _translate_ids(self, sources: Sequence[Sequence[int]], beam_size: int, num_hypotheses: int,
                        length_penalty: float, max_decoding_length: int, max_length_ratio: float,
                        max_length_offset: int, min_decoding_length: int, truncate: bool,

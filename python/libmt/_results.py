@@ -11,21 +11,23 @@ class TranslationResult:
     scores: log P(y|x) / |y| ** length_penalty, |y| counting EOS
     log_probs: log P(y + EOS | x)
     truncated: whether the source was cut to fit (truncate=True)
+    stopped: whether on_token stopped it or a CancelToken cancelled it before it ended
     """
 
-    __slots__ = ("hypotheses", "ids", "scores", "log_probs", "truncated")
+    __slots__ = ("hypotheses", "ids", "scores", "log_probs", "truncated", "stopped")
 
     def __init__(self, hypotheses: Optional[List[str]], ids: List[List[int]], scores: List[float],
-                 log_probs: List[float], truncated: bool = False) -> None:
+                 log_probs: List[float], truncated: bool = False, stopped: bool = False) -> None:
         self.hypotheses = hypotheses
         self.ids = ids
         self.scores = scores
         self.log_probs = log_probs
         self.truncated = truncated
+        self.stopped = stopped
 
     def __repr__(self) -> str:
-        return "TranslationResult(hypotheses=%r, ids=%r, scores=%r, log_probs=%r, truncated=%r)" % (
-            self.hypotheses, self.ids, self.scores, self.log_probs, self.truncated)
+        return "TranslationResult(hypotheses=%r, ids=%r, scores=%r, log_probs=%r, truncated=%r, stopped=%r)" % (
+            self.hypotheses, self.ids, self.scores, self.log_probs, self.truncated, self.stopped)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TranslationResult):
@@ -69,3 +71,18 @@ class ParagraphTranslation(NamedTuple):
 
     text: Union[str, bytes]
     sentences: List[TranslatedSentence]
+
+
+class TokenEvent(NamedTuple):
+    """One token of a translation as soon as it is final (Translator.translate_stream).
+
+    sentence: the source's index; step: the token's position, from 0; token: its id (EOS last
+    when the sentence ended on its own); text: what it adds, in whole characters; log_prob:
+    its log-probability (the events' sum is the translation's log_prob)
+    """
+
+    sentence: int
+    step: int
+    token: int
+    text: str
+    log_prob: float

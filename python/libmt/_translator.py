@@ -3,13 +3,15 @@ Python conveniences: typed options, iterables, files."""
 
 import io
 import os
+import queue
 import sys
+import threading
 import time
-from typing import IO, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import IO, Any, Callable, Iterable, Iterator, List, Optional, Sequence, Union
 
 from . import _libmt
 from ._progress import Progress
-from ._results import FileStats, ParagraphTranslation, TranslatedSentence, TranslationResult
+from ._results import FileStats, ParagraphTranslation, TokenEvent, TranslatedSentence, TranslationResult
 
 Text = Union[str, bytes]
 PathLike = Union[str, "os.PathLike[str]"]
@@ -52,7 +54,8 @@ class Translator(_libmt._Translator):
                   max_length_offset: int = 0, min_decoding_length: int = 0, return_scores: bool = False,
                   truncate: bool = False, source_language: Optional[str] = None,
                   target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
-                  target_prefix: Sequence[int] = ()) -> Union[List[str], List[TranslationResult]]:
+                  target_prefix: Sequence[int] = (), on_token: Optional[Callable[..., Any]] = None,
+                  cancel: Optional["_libmt.CancelToken"] = None) -> Union[List[str], List[TranslationResult]]:
         """Translates a list of sentences (str, or UTF-8 bytes; invalid UTF-8
         bytes read as U+FFFD). Returns the best translation of each, as a
         list of str; with return_scores=True or num_hypotheses > 1, a
@@ -72,6 +75,13 @@ class Translator(_libmt._Translator):
           source, M2M-100's and NLLB's source token starts it and their target token is forced first.
         source_prefix, target_prefix: token ids put before every source, and forced first in every
           output (scored 0, as Hugging Face's forced_bos_token_id).
+        on_token: called as on_token(sentence, step, token, text, log_prob) with each token as soon
+          as it is final (greedy: at once; beam search: once every hypothesis that can still win
+          shares it), EOS last; the texts joined are the translation. A true return stops that
+          sentence (its result: the tokens given so far, result.stopped). An exception it raises
+          stops the call and is raised here. CPU translators only. See translate_stream().
+        cancel: a libmt.CancelToken; its cancel() from another thread ends the call within one
+          decoder step, each unfinished sentence with its best so far (result.stopped).
 
         Each translation is one line: line breaks in the output are spaces.
         """
@@ -80,8 +90,52 @@ class Translator(_libmt._Translator):
         source_ids, target_ids = _languages(self.model, source_language, target_language)
         raw = self._translate_text(sources, detail, beam_size, num_hypotheses, length_penalty, max_decoding_length,
                                    max_length_ratio, max_length_offset, min_decoding_length, truncate,
-                                   source_ids + list(source_prefix), target_ids + list(target_prefix))
+                                   source_ids + list(source_prefix), target_ids + list(target_prefix), on_token,
+                                   cancel)
         return [TranslationResult(*r) for r in raw] if detail else raw
+
+    def translate_stream(self, sources: Sequence[Text], **options: Any) -> Iterator[TokenEvent]:
+        """Translates as translate(sources, **options) does, yielding a
+        TokenEvent(sentence, step, token, text, log_prob) for each token as
+        soon as it is final. Closing the generator early cancels the rest.
+
+            for event in translator.translate_stream(["A dog runs."], beam_size=4):
+                print(event.text, end="", flush=True)
+        """
+        _check_list(sources, "translate_stream")
+        for name in ("on_token", "cancel"):
+            if name in options:
+                raise TypeError("translate_stream() sets %s itself" % name)
+        events: "queue.Queue[Any]" = queue.Queue()
+        token = _libmt.CancelToken()
+        end = object()
+        failure: List[BaseException] = []
+
+        def on_token(sentence, step, token_id, text, log_prob):
+            events.put(TokenEvent(sentence, step, token_id, text, log_prob))
+            return False
+
+        def run():
+            try:
+                self.translate(sources, on_token=on_token, cancel=token, **options)
+            except BaseException as error:  # raised in the caller's thread below
+                failure.append(error)
+            finally:
+                events.put(end)
+
+        thread = threading.Thread(target=run, name="libmt.translate_stream", daemon=True)
+        thread.start()
+        try:
+            while True:
+                event = events.get()
+                if event is end:
+                    break
+                yield event
+        finally:
+            token.cancel()
+            thread.join()
+        if failure:
+            raise failure[0]
 
     def translate_paragraphs(self, text: Text, *, mode: str = "lines", prefixes: Optional[str] = None,
                              prefix_language: Optional[str] = None, beam_size: int = 1, length_penalty: float = 1.0,

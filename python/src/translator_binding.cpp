@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <type_traits>
@@ -32,6 +33,37 @@ struct SentenceResult {
   std::vector<float> scores;
   std::vector<float> log_probs;
   bool truncated = false;
+  bool stopped = false;
+};
+
+// libmt.CancelToken: the atomic TranslateOptions::cancel reads.
+struct PyCancelToken {
+  std::atomic<int> flag{0};
+};
+
+// A Python on_token(sentence, step, token, text, log_prob) behind a
+// TokenCallback: called with the GIL taken (from the session's threads too);
+// its first exception stops the whole call (through `cancel`) and is raised
+// once the call returns.
+struct PyTokenCallback {
+  py::object function;
+  size_t first = 0;  // the batch's first sentence in the call
+  std::atomic<int>* cancel = nullptr;
+  std::optional<py::error_already_set> error;
+
+  bool operator()(const TokenEvent& e) {
+    py::gil_scoped_acquire gil;
+    if (error) return true;
+    try {
+      const py::object stop =
+          function(first + e.sentence, e.step, e.token, str_of(e.text), e.log_prob);
+      return py::bool_(stop);
+    } catch (py::error_already_set& raised) {
+      error.emplace(std::move(raised));
+      cancel->store(1);
+      return true;
+    }
+  }
 };
 
 ThreadSplit thread_split_of(const std::string& name) {
@@ -150,7 +182,7 @@ py::object python_results(const std::vector<SentenceResult>& results, bool detai
       for (const std::string& s : r.texts) list.append(str_of(s));
       texts = list;
     }
-    out[i] = py::make_tuple(texts, py::cast(r.ids), py::cast(r.scores), py::cast(r.log_probs), r.truncated);
+    out[i] = py::make_tuple(texts, py::cast(r.ids), py::cast(r.scores), py::cast(r.log_probs), r.truncated, r.stopped);
   }
   return out;
 }
@@ -178,6 +210,13 @@ TranslateOptions checked_options(const PyTranslator& t, int beam_size, int num_h
 }  // namespace
 
 void bind_translator(py::module_& m) {
+  py::class_<PyCancelToken>(m, "CancelToken",
+                            "Stops a translation from another thread: give it to translate(cancel=...), call "
+                            "cancel(); each unfinished sentence ends with its best so far (result.stopped).")
+      .def(py::init<>())
+      .def("cancel", [](PyCancelToken& c) { c.flag.store(1); }, "Ends the translations it was given to.")
+      .def("reset", [](PyCancelToken& c) { c.flag.store(0); }, "Makes the token usable again.")
+      .def_property_readonly("cancelled", [](const PyCancelToken& c) { return c.flag.load() != 0; });
   py::class_<PyTranslator>(m, "_Translator")
       .def(py::init([](py::handle model, const std::string& device, int device_index, int num_threads,
                        const std::string& thread_split, int max_batch_size, py::object max_source_length,
@@ -206,10 +245,15 @@ void bind_translator(py::module_& m) {
            [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
               int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
-              const std::vector<int32_t>& target_prefix) {
-             const TranslateOptions options =
+              const std::vector<int32_t>& target_prefix, py::object on_token, PyCancelToken* cancel) {
+             TranslateOptions options =
                  checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
                                  max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
+             PyCancelToken own_cancel;
+             std::atomic<int>* flag = cancel != nullptr ? &cancel->flag : &own_cancel.flag;
+             PyTokenCallback callback{on_token, 0, flag, std::nullopt};
+             if (!on_token.is_none()) options.on_token = TokenCallback::of(callback);
+             if (cancel != nullptr || !on_token.is_none()) options.cancel = flag;
              if (!t.model->has_vocabulary()) {
                throw py::value_error(
                    "this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
@@ -225,14 +269,17 @@ void bind_translator(py::module_& m) {
              std::vector<SentenceResult> results =
                  in_batches(t, texts.size(), [&](size_t begin, size_t end, SentenceResult* out) {
                    TextTranslations translations;
+                   callback.first = begin;
                    MT_RETURN_IF_ERROR(
                        t.session->translate_text({views.data() + begin, end - begin}, options, &translations));
                    for (size_t i = 0; i < translations.size(); ++i) {
                      MT_RETURN_IF_ERROR(
                          copy_nbest(translations[i], translations.truncated(i), model, true, detail, &out[i]));
+                     out[i].stopped = translations.stopped(i);
                    }
                    return Status{};
                  });
+             if (callback.error) throw std::move(*callback.error);
              return python_results(results, detail, true);
            })
       .def(

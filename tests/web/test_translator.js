@@ -45,6 +45,22 @@ async function main() {
   assert.throws(() => t.translate(sources.slice(0, 1), { target_language: 'fr' }),
                 (e) => e instanceof LibmtError && /no language tokens/.test(e.message));
 
+  // Streaming: each line's events are its translation, EOS last; stopping one leaves the others.
+  const events = [];
+  const streamed = t.translate(sources, { max_length_ratio: 2, max_length_offset: 10,
+                                          onToken: (e) => { events.push(e); return e.sentence === 9 && e.step === 0; } });
+  sources.forEach((_, i) => {
+    const mine = events.filter((e) => e.sentence === i);
+    if (i === 9) {
+      assert.strictEqual(mine.length, 1);
+      assert.strictEqual(streamed[i], mine[0].text);
+      return;
+    }
+    assert.strictEqual(mine.map((e) => e.text).join(''), expected[i]);
+    assert.strictEqual(streamed[i], expected[i]);
+    assert.deepStrictEqual(mine.map((e) => e.step), mine.map((_, k) => k));
+  });
+
   // Paragraphs: the sentences joined into running text translate as alone, the gaps kept;
   // indices are JavaScript string indices (the German text has multi-byte characters).
   const gaps = sources.map((_, i) => (i === 0 ? '  ' : i % 5 === 0 ? '\n\n' : i % 2 ? ' ' : '\n'));
