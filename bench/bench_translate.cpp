@@ -146,7 +146,8 @@ void BM_SplitSentences(benchmark::State& state, mt::SplitMode mode) {
 // The same 40 sentences as one text of paragraphs (split, batched,
 // reassembled) and as a list through translate_text: the cost of the
 // paragraph path is the ratio of the two.
-void BM_Sentences(benchmark::State& state, std::string name, bool as_paragraphs) {
+enum class SentencesWay { text, paragraphs, streamed };
+void BM_Sentences(benchmark::State& state, std::string name, SentencesWay way) {
   std::vector<std::string> lines;
   std::string text = read_text(MT_TEST_DATA_DIR "/shipped_sentences.en");
   for (size_t at = 0; at < text.size();) {
@@ -157,6 +158,7 @@ void BM_Sentences(benchmark::State& state, std::string name, bool as_paragraphs)
   for (char& c : text) c = c == '\n' ? ' ' : c;
   mt::SessionOptions o;
   o.max_batch_size = 8;
+  o.max_beam_size = 4;
   mt::Session session = *mt::Session::create(load(name), o);
   const std::vector<std::string_view> views(lines.begin(), lines.end());
   mt::TextTranslations results;
@@ -164,12 +166,21 @@ void BM_Sentences(benchmark::State& state, std::string name, bool as_paragraphs)
     mt::Status write(std::string_view) override { return {}; }
     mt::Status sentence(const mt::TranslatedSentence&) override { return {}; }
   } sink;
+  mt::TranslateOptions options;
+  options.beam_size = int(state.range(0));
+  size_t events = 0, text_bytes = 0;
+  auto count = [&](const mt::TokenEvent& e) {
+    ++events;
+    text_bytes += e.text.size();
+    return false;
+  };
+  if (way == SentencesWay::streamed) options.on_token = mt::TokenCallback::of(count);
   for (auto _ : state) {
-    if (as_paragraphs) {
-      if (!session.translate_paragraphs(text, {}, {}, &sink).ok()) std::abort();
+    if (way == SentencesWay::paragraphs) {
+      if (!session.translate_paragraphs(text, {}, options, &sink).ok()) std::abort();
     } else {
       for (size_t b = 0; b < views.size(); b += 8) {
-        if (!session.translate_text(std::span(views).subspan(b, 8), {}, &results).ok()) std::abort();
+        if (!session.translate_text(std::span(views).subspan(b, 8), options, &results).ok()) std::abort();
       }
     }
   }
@@ -202,10 +213,17 @@ int register_all() {
         ->Args({32, 4})
         ->Unit(benchmark::kMillisecond);
     if (shipped(name)) {
-      benchmark::RegisterBenchmark(("sentences_40/translate_text/" + name).c_str(), BM_Sentences, name, false)
-          ->Unit(benchmark::kMillisecond);
-      benchmark::RegisterBenchmark(("sentences_40/translate_paragraphs/" + name).c_str(), BM_Sentences, name, true)
-          ->Unit(benchmark::kMillisecond);
+      // Side by side: the paragraph path and the streaming callback against plain translate_text.
+      for (const auto& [way, label] : {std::pair{SentencesWay::text, "translate_text"},
+                                       std::pair{SentencesWay::paragraphs, "translate_paragraphs"},
+                                       std::pair{SentencesWay::streamed, "translate_text_streamed"}}) {
+        benchmark::RegisterBenchmark(("sentences_40/" + std::string(label) + "/" + name).c_str(), BM_Sentences, name,
+                                     way)
+            ->ArgName("beam")
+            ->Arg(1)
+            ->Arg(4)
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
   return 0;

@@ -297,4 +297,12 @@ bool stdin_is_terminal() {
 #endif
 }
 
+bool stdout_is_terminal() {
+#ifdef __EMSCRIPTEN__
+  return EM_ASM_INT({ return typeof process == "object" && require("tty").isatty(1) ? 1 : 0; }) != 0;
+#else
+  return isatty(STDOUT_FILENO) != 0;
+#endif
+}
+
 }  // namespace mt::cli

@@ -100,5 +100,7 @@ std::span<const Option> device_option_table();
 bool stderr_is_terminal();
 // Whether standard input is a terminal (typed lines are translated as they come).
 bool stdin_is_terminal();
+// Whether standard output is a terminal (mt_translate --stream shows words as they come).
+bool stdout_is_terminal();
 
 }  // namespace mt::cli

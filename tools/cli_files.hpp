@@ -41,6 +41,7 @@ class Output {
   std::FILE* file() { return file_; }
   const std::string& error() const { return error_; }
   const std::string& name() const { return name_; }
+  bool is_stdout() const { return file_ == stdout; }
 
  private:
   std::FILE* file_ = nullptr;

@@ -76,6 +76,9 @@ constexpr Option kOptions[] = {
      false, "--mini-batch --max_batch_size"},
     {"--threads", nullptr, "N", "threads (default 1, as every tool)", false,
      "--cpu-threads --intra-threads --intra_threads"},
+    {"--stream", nullptr, nullptr,
+     "when standard output is a terminal, show each translation's words as they\n"
+     "come (one line at a time); elsewhere the output is the same without it"},
     {"--paragraphs", nullptr, "MODE",
      "translate running text instead of one sentence per line: split into\n"
      "sentences, each translated, every byte between them kept. MODE: lines (each\n"
@@ -182,6 +185,7 @@ struct Settings {
   mt::TranslateOptions topts;
   mt::SessionOptions sopts;
   bool text_mode = true, strict = false, scores = false, marian_nbest = false;
+  bool stream = false;  // --stream to a terminal: tokens written as they come
   int max_source = 256;  // tokens, as the user counts them (EOS not included)
   size_t max_line_bytes = 65536;
 };
@@ -450,6 +454,11 @@ int run(int argc, char** argv) {
     return usage("--nbest-format applies to --nbest 2 or more");
   if (topts.min_decoding_length > max_length) return usage("--min-length must not exceed --max-length");
   const bool paragraphs = args.has("--paragraphs");
+  if (args.has("--stream")) {
+    if (topts.num_hypotheses > 1 || s.scores) return usage("--stream writes text as it comes: no --nbest or --scores");
+    if (paragraphs) return usage("--stream and --paragraphs: choose one (for now)");
+    if (args.has("--ids")) return usage("--stream shows text, not --ids");
+  }
   if (paragraphs) {
     args.get_choice("--paragraphs", {"lines", "wrapped"}, "lines");
     if (!args.ok()) return usage(args.error());
@@ -491,7 +500,19 @@ int run(int argc, char** argv) {
     if (!s.text_mode) return fail("--paragraphs needs a model with a vocabulary");
     return run_paragraphs(s, args, model.value(), input, output, interactive);
   }
-  const size_t window_lines = interactive ? 1 : size_t(sopts.max_batch_size) * kBatchesPerWindow;
+  // --stream: one line at a time, each token's text written and flushed as
+  // it comes; the line's translation is then already written.
+  s.stream = args.has("--stream") && s.text_mode && output.is_stdout() && mt::cli::stdout_is_terminal();
+  const auto show = [&](const mt::TokenEvent& e) {
+    std::fwrite(e.text.data(), 1, e.text.size(), output.file());
+    std::fflush(output.file());
+    return false;
+  };
+  if (s.stream) {
+    topts.on_token = mt::TokenCallback::of(show);
+    sopts.max_batch_size = 1;
+  }
+  const size_t window_lines = interactive || s.stream ? 1 : size_t(sopts.max_batch_size) * kBatchesPerWindow;
   const bool progress = mt::cli::stderr_is_terminal() && !interactive;
 
   SessionHolder holder(model.value(), s);
@@ -533,7 +554,7 @@ int run(int argc, char** argv) {
         line.output = empty_output(s, line.number - 1);
       }
       words += count_words(line.text);
-      std::fwrite(line.output.data(), 1, line.output.size(), output.file());
+      if (!s.stream || !line.refused.empty()) std::fwrite(line.output.data(), 1, line.output.size(), output.file());
       std::fputc('\n', output.file());
     }
     if (std::fflush(output.file()) != 0) return fail("error writing " + output.name());

@@ -245,6 +245,19 @@ usage_error "--prefixes without --paragraphs" "apply to --paragraphs" mt_transla
 run mt_translate -m "$model" --paragraphs lines --prefix-language xx -i "$dir/dr.en"
 check "--prefix-language unknown: exit 1, names the lists" test $rc -eq 1 -a -n "$(grep 'there are' "$dir/err.txt")"
 
+# --stream: words as they come on a terminal (script gives one), the same lines as without.
+"$bin/mt_translate" -m "$model" --beam 1 -i "$dir/five.en" > "$dir/plain.txt"
+if command -v script > /dev/null; then
+  script -qec "'$bin/mt_translate' -m '$model' --beam 1 --stream -i '$dir/five.en'" /dev/null | tr -d '\r' \
+    > "$dir/streamed.txt"
+  check "--stream on a terminal: the same translations" cmp -s "$dir/plain.txt" "$dir/streamed.txt"
+else
+  echo "SKIP --stream on a terminal: no script(1)"
+fi
+"$bin/mt_translate" -m "$model" --beam 1 --stream -i "$dir/five.en" > "$dir/streamed-file.txt"
+check "--stream to a file: unchanged output" cmp -s "$dir/plain.txt" "$dir/streamed-file.txt"
+usage_error "--stream with --nbest" "no --nbest or --scores" mt_translate -m "$model" --stream --beam 2 --nbest 2
+
 # The CLI reference is the tools' own --help.
 for tool in "${tools[@]}"; do
   [ -x "$bin/$tool" ] || continue

@@ -122,7 +122,8 @@ struct TokenCallback {
   // Calls f(event) (f kept by reference: it must outlive the translate call).
   template <class F>
   static TokenCallback of(F& f) {
-    return {[](void* data, const TokenEvent& event) -> bool { return (*static_cast<F*>(data))(event); }, &f};
+    return {[](void* data, const TokenEvent& event) -> bool { return (*static_cast<F*>(data))(event); },
+            const_cast<void*>(static_cast<const void*>(&f))};
   }
 };
 
