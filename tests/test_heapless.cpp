@@ -234,6 +234,58 @@ TEST_CASE("streams tokens with the heap forbidden", "[heapless]") {
   mt_model_free(model);
 }
 
+TEST_CASE("a translation cache looks up and stores with the heap forbidden", "[heapless]") {
+  const AlignedFile image(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load_buffer(image.data, image.size, &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  so.max_batch_size = 8;
+  size_t need = 0;
+  REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
+  AlignedBytes memory(need);
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create_in(model, &so, memory.data, memory.size, &session) == MT_OK);
+  mt_cache* cache = nullptr;
+  REQUIRE(mt_cache_create(16, 0, &cache) == MT_OK);  // 16 entries: the second pass evicts the first's
+  const auto lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  const auto expected = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy");
+  std::vector<const char*> texts;
+  std::vector<size_t> lengths;
+  for (const auto& line : lines) texts.push_back(line.data()), lengths.push_back(line.size());
+  mt_translate_options to;
+  mt_translate_options_init(&to);
+  to.cache = cache;
+  to.max_length_ratio = 2.0f;
+  to.max_length_offset = 10;
+  std::vector<std::string> got;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (size_t b = 0; b < 40; b += 8) {
+      mt_status status = MT_ERROR_INTERNAL;
+      const char* views[8];
+      size_t view_lengths[8];
+      const long refused = mt::test::refused_allocations_during([&] {
+        status = mt_translate_text(session, texts.data() + b, lengths.data() + b, 8, &to);
+        for (size_t i = 0; i < 8 && status == MT_OK; ++i)
+          status = mt_result_text(session, i, 0, &views[i], &view_lengths[i], nullptr);
+      });
+      CHECK(refused == 0);
+      REQUIRE(status == MT_OK);
+      for (size_t i = 0; i < 8; ++i) CHECK(std::string(views[i], view_lengths[i]) == expected[b + i]);
+      // The same batch again: every sentence found.
+      REQUIRE(mt_translate_text(session, texts.data() + b, lengths.data() + b, 8, &to) == MT_OK);
+    }
+  }
+  mt_cache_stats stats;
+  REQUIRE(mt_cache_stats_get(cache, &stats) == MT_OK);
+  CHECK(stats.hits >= 120);
+  CHECK(stats.entries <= 16);
+  CHECK(stats.evictions > 0);
+  mt_cache_free(cache);
+  mt_session_free(session);
+  mt_model_free(model);
+}
+
 TEST_CASE("a refused allocation is seen by the hooks", "[heapless]") {
   void* p = nullptr;
   CHECK(mt::test::refused_allocations_during([&] { p = std::malloc(100); }) == 1);

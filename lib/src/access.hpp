@@ -26,6 +26,8 @@ inline const Tokenizer* tokenizer_of(const Model& m) { return Access::tokenizer(
 inline const Tokenizer* target_tokenizer_of(const Model& m) { return Access::target_tokenizer(m); }
 inline CudaWeightCache& cuda_weights_of(const Model& m) { return Access::cuda_weights(m); }
 inline Session::Impl* impl_of(Session& s) { return Access::impl(s); }
+// Decoder steps a session has run (tests: a cached sentence costs none).
+uint64_t decoder_steps(Session& s);
 inline Session::Impl* impl_of(Session&& s) { return Access::impl(std::move(s)); }
 
 // The calibration hook: every linear layer's input of a CPU session, split by

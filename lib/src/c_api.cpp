@@ -16,6 +16,10 @@ struct mt_model {
   std::shared_ptr<const mt::Model> model;
 };
 
+struct mt_cache {
+  std::shared_ptr<mt::TranslationCache> cache;
+};
+
 struct mt_session {
   mt::Session session;
   std::vector<std::span<const int32_t>> sources;  // max_batch_size entries, sized at creation
@@ -102,6 +106,7 @@ mt::TranslateOptions to_cpp(const mt_translate_options* o) {
     // The options stay alive during the call that converted them.
     if (o->on_token != nullptr) t.on_token = {c_token_callback, const_cast<mt_translate_options*>(o)};
     t.cancel = static_cast<const std::atomic<int>*>(o->cancel);
+    t.cache = o->cache != nullptr ? o->cache->cache.get() : nullptr;
   }
   return t;
 }
@@ -201,7 +206,28 @@ void mt_translate_options_init(mt_translate_options* o) {
         0,
         nullptr,
         nullptr,
+        nullptr,
         nullptr};
+}
+
+mt_status mt_cache_create(size_t max_entries, size_t memory_bytes, mt_cache** cache) {
+  if (cache == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "cache must not be null");
+  *cache = nullptr;
+  return guarded([&] {
+    auto created = mt::TranslationCache::create({max_entries, memory_bytes});
+    if (!created) return report(created.status());
+    *cache = new mt_cache{std::move(created.value())};
+    return MT_OK;
+  });
+}
+
+void mt_cache_free(mt_cache* cache) { delete cache; }
+
+mt_status mt_cache_stats_get(const mt_cache* cache, mt_cache_stats* stats) {
+  if (cache == nullptr || stats == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "cache and stats must not be null");
+  const mt::TranslationCache::Stats s = cache->cache->stats();
+  *stats = {s.hits, s.misses, s.insertions, s.evictions, s.entries};
+  return MT_OK;
 }
 
 mt_status mt_language_prefixes(const mt_model* model, const char* source_language, const char* target_language,

@@ -44,6 +44,7 @@ typedef enum mt_device { MT_DEVICE_CPU = 0, MT_DEVICE_CUDA = 1 } mt_device;
 
 typedef struct mt_model mt_model;
 typedef struct mt_session mt_session;
+typedef struct mt_cache mt_cache;
 
 /* How a session with num_threads > 1 shares a batch (see mt::ThreadSplit). */
 typedef enum mt_thread_split {
@@ -104,6 +105,9 @@ typedef struct mt_translate_options {
    * each unfinished sentence with its best so far (mt_result_stopped). CPU
    * sessions only. (default NULL) */
   const void* cancel;
+  /* A translation cache (mt_cache_create) to look sentences up in and store
+   * them in; not used with on_token or cancel. (default NULL) */
+  mt_cache* cache;
 } mt_translate_options;
 
 /* Message of the calling thread's last failed call ("" if none). The string
@@ -233,6 +237,16 @@ MT_API void mt_paragraph_options_init(mt_paragraph_options* options);
  * MT_ERROR_CANCELLED when a writer returned nonzero. */
 MT_API mt_status mt_translate_paragraphs(mt_session* session, const char* text, size_t length,
                                          const mt_paragraph_options* paragraphs, const mt_translate_options* options);
+
+/* A translation cache (mt/translation_cache.hpp): memory allocated here,
+ * once; any number of sessions of one model on any threads may share it. */
+MT_API mt_status mt_cache_create(size_t max_entries, size_t memory_bytes, mt_cache** cache);
+MT_API void mt_cache_free(mt_cache* cache);
+typedef struct mt_cache_stats {
+  uint64_t hits, misses, insertions, evictions;
+  size_t entries;
+} mt_cache_stats;
+MT_API mt_status mt_cache_stats_get(const mt_cache* cache, mt_cache_stats* stats);
 
 /* Whether sentence i of the last translation was truncated to fit (0 or 1). */
 MT_API mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);

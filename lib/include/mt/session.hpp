@@ -22,6 +22,7 @@
 #include "mt/model.hpp"
 #include "mt/sentence_splitter.hpp"
 #include "mt/status.hpp"
+#include "mt/translation_cache.hpp"
 
 namespace mt {
 
@@ -155,6 +156,10 @@ struct MT_API TranslateOptions {
   // has (its best hypothesis so far), and the results say it stopped. The
   // call still returns ok. CPU sessions only.
   const std::atomic<int>* cancel = nullptr;
+  // A cache of earlier translations (mt/translation_cache.hpp) to look each
+  // sentence up in and to store it in; null: none. Not used with on_token
+  // or cancel.
+  TranslationCache* cache = nullptr;
 
   Status validate(const SessionOptions& session) const;
 };

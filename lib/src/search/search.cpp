@@ -97,6 +97,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   std::fill(step, step + B, cfg.start_id());
   for (int t = 0; t < book.max_steps() && alive > 0; ++t) {
     MT_PROFILE_STAGE(step);
+    ++decoder_steps;
     if (limits.cancelled()) {  // each unfinished sentence ends with its tokens so far
       for (int b = 0; b < B; ++b) {
         if (book.done(b)) continue;
@@ -193,6 +194,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   for (int beam = 0; beam < R; ++beam) beam_slot[beam] = beam;
   for (int t = 0; t < book.max_steps() && alive > 0; ++t) {
     MT_PROFILE_STAGE(step);
+    ++decoder_steps;
     if (limits.cancelled()) {  // each unfinished sentence ends with its best hypothesis so far
       for (int b = 0; b < B; ++b) {
         if (book.done(b)) continue;

@@ -247,10 +247,9 @@ Status Session::translate(std::span<const std::span<const int32_t>> sources, con
   if (results == nullptr) return Status::error(Errc::invalid_argument, "results must not be null");
   *results = Translations{};
   std::fill_n(s.at<int>(s.plan.truncated), s.plan.B, 0);
-  MT_RETURN_IF_ERROR(s.load_sources(sources, options));
+  MT_RETURN_IF_ERROR(s.translate_spans(sources, options));
   const int B = int(sources.size());
   if (B == 0) return {};
-  MT_RETURN_IF_ERROR(s.run(B, options));
   results->hypotheses_ = s.at<Hypothesis>(s.plan.hypotheses);
   results->counts_ = s.at<int>(s.plan.hypothesis_counts);
   results->truncated_ = s.at<int>(s.plan.truncated);

@@ -57,6 +57,10 @@ struct SessionPlan : TransformerBufferPlan {
   size_t text_ids = 0, text_ids_stride = 0, source_spans = 0;
   size_t text_out = 0, text_out_stride = 0, text_hypotheses = 0;
   size_t paragraph_pieces = 0;  // translate_paragraphs: what each source of a batch is
+  // TranslateOptions::cache: each sentence's key, whether it was found, and
+  // what was found (tokens in finished_tokens' rows of the sentence).
+  size_t cache_keys = 0, cache_key_stride = 0, cache_key_lengths = 0, cache_hits = 0;
+  size_t cache_hypotheses = 0, cache_counts = 0, cache_truncated = 0;
   // int8 models: quantized input rows of the int8 layers.
   size_t quantized = 0, quantized_stride = 0, quantized_scales = 0, quantized_zeros = 0;
   int quantized_rows = 0;
@@ -119,6 +123,15 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   detail::EncoderBuffers encoder_buffers();
   detail::DecoderBuffers decoder_buffers();
   detail::DecoderState decoder_state(int rows_per_source);
+
+  // load_sources and run, with TranslateOptions::cache: sentences found
+  // there are not decoded, the others are stored after.
+  Status translate_spans(std::span<const std::span<const int32_t>> sources, const TranslateOptions& options);
+  // The cache key of a source for these options in plan.cache_keys[b];
+  // false when the source cannot be translated as it is (too long).
+  bool cache_key(int b, std::span<const int32_t> source, const TranslateOptions& options);
+  uint64_t model_fingerprint = 0;  // of the model's file, computed on first use of a cache
+  uint64_t decoder_steps = 0;      // steps decoded, for tests
 
   // Checks the sources and options and copies the sources (each + EOS) and
   // their length limits into the arena.

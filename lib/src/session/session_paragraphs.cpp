@@ -137,8 +137,7 @@ Status Session::translate_paragraphs(std::string_view text, const ParagraphOptio
         piece_from = next_from;
       }
     }
-    MT_RETURN_IF_ERROR(s.load_sources({spans, size_t(n)}, one));
-    MT_RETURN_IF_ERROR(s.run(n, one));
+    MT_RETURN_IF_ERROR(s.translate_spans({spans, size_t(n)}, one));
 
     const Hypothesis* hyps = s.at<Hypothesis>(s.plan.hypotheses);
     char* out = s.at<char>(s.plan.text_out);

@@ -98,6 +98,13 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.streamed_tokens = a.reserve<int>(B);
   p.streamed_bytes = a.reserve<size_t>(B);
   p.source_spans = a.reserve<std::span<const int32_t>>(B);
+  p.cache_key_stride = (16 + size_t(p.S) * 2 + size_t(T)) * sizeof(int32_t);
+  p.cache_keys = a.reserve<std::byte>(ArenaPlanner::product(B, p.cache_key_stride));
+  p.cache_key_lengths = a.reserve<size_t>(B);
+  p.cache_hits = a.reserve<int>(B);
+  p.cache_hypotheses = a.reserve<Hypothesis>(B * K);
+  p.cache_counts = a.reserve<int>(B);
+  p.cache_truncated = a.reserve<int>(B);
   // int8 layers quantize their inputs here: as many rows as the widest call
   // (the encoder's packed tokens or the decoder's rows); longer calls (the
   // full-prefix decoder of the tests) go through in blocks.

@@ -59,9 +59,8 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
     if (!encoded.ok()) return Status::error(encoded.code(), "sentence %d: %s", b, encoded.message());
     spans[b] = {ids, count};
   }
-  MT_RETURN_IF_ERROR(s.load_sources({spans, size_t(B)}, options));
+  MT_RETURN_IF_ERROR(s.translate_spans({spans, size_t(B)}, options));
   if (B == 0) return {};
-  MT_RETURN_IF_ERROR(s.run(B, options));
 
   const Hypothesis* hyps = s.at<Hypothesis>(s.plan.hypotheses);
   TextHypothesis* texts = s.at<TextHypothesis>(s.plan.text_hypotheses);

@@ -1,0 +1,135 @@
+// TranslateOptions::cache in a session: keys, lookups before decoding (a
+// sentence found is given an empty source, which costs no step), and
+// insertions after.
+#include <algorithm>
+#include <cstring>
+
+#include "cache/translation_cache_impl.hpp"
+#include "access.hpp"
+#include "session/session_impl.hpp"
+
+namespace mt {
+
+namespace {
+
+// A fingerprint of the model file: its size, its first MiB (header, config,
+// tensor table, vocabulary and metadata in a small model) and 64 samples of
+// 256 bytes across the rest.
+uint64_t fingerprint(std::span<const uint8_t> file) {
+  uint64_t h = 0xcbf29ce484222325ull ^ file.size();
+  const auto mix = [&](std::span<const uint8_t> bytes) {
+    for (const uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  };
+  mix(file.first(std::min<size_t>(file.size(), size_t(1) << 20)));
+  for (size_t i = 0; i < 64 && file.size() > 256; ++i) mix(file.subspan(file.size() / 64 * i, 256));
+  return h;
+}
+
+}  // namespace
+
+bool Session::Impl::cache_key(int b, std::span<const int32_t> source, const TranslateOptions& o) {
+  const size_t room = size_t(plan.S) - 1 - o.source_prefix.size();
+  if (source.size() > room) {
+    if (!o.truncate_long_sources) return false;
+    source = source.first(room);
+  }
+  if (model_fingerprint == 0) model_fingerprint = fingerprint(model->bytes()) | 1;
+  std::byte* key = at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride;
+  size_t n = 0;
+  const auto put = [&](const void* data, size_t bytes) {
+    std::memcpy(key + n, data, bytes);
+    n += bytes;
+  };
+  const auto put_int = [&](int64_t v) { put(&v, sizeof(v)); };
+  float penalty = o.length_penalty, ratio = o.max_length_ratio;
+  put(&model_fingerprint, sizeof(model_fingerprint));
+  // Everything that changes a translation: the session's lengths, the options, the source.
+  put_int(plan.S), put_int(options.max_target_length), put_int(o.beam_size), put_int(o.num_hypotheses);
+  put(&penalty, sizeof(penalty)), put(&ratio, sizeof(ratio));
+  put_int(o.max_decoding_length), put_int(o.max_length_offset), put_int(o.min_decoding_length);
+  put_int(length_offset), put_int(int64_t(o.source_prefix.size())), put_int(int64_t(o.target_prefix.size()));
+  put(o.source_prefix.data(), o.source_prefix.size_bytes());
+  put(o.target_prefix.data(), o.target_prefix.size_bytes());
+  put(source.data(), source.size_bytes());
+  at<size_t>(plan.cache_key_lengths)[b] = n;
+  return true;
+}
+
+Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> sources,
+                                      const TranslateOptions& options) {
+  TranslationCache* cache = options.cache;
+  const int B = int(sources.size());
+  if (cache == nullptr || options.on_token || options.cancel != nullptr || B > plan.B) {
+    MT_RETURN_IF_ERROR(load_sources(sources, options));
+    return B == 0 ? Status{} : run(B, options);
+  }
+  MT_RETURN_IF_ERROR(options.validate(this->options));
+  TranslationCache::Impl& store = *cache->impl();
+  auto* masked = at<std::span<const int32_t>>(plan.source_spans);  // may be `sources` itself
+  int* hits = at<int>(plan.cache_hits);
+  Hypothesis* found = at<Hypothesis>(plan.cache_hypotheses);
+  int* found_counts = at<int>(plan.cache_counts);
+  int* found_truncated = at<int>(plan.cache_truncated);
+  int32_t* rows = at<int32_t>(plan.finished_tokens);
+  const size_t* key_lengths = at<size_t>(plan.cache_key_lengths);
+  int misses = 0;
+  for (int b = 0; b < B; ++b) {
+    const std::span<const int32_t> source = sources[size_t(b)];
+    hits[b] = 0;
+    if (cache_key(b, source, options)) {
+      const std::span<const std::byte> key{at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride,
+                                           key_lengths[b]};
+      hits[b] = store.lookup(key, [&](bool truncated, const std::byte* value, int count) {
+        found_counts[b] = std::min(count, plan.K);
+        found_truncated[b] = truncated ? 1 : 0;
+        for (int k = 0; k < found_counts[b]; ++k) {
+          TranslationCache::Impl::StoredHypothesis h;
+          std::memcpy(&h, value, sizeof(h));
+          value += sizeof(h);
+          const size_t length = std::min<size_t>(h.length, size_t(plan.T));
+          int32_t* tokens = rows + (size_t(b) * plan.K + size_t(k)) * size_t(plan.T);
+          std::memcpy(tokens, value, length * sizeof(int32_t));
+          value += h.length * sizeof(int32_t);
+          found[size_t(b) * plan.K + size_t(k)] = {{tokens, length}, h.score, h.log_prob};
+        }
+      });
+    } else {
+      at<size_t>(plan.cache_key_lengths)[b] = 0;  // not stored
+    }
+    misses += hits[b] == 0;
+    masked[b] = hits[b] ? std::span<const int32_t>() : source;  // found: nothing to decode
+  }
+  MT_RETURN_IF_ERROR(load_sources({masked, size_t(B)}, options));
+  if (misses > 0) MT_RETURN_IF_ERROR(run(B, options));
+  Hypothesis* hypotheses = at<Hypothesis>(plan.hypotheses);
+  int* counts = at<int>(plan.hypothesis_counts);
+  int* truncated = at<int>(plan.truncated);
+  int* stopped = at<int>(plan.stopped);
+  for (int b = 0; b < B; ++b) {
+    const size_t first = size_t(b) * plan.K;
+    if (hits[b]) {
+      std::copy_n(found + first, found_counts[b], hypotheses + first);
+      counts[b] = found_counts[b];
+      truncated[b] = found_truncated[b];
+      stopped[b] = 0;
+      continue;
+    }
+    if (key_lengths[b] == 0) continue;
+    TranslationCache::Impl::StoredHypothesis stored[256];  // count <= K <= 256
+    std::span<const int32_t> tokens[256];
+    for (int k = 0; k < counts[b]; ++k) {
+      const Hypothesis& h = hypotheses[first + size_t(k)];
+      stored[k] = {h.score, h.log_prob, uint32_t(h.tokens.size())};
+      tokens[k] = h.tokens;
+    }
+    store.insert({at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride, key_lengths[b]},
+                 truncated[b] != 0, stored, tokens, counts[b]);
+  }
+  return {};
+}
+
+}  // namespace mt
+
+namespace mt::detail {
+uint64_t decoder_steps(Session& s) { return Access::impl(s)->decoder_steps; }
+}  // namespace mt::detail
