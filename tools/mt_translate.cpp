@@ -79,6 +79,9 @@ constexpr Option kOptions[] = {
     {"--stream", nullptr, nullptr,
      "when standard output is a terminal, show each translation's words as they\n"
      "come (one line at a time); elsewhere the output is the same without it"},
+    {"--cache-size", nullptr, "N",
+     "keep the translations of the last N distinct sentences (1 KiB each) and\n"
+     "give a repeated sentence its earlier translation without decoding it"},
     {"--paragraphs", nullptr, "MODE",
      "translate running text instead of one sentence per line: split into\n"
      "sentences, each translated, every byte between them kept. MODE: lines (each\n"
@@ -454,6 +457,8 @@ int run(int argc, char** argv) {
     return usage("--nbest-format applies to --nbest 2 or more");
   if (topts.min_decoding_length > max_length) return usage("--min-length must not exceed --max-length");
   const bool paragraphs = args.has("--paragraphs");
+  const int cache_size = args.get_int("--cache-size", 0, 1, 1 << 24);
+  if (!args.ok()) return usage(args.error());
   if (args.has("--stream")) {
     if (topts.num_hypotheses > 1 || s.scores) return usage("--stream writes text as it comes: no --nbest or --scores");
     if (paragraphs) return usage("--stream and --paragraphs: choose one (for now)");
@@ -496,6 +501,13 @@ int run(int argc, char** argv) {
   if (output.file() == nullptr) return fail(output.error());
   // A person typing: each line as soon as it is entered.
   const bool interactive = input.is_stdin() && mt::cli::stdin_is_terminal();
+  std::shared_ptr<mt::TranslationCache> cache;
+  if (cache_size > 0) {
+    auto created = mt::TranslationCache::create({size_t(cache_size), 0});
+    if (!created) return fail(created.status().message());
+    cache = std::move(created.value());
+    topts.cache = cache.get();
+  }
   if (paragraphs) {
     if (!s.text_mode) return fail("--paragraphs needs a model with a vocabulary");
     return run_paragraphs(s, args, model.value(), input, output, interactive);

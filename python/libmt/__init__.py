@@ -11,7 +11,7 @@ FileNotFoundError (files), libmt.ModelError (not a valid model file).
 """
 
 from . import _libmt
-from ._libmt import CancelToken, Model, ModelConfig, ModelError, ModelWriter, Vocabulary, __version__, language_tokens, tensor_specs
+from ._libmt import CancelToken, TranslationCache, Model, ModelConfig, ModelError, ModelWriter, Vocabulary, __version__, language_tokens, tensor_specs
 from ._results import FileStats, ParagraphTranslation, TokenEvent, TranslatedSentence, TranslationResult
 from ._translator import Translator
 
@@ -33,6 +33,7 @@ __all__ = [
     "CancelToken",
     "FileStats",
     "TokenEvent",
+    "TranslationCache",
     "ParagraphTranslation",
     "TranslatedSentence",
     "builtin_prefix_list",

@@ -55,7 +55,8 @@ class Translator(_libmt._Translator):
                   truncate: bool = False, source_language: Optional[str] = None,
                   target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
                   target_prefix: Sequence[int] = (), on_token: Optional[Callable[..., Any]] = None,
-                  cancel: Optional["_libmt.CancelToken"] = None) -> Union[List[str], List[TranslationResult]]:
+                  cancel: Optional["_libmt.CancelToken"] = None,
+                  cache: Optional["_libmt.TranslationCache"] = None) -> Union[List[str], List[TranslationResult]]:
         """Translates a list of sentences (str, or UTF-8 bytes; invalid UTF-8
         bytes read as U+FFFD). Returns the best translation of each, as a
         list of str; with return_scores=True or num_hypotheses > 1, a
@@ -82,6 +83,8 @@ class Translator(_libmt._Translator):
           stops the call and is raised here. CPU translators only. See translate_stream().
         cancel: a libmt.CancelToken; its cancel() from another thread ends the call within one
           decoder step, each unfinished sentence with its best so far (result.stopped).
+        cache: a libmt.TranslationCache: sentences found there are not decoded, the others are
+          stored (not used with on_token or cancel).
 
         Each translation is one line: line breaks in the output are spaces.
         """
@@ -91,7 +94,7 @@ class Translator(_libmt._Translator):
         raw = self._translate_text(sources, detail, beam_size, num_hypotheses, length_penalty, max_decoding_length,
                                    max_length_ratio, max_length_offset, min_decoding_length, truncate,
                                    source_ids + list(source_prefix), target_ids + list(target_prefix), on_token,
-                                   cancel)
+                                   cancel, cache)
         return [TranslationResult(*r) for r in raw] if detail else raw
 
     def translate_stream(self, sources: Sequence[Text], **options: Any) -> Iterator[TokenEvent]:
@@ -142,7 +145,8 @@ class Translator(_libmt._Translator):
                              max_decoding_length: int = 0, max_length_ratio: float = 0.0, max_length_offset: int = 0,
                              min_decoding_length: int = 0, source_language: Optional[str] = None,
                              target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
-                             target_prefix: Sequence[int] = ()) -> ParagraphTranslation:
+                             target_prefix: Sequence[int] = (),
+                             cache: Optional["_libmt.TranslationCache"] = None) -> ParagraphTranslation:
         """Translates running text: splits it into sentences, translates
         them in batches and puts the translations where the sentences were,
         every space and line break between them kept as it is. Sentences
@@ -158,12 +162,14 @@ class Translator(_libmt._Translator):
           "No #NUMERIC_ONLY#" for one that holds only before a number);
           prefix_language: libmt's own list for a language ("en", "de", "fr",
           "cs", "es"). Neither: the model's list, or libmt's for its source language.
-        Other options as translate(); the best hypothesis of each sentence is written.
+        Other options as translate() (cache too: an edited text re-translates only the sentences
+        that changed); the best hypothesis of each sentence is written.
         """
         source_ids, target_ids = _languages(self.model, source_language, target_language)
         translated, sentences = self._translate_paragraphs(
             text, mode, prefixes, prefix_language, beam_size, length_penalty, max_decoding_length, max_length_ratio,
-            max_length_offset, min_decoding_length, source_ids + list(source_prefix), target_ids + list(target_prefix))
+            max_length_offset, min_decoding_length, source_ids + list(source_prefix), target_ids + list(target_prefix),
+            cache)
         return ParagraphTranslation(translated, [TranslatedSentence(*s) for s in sentences])
 
     def translate_batch(self, source_ids: Sequence[Sequence[int]], *, beam_size: int = 1, num_hypotheses: int = 1,

@@ -36,6 +36,11 @@ struct SentenceResult {
   bool stopped = false;
 };
 
+// libmt.TranslationCache: shared by translators of one model.
+struct PyCache {
+  std::shared_ptr<TranslationCache> cache;
+};
+
 // libmt.CancelToken: the atomic TranslateOptions::cancel reads.
 struct PyCancelToken {
   std::atomic<int> flag{0};
@@ -210,6 +215,28 @@ TranslateOptions checked_options(const PyTranslator& t, int beam_size, int num_h
 }  // namespace
 
 void bind_translator(py::module_& m) {
+  py::class_<PyCache>(m, "TranslationCache",
+                      "Earlier translations, found again without decoding: give it to translate(cache=...) or "
+                      "translate_paragraphs(cache=...). Its memory is allocated here, once; translators of one "
+                      "model on any threads may share it. The key is the model, every option that changes the "
+                      "output and the whole source.")
+      .def(py::init([](size_t max_entries, size_t memory_bytes) {
+             auto created = TranslationCache::create({max_entries, memory_bytes});
+             check(created.status());
+             return PyCache{std::move(created.value())};
+           }),
+           py::arg("max_entries") = 1024, py::arg("memory_bytes") = 0)
+      .def("stats",
+           [](const PyCache& c) {
+             const TranslationCache::Stats s = c.cache->stats();
+             py::dict d;
+             d["hits"] = s.hits, d["misses"] = s.misses, d["insertions"] = s.insertions;
+             d["evictions"] = s.evictions, d["entries"] = s.entries;
+             return d;
+           })
+      .def("clear", [](PyCache& c) { c.cache->clear(); })
+      .def_property_readonly("max_entries", [](const PyCache& c) { return c.cache->max_entries(); })
+      .def_property_readonly("memory_size", [](const PyCache& c) { return c.cache->memory_size(); });
   py::class_<PyCancelToken>(m, "CancelToken",
                             "Stops a translation from another thread: give it to translate(cancel=...), call "
                             "cancel(); each unfinished sentence ends with its best so far (result.stopped).")
@@ -245,7 +272,8 @@ void bind_translator(py::module_& m) {
            [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
               int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
-              const std::vector<int32_t>& target_prefix, py::object on_token, PyCancelToken* cancel) {
+              const std::vector<int32_t>& target_prefix, py::object on_token, PyCancelToken* cancel,
+              PyCache* cache) {
              TranslateOptions options =
                  checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
                                  max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
@@ -254,6 +282,7 @@ void bind_translator(py::module_& m) {
              PyTokenCallback callback{on_token, 0, flag, std::nullopt};
              if (!on_token.is_none()) options.on_token = TokenCallback::of(callback);
              if (cancel != nullptr || !on_token.is_none()) options.cancel = flag;
+             if (cache != nullptr) options.cache = cache->cache.get();
              if (!t.model->has_vocabulary()) {
                throw py::value_error(
                    "this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
@@ -310,10 +339,11 @@ void bind_translator(py::module_& m) {
            [](PyTranslator& t, py::handle text, const std::string& mode, py::handle prefixes,
               py::handle prefix_language, int beam_size, float length_penalty, int max_decoding_length,
               float max_length_ratio, int max_length_offset, int min_decoding_length,
-              const std::vector<int32_t>& source_prefix, const std::vector<int32_t>& target_prefix) {
-             const TranslateOptions options =
+              const std::vector<int32_t>& source_prefix, const std::vector<int32_t>& target_prefix, PyCache* cache) {
+             TranslateOptions options =
                  checked_options(t, beam_size, 1, length_penalty, max_decoding_length, max_length_ratio,
                                  max_length_offset, min_decoding_length, false, source_prefix, target_prefix);
+             if (cache != nullptr) options.cache = cache->cache.get();
              if (!t.model->has_vocabulary()) {
                throw py::value_error("this model has no vocabulary (or was loaded without it): it translates ids only");
              }

@@ -77,3 +77,24 @@ def test_callback_errors_and_generator_close(sources):
     assert translator.translate(sources[:1]) == translator.translate(sources[:1])
     with pytest.raises(TypeError, match="sets on_token itself"):
         next(translator.translate_stream(sources, on_token=print))
+
+
+def test_translation_cache(sources):
+    translator = libmt.Translator(str(MODEL), max_batch_size=8)
+    other = libmt.Translator(str(MODEL), max_batch_size=16, num_threads=2)
+    cache = libmt.TranslationCache(max_entries=100)
+    plain = translator.translate(sources, beam_size=4)
+    assert translator.translate(sources, beam_size=4, cache=cache) == plain
+    assert other.translate(sources, beam_size=4, cache=cache) == plain  # shared: all found
+    stats = cache.stats()
+    assert stats["hits"] == 40 and stats["misses"] == 40 and stats["entries"] == 40
+    text = " ".join(sources)
+    first = translator.translate_paragraphs(text, cache=cache)
+    misses = cache.stats()["misses"]
+    edited = translator.translate_paragraphs(text.replace("bicycle", "tricycle"), cache=cache)
+    assert cache.stats()["misses"] == misses + 1
+    assert len(edited.sentences) == len(first.sentences)
+    cache.clear()
+    assert cache.stats()["entries"] == 0 and cache.memory_size > 0
+    with pytest.raises(ValueError, match="max_entries"):
+        libmt.TranslationCache(max_entries=0)

@@ -258,6 +258,13 @@ fi
 check "--stream to a file: unchanged output" cmp -s "$dir/plain.txt" "$dir/streamed-file.txt"
 usage_error "--stream with --nbest" "no --nbest or --scores" mt_translate -m "$model" --stream --beam 2 --nbest 2
 
+# --cache-size: the same output; repeated lines are found.
+cat "$dir/five.en" "$dir/five.en" > "$dir/ten.en"
+"$bin/mt_translate" -m "$model" --beam 2 -i "$dir/ten.en" > "$dir/uncached.txt"
+run mt_translate -m "$model" --beam 2 --cache-size 100 -i "$dir/ten.en"
+check "--cache-size: the same translations" cmp -s "$dir/out.txt" "$dir/uncached.txt"
+usage_error "--cache-size 0" "expected a whole number in" mt_translate -m "$model" --cache-size 0
+
 # The CLI reference is the tools' own --help.
 for tool in "${tools[@]}"; do
   [ -x "$bin/$tool" ] || continue
