@@ -146,7 +146,7 @@ void BM_SplitSentences(benchmark::State& state, mt::SplitMode mode) {
 // The same 40 sentences as one text of paragraphs (split, batched,
 // reassembled) and as a list through translate_text: the cost of the
 // paragraph path is the ratio of the two.
-enum class SentencesWay { text, paragraphs, streamed };
+enum class SentencesWay { text, paragraphs, streamed, cached };
 void BM_Sentences(benchmark::State& state, std::string name, SentencesWay way) {
   std::vector<std::string> lines;
   std::string text = read_text(MT_TEST_DATA_DIR "/shipped_sentences.en");
@@ -175,6 +175,8 @@ void BM_Sentences(benchmark::State& state, std::string name, SentencesWay way) {
     return false;
   };
   if (way == SentencesWay::streamed) options.on_token = mt::TokenCallback::of(count);
+  std::shared_ptr<mt::TranslationCache> cache = *mt::TranslationCache::create({64, 0});
+  if (way == SentencesWay::cached) options.cache = cache.get();  // filled by the first iteration
   for (auto _ : state) {
     if (way == SentencesWay::paragraphs) {
       if (!session.translate_paragraphs(text, {}, options, &sink).ok()) std::abort();
@@ -216,7 +218,8 @@ int register_all() {
       // Side by side: the paragraph path and the streaming callback against plain translate_text.
       for (const auto& [way, label] : {std::pair{SentencesWay::text, "translate_text"},
                                        std::pair{SentencesWay::paragraphs, "translate_paragraphs"},
-                                       std::pair{SentencesWay::streamed, "translate_text_streamed"}}) {
+                                       std::pair{SentencesWay::streamed, "translate_text_streamed"},
+                                       std::pair{SentencesWay::cached, "translate_text_cached"}}) {
         benchmark::RegisterBenchmark(("sentences_40/" + std::string(label) + "/" + name).c_str(), BM_Sentences, name,
                                      way)
             ->ArgName("beam")

@@ -4,6 +4,7 @@
 // wrong answer; paragraphs re-translate only what changed; sessions share it.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,6 +94,25 @@ TEST_CASE("a second pass is found whole: same output, no decoder step", "[cache]
   const std::span<const int32_t> one[] = {ids};
   REQUIRE(session.translate(one, o, &ids_results).ok());
   CHECK(cache->stats().hits == n + 1);
+}
+
+TEST_CASE("Multi30k's test set twice: 1,000 hits, no decoder step, the same output", "[cache][shared_data]") {
+  const std::string path = MT_SHARED_DATA_DIR "/multi30k/test_2016_flickr.en";
+  if (!std::filesystem::exists(path)) MT_SKIP(path << " is absent (../shared/data)");
+  const std::vector<std::string> lines = read_lines(path);
+  REQUIRE(lines.size() == 1000);
+  mt::Session session = make_session(16, 1);
+  auto cache = make_cache(1000);
+  mt::TranslateOptions o;
+  o.cache = cache.get();
+  const std::vector<std::string> first = translate(session, lines, o);
+  const uint64_t steps = mt::detail::decoder_steps(session);
+  const std::vector<std::string> second = translate(session, lines, o);
+  CHECK(second == first);
+  // Multi30k repeats a few sentences: those are found on the first pass already.
+  CHECK(cache->stats().hits >= 1000);
+  CHECK(cache->stats().misses + cache->stats().hits == 2000);
+  CHECK(mt::detail::decoder_steps(session) == steps);
 }
 
 TEST_CASE("options that change the output miss; those that do not, hit", "[cache]") {
