@@ -188,7 +188,7 @@ struct Settings {
   mt::TranslateOptions topts;
   mt::SessionOptions sopts;
   bool text_mode = true, strict = false, scores = false, marian_nbest = false;
-  bool stream = false;  // --stream to a terminal: tokens written as they come
+  bool stream = false;   // --stream to a terminal: tokens written as they come
   int max_source = 256;  // tokens, as the user counts them (EOS not included)
   size_t max_line_bytes = 65536;
 };
@@ -370,7 +370,8 @@ class FileSink final : public mt::ParagraphSink {
   mt::Status sentence(const mt::TranslatedSentence& s) override {
     ++sentences;
     pieces += s.pieces > 1;
-    if (flush_each_ && std::fflush(file_) != 0) return mt::Status::error(mt::Errc::io_error, "error writing the output");
+    if (flush_each_ && std::fflush(file_) != 0)
+      return mt::Status::error(mt::Errc::io_error, "error writing the output");
     return {};
   }
   size_t sentences = 0, pieces = 0;
@@ -416,7 +417,8 @@ int run_paragraphs(const Settings& s, mt::cli::Args& args, const std::shared_ptr
   }
   if (input.stream()->bad()) return fail("error reading " + input.name());
   if (sink.pieces > 0 && !interactive) {
-    mt::cli::warn(kTool, std::to_string(sink.pieces) + " sentence(s) longer than the model takes were translated in pieces");
+    mt::cli::warn(kTool,
+                  std::to_string(sink.pieces) + " sentence(s) longer than the model takes were translated in pieces");
   }
   return 0;
 }

@@ -60,8 +60,7 @@ struct PyTokenCallback {
     py::gil_scoped_acquire gil;
     if (error) return true;
     try {
-      const py::object stop =
-          function(first + e.sentence, e.step, e.token, str_of(e.text), e.log_prob);
+      const py::object stop = function(first + e.sentence, e.step, e.token, str_of(e.text), e.log_prob);
       return py::bool_(stop);
     } catch (py::error_already_set& raised) {
       error.emplace(std::move(raised));
@@ -241,8 +240,10 @@ void bind_translator(py::module_& m) {
                             "Stops a translation from another thread: give it to translate(cancel=...), call "
                             "cancel(); each unfinished sentence ends with its best so far (result.stopped).")
       .def(py::init<>())
-      .def("cancel", [](PyCancelToken& c) { c.flag.store(1); }, "Ends the translations it was given to.")
-      .def("reset", [](PyCancelToken& c) { c.flag.store(0); }, "Makes the token usable again.")
+      .def(
+          "cancel", [](PyCancelToken& c) { c.flag.store(1); }, "Ends the translations it was given to.")
+      .def(
+          "reset", [](PyCancelToken& c) { c.flag.store(0); }, "Makes the token usable again.")
       .def_property_readonly("cancelled", [](const PyCancelToken& c) { return c.flag.load() != 0; });
   py::class_<PyTranslator>(m, "_Translator")
       .def(py::init([](py::handle model, const std::string& device, int device_index, int num_threads,
@@ -272,8 +273,7 @@ void bind_translator(py::module_& m) {
            [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
               int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
-              const std::vector<int32_t>& target_prefix, py::object on_token, PyCancelToken* cancel,
-              PyCache* cache) {
+              const std::vector<int32_t>& target_prefix, py::object on_token, PyCancelToken* cancel, PyCache* cache) {
              TranslateOptions options =
                  checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
                                  max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
