@@ -48,6 +48,41 @@ function fillOptions(m, pointer, fields, values, what) {
   }
 }
 
+// A translation cache (mt_cache_create): give it to translate's or
+// translateParagraphs' options as { cache }; translators of one module may
+// share it. Its memory is allocated once, here.
+class TranslationCache {
+  constructor(module, maxEntries = 1024, memoryBytes = 0) {
+    const m = (this.m = module);
+    const out = m._malloc(4);
+    try {
+      const status = m._mt_cache_create(maxEntries, memoryBytes, out);
+      if (status !== 0) throw new LibmtError(status, m.UTF8ToString(m._mt_last_error()));
+      this.pointer = m.HEAPU32[out >> 2];
+    } finally {
+      m._free(out);
+    }
+  }
+
+  // { hits, misses, insertions, evictions, entries } (mt_cache_stats: four
+  // uint64 then a size_t in wasm32).
+  stats() {
+    const m = this.m, s = m._malloc(40);
+    try {
+      m._mt_cache_stats_get(this.pointer, s);
+      const u64 = (i) => m.HEAPU32[(s >> 2) + 2 * i] + m.HEAPU32[(s >> 2) + 2 * i + 1] * 2 ** 32;
+      return { hits: u64(0), misses: u64(1), insertions: u64(2), evictions: u64(3), entries: m.HEAPU32[(s >> 2) + 8] };
+    } finally {
+      m._free(s);
+    }
+  }
+
+  free() {
+    if (this.pointer) this.m._mt_cache_free(this.pointer);
+    this.pointer = 0;
+  }
+}
+
 class Translator {
   // createLibmt: the factory libmt.js exports; modelBytes: a Uint8Array.
   static async create(createLibmt, modelBytes, sessionOptions = {}) {
@@ -152,10 +187,11 @@ class Translator {
   // model's languages), source_prefix and target_prefix (token ids), and
   // onToken({ sentence, step, token, text, log_prob }): each token as soon as
   // it is final (the texts joined are the translation, EOS last); returning
-  // true stops that sentence.
+  // true stops that sentence; cache (createCache()): earlier translations.
   withTranslateOptions(options, body) {
     const m = this.m;
-    const { source_language, target_language, source_prefix = [], target_prefix = [], onToken, ...rest } = options;
+    const { source_language, target_language, source_prefix = [], target_prefix = [], onToken, cache, ...rest } =
+      options;
     const source = [...source_prefix], target = [...target_prefix];
     if (source_language || target_language) {
       const [s, t] = this.languagePrefixes(source_language, target_language);
@@ -187,6 +223,7 @@ class Translator {
         }, 'iii');
         m.HEAPU32[slot + 4] = callback;
       }
+      if (cache) m.HEAPU32[slot + 7] = cache.pointer;  // after on_token, its data and cancel
       return body(opts);
     } finally {
       if (callback) m.removeFunction(callback);
@@ -277,6 +314,11 @@ class Translator {
     };
   }
 
+  // A TranslationCache in this translator's module, for { cache } options.
+  createCache(maxEntries = 1024, memoryBytes = 0) {
+    return new TranslationCache(this.m, maxEntries, memoryBytes);
+  }
+
   // Releases the session, the model and its image (the module stays).
   free() {
     const m = this.m;
@@ -288,5 +330,5 @@ class Translator {
 }
 
 // CommonJS (Node.js, bundlers), or globals for a page's <script> tag.
-if (typeof module === 'object' && module.exports) module.exports = { Translator, LibmtError };
-else Object.assign(globalThis, { LibmtTranslator: Translator, LibmtError });
+if (typeof module === 'object' && module.exports) module.exports = { Translator, TranslationCache, LibmtError };
+else Object.assign(globalThis, { LibmtTranslator: Translator, LibmtTranslationCache: TranslationCache, LibmtError });

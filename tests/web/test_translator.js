@@ -61,6 +61,14 @@ async function main() {
     assert.deepStrictEqual(mine.map((e) => e.step), mine.map((_, k) => k));
   });
 
+  // A cache: the second pass is found whole and the same.
+  const cache = t.createCache(100);
+  const cached = [0, 1].map(() => t.translate(sources, { max_length_ratio: 2, max_length_offset: 10, cache }));
+  assert.deepStrictEqual(cached[0], expected);
+  assert.deepStrictEqual(cached[1], expected);
+  assert.deepStrictEqual(cache.stats(), { hits: 40, misses: 40, insertions: 40, evictions: 0, entries: 40 });
+  cache.free();
+
   // Paragraphs: the sentences joined into running text translate as alone, the gaps kept;
   // indices are JavaScript string indices (the German text has multi-byte characters).
   const gaps = sources.map((_, i) => (i === 0 ? '  ' : i % 5 === 0 ? '\n\n' : i % 2 ? ' ' : '\n'));

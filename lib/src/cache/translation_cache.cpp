@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -82,12 +83,12 @@ void TranslationCache::Impl::insert(std::span<const std::byte> key, bool truncat
                       uint16_t(truncated ? 1 : 0)};
   std::memcpy(entry, &header, sizeof(header));
   std::byte* out = entry + sizeof(Header);
-  std::memcpy(out, key.data(), key.size());
+  if (!key.empty()) std::memcpy(out, key.data(), key.size());
   out += round_up(key.size(), 4);
   for (int i = 0; i < count; ++i) {
     std::memcpy(out, &hypotheses[i], sizeof(StoredHypothesis));
     out += sizeof(StoredHypothesis);
-    std::memcpy(out, tokens[i].data(), tokens[i].size() * sizeof(int32_t));
+    if (!tokens[i].empty()) std::memcpy(out, tokens[i].data(), tokens[i].size() * sizeof(int32_t));
     out += tokens[i].size() * sizeof(int32_t);
   }
   *slot = {h, position};
@@ -101,12 +102,16 @@ Expected<std::shared_ptr<TranslationCache>> TranslationCache::create(const Trans
     return Status::error(Errc::invalid_argument, "translation cache max_entries = %zu: must be in [1, 2^28]",
                          options.max_entries);
   }
-  const size_t ring =
-      round_up(options.memory_bytes != 0 ? options.memory_bytes : options.max_entries * 1024, kEntryAlignment);
-  if (ring < 256 || ring > (size_t(1) << 40)) {
-    return Status::error(Errc::invalid_argument, "translation cache memory_bytes = %zu: must be in [256, 2^40]",
-                         options.memory_bytes);
+  // 64-bit arithmetic: size_t is 32 bits in WebAssembly.
+  const uint64_t asked =
+      options.memory_bytes != 0 ? uint64_t(options.memory_bytes) : uint64_t(options.max_entries) * 1024;
+  const uint64_t limit = std::min<uint64_t>(uint64_t(1) << 40, SIZE_MAX / 2);
+  if (asked < 256 || asked > limit) {
+    return Status::error(Errc::invalid_argument,
+                         "translation cache memory_bytes = %llu: must be in [256, %llu] (0: 1 KiB per entry)",
+                         static_cast<unsigned long long>(asked), static_cast<unsigned long long>(limit));
   }
+  const size_t ring = round_up(size_t(asked), kEntryAlignment);
   auto impl = std::make_unique<Impl>();
   impl->slot_count = 64;
   while (impl->slot_count < 2 * options.max_entries) impl->slot_count *= 2;

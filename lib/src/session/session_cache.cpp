@@ -37,6 +37,7 @@ bool Session::Impl::cache_key(int b, std::span<const int32_t> source, const Tran
   std::byte* key = at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride;
   size_t n = 0;
   const auto put = [&](const void* data, size_t bytes) {
+    if (bytes == 0) return;  // an empty span's data may be null
     std::memcpy(key + n, data, bytes);
     n += bytes;
   };
