@@ -18,19 +18,12 @@ using mt::test::read_lines;
 
 namespace {
 
-std::shared_ptr<const mt::Model> shipped_model() {
-  static const std::shared_ptr<const mt::Model> model = *mt::Model::load(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
-  return model;
-}
-
 mt::Session make_session(int batch = 16, int beam = 4, int threads = 1) {
   mt::SessionOptions o;
   o.max_batch_size = batch;
   o.max_beam_size = beam;
   o.num_threads = threads;
-  auto session = mt::Session::create(shipped_model(), o);
-  REQUIRE(session.ok());
-  return std::move(session.value());
+  return mt::test::shipped_session(o);
 }
 
 std::shared_ptr<mt::TranslationCache> make_cache(size_t entries, size_t bytes = 0) {
@@ -58,17 +51,11 @@ std::vector<std::string> translate(mt::Session& session, const std::vector<std::
   return out;
 }
 
-std::vector<std::string> multi30k_or_shipped(size_t* count) {
-  std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
-  *count = lines.size();
-  return lines;
-}
-
 }  // namespace
 
 TEST_CASE("a second pass is found whole: same output, no decoder step", "[cache]") {
-  size_t n = 0;
-  const std::vector<std::string> lines = multi30k_or_shipped(&n);
+  const std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  const size_t n = lines.size();
   const int beam = GENERATE(1, 4);
   INFO("beam " << beam);
   mt::Session session = make_session();
@@ -90,7 +77,7 @@ TEST_CASE("a second pass is found whole: same output, no decoder step", "[cache]
   // The ids path shares it: the same sources as ids are found too.
   mt::Translations ids_results;
   std::vector<int32_t> ids;
-  REQUIRE(shipped_model()->encode(lines[0], &ids).ok());
+  REQUIRE(mt::test::shipped_int8_model()->encode(lines[0], &ids).ok());
   const std::span<const int32_t> one[] = {ids};
   REQUIRE(session.translate(one, o, &ids_results).ok());
   CHECK(cache->stats().hits == n + 1);
@@ -177,8 +164,7 @@ TEST_CASE("capacity 100 with 1,000 sentences stays within its entries and memory
 }
 
 TEST_CASE("a 4-bit hash still gives every sentence its own translation", "[cache]") {
-  size_t n = 0;
-  const std::vector<std::string> lines = multi30k_or_shipped(&n);
+  const std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
   mt::Session session = make_session();
   auto cache = make_cache(1000);
   mt::detail::set_cache_hash_bits(*cache, 4);

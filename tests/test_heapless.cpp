@@ -89,6 +89,41 @@ TEST_CASE("translates the shipped sentences with the heap forbidden", "[heapless
 
 namespace {
 
+// The shipped int8 model from an image and a session in caller memory, as
+// firmware holds them; made with the heap allowed, freed at the end.
+struct HeaplessSession {
+  AlignedFile image{MT_MODELS_DIR "/en-de-tiny.int8.mtm"};
+  mt_model* model = nullptr;
+  std::unique_ptr<AlignedBytes> memory;
+  mt_session* session = nullptr;
+
+  explicit HeaplessSession(const mt_session_options& so) {
+    REQUIRE(mt_model_load_buffer(image.data, image.size, &model) == MT_OK);
+    size_t need = 0;
+    REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
+    memory = std::make_unique<AlignedBytes>(need);
+    REQUIRE(mt_session_create_in(model, &so, memory->data, memory->size, &session) == MT_OK);
+  }
+  ~HeaplessSession() {
+    mt_session_free(session);
+    mt_model_free(model);
+  }
+};
+
+// The committed sentences as the C API takes them.
+struct ShippedSentences {
+  std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  std::vector<const char*> texts;
+  std::vector<size_t> lengths;
+  ShippedSentences() {
+    for (const auto& line : lines) texts.push_back(line.data()), lengths.push_back(line.size());
+  }
+};
+
+}  // namespace
+
+namespace {
+
 // Fixed buffers a device would hand mt_translate_paragraphs' writers.
 struct ParagraphBuffers {
   char text[16384];
@@ -117,19 +152,13 @@ int write_sentence(void* user, const mt_translated_sentence* sentence) {
 TEST_CASE("translates paragraphs with the heap forbidden", "[heapless]") {
   const int threads = GENERATE(1, 2);
   INFO("threads " << threads);
-  const AlignedFile image(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
-  mt_model* model = nullptr;
-  REQUIRE(mt_model_load_buffer(image.data, image.size, &model) == MT_OK);
   mt_session_options so;
   mt_session_options_init(&so);
   so.max_batch_size = 8;
   so.max_text_bytes = 256;  // the long sentence below is translated in pieces
   so.num_threads = threads;
-  size_t need = 0;
-  REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
-  AlignedBytes memory(need);
-  mt_session* session = nullptr;
-  REQUIRE(mt_session_create_in(model, &so, memory.data, memory.size, &session) == MT_OK);
+  const HeaplessSession h(so);
+  mt_session* session = h.session;
 
   const auto lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
   const auto expected = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy");
@@ -159,9 +188,6 @@ TEST_CASE("translates paragraphs with the heap forbidden", "[heapless]") {
     CHECK(out.substr(s.target_begin, s.target_end - s.target_begin) == expected[i]);
   }
   CHECK(buffers->sentences[40].pieces > 1);
-
-  mt_session_free(session);
-  mt_model_free(model);
 }
 
 namespace {
@@ -188,23 +214,16 @@ TEST_CASE("streams tokens with the heap forbidden", "[heapless]") {
   const int threads = GENERATE(1, 2);
   const int beam = GENERATE(1, 4);
   INFO("threads " << threads << " beam " << beam);
-  const AlignedFile image(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
-  mt_model* model = nullptr;
-  REQUIRE(mt_model_load_buffer(image.data, image.size, &model) == MT_OK);
   mt_session_options so;
   mt_session_options_init(&so);
   so.max_batch_size = 40;
   so.num_threads = threads;
   so.thread_split = MT_THREAD_SPLIT_SENTENCES;
-  size_t need = 0;
-  REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
-  AlignedBytes memory(need);
-  mt_session* session = nullptr;
-  REQUIRE(mt_session_create_in(model, &so, memory.data, memory.size, &session) == MT_OK);
-  const auto lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
-  std::vector<const char*> texts;
-  std::vector<size_t> lengths;
-  for (const auto& line : lines) texts.push_back(line.data()), lengths.push_back(line.size());
+  const HeaplessSession h(so);
+  mt_session* session = h.session;
+  const ShippedSentences sentences;
+  const auto& texts = sentences.texts;
+  const auto& lengths = sentences.lengths;
 
   auto streamed = std::make_unique<StreamBuffers>();
   std::atomic<int> cancel{0};
@@ -230,29 +249,20 @@ TEST_CASE("streams tokens with the heap forbidden", "[heapless]") {
     REQUIRE(mt_result_stopped(session, i, &stopped) == MT_OK);
     CHECK(stopped == 0);
   }
-  mt_session_free(session);
-  mt_model_free(model);
 }
 
 TEST_CASE("a translation cache looks up and stores with the heap forbidden", "[heapless]") {
-  const AlignedFile image(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
-  mt_model* model = nullptr;
-  REQUIRE(mt_model_load_buffer(image.data, image.size, &model) == MT_OK);
   mt_session_options so;
   mt_session_options_init(&so);
   so.max_batch_size = 8;
-  size_t need = 0;
-  REQUIRE(mt_session_memory_size(model, &so, &need) == MT_OK);
-  AlignedBytes memory(need);
-  mt_session* session = nullptr;
-  REQUIRE(mt_session_create_in(model, &so, memory.data, memory.size, &session) == MT_OK);
+  const HeaplessSession h(so);
+  mt_session* session = h.session;
   mt_cache* cache = nullptr;
   REQUIRE(mt_cache_create(16, 0, &cache) == MT_OK);  // 16 entries: the second pass evicts the first's
-  const auto lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
   const auto expected = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy");
-  std::vector<const char*> texts;
-  std::vector<size_t> lengths;
-  for (const auto& line : lines) texts.push_back(line.data()), lengths.push_back(line.size());
+  const ShippedSentences sentences;
+  const auto& texts = sentences.texts;
+  const auto& lengths = sentences.lengths;
   mt_translate_options to;
   mt_translate_options_init(&to);
   to.cache = cache;
@@ -282,8 +292,6 @@ TEST_CASE("a translation cache looks up and stores with the heap forbidden", "[h
   CHECK(stats.entries <= 16);
   CHECK(stats.evictions > 0);
   mt_cache_free(cache);
-  mt_session_free(session);
-  mt_model_free(model);
 }
 
 TEST_CASE("a refused allocation is seen by the hooks", "[heapless]") {

@@ -15,19 +15,12 @@ using mt::test::read_lines;
 
 namespace {
 
-std::shared_ptr<const mt::Model> shipped_model() {
-  static const std::shared_ptr<const mt::Model> model = *mt::Model::load(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
-  return model;
-}
-
 mt::Session make_session(int batch, int threads, int max_text_bytes = 4096) {
   mt::SessionOptions o;
   o.max_batch_size = batch;
   o.num_threads = threads;
   o.max_text_bytes = max_text_bytes;
-  auto session = mt::Session::create(shipped_model(), o);
-  REQUIRE(session.ok());
-  return std::move(session.value());
+  return mt::test::shipped_session(o);
 }
 
 // The 40 sentences as 8 paragraphs of 5, separated as text in the wild is:
@@ -167,7 +160,7 @@ TEST_CASE("translate_paragraphs: empty and blank texts, sinks that stop, bad opt
 
 TEST_CASE("the model's own prefix list, the built-in one, or the caller's", "[paragraphs]") {
   // The shipped model's source language is English: "Dr." does not end a sentence.
-  const auto own = mt::model_nonbreaking_prefixes(*shipped_model());
+  const auto own = mt::model_nonbreaking_prefixes(*mt::test::shipped_int8_model());
   REQUIRE(own.ok());
   CHECK(own->find("Dr") == mt::NonBreakingPrefixes::Kind::always);
   mt::Session session = make_session(4, 1);
@@ -184,7 +177,7 @@ TEST_CASE("the model's own prefix list, the built-in one, or the caller's", "[pa
 
   // A list in the model's metadata wins; a malformed one is refused at session creation.
   const auto with_metadata = [](const std::string& list, const std::string& name) {
-    auto writer = mt::ModelWriter::from_model(*shipped_model());
+    auto writer = mt::ModelWriter::from_model(*mt::test::shipped_int8_model());
     REQUIRE(writer.ok());
     mt::ModelMetadata metadata = writer->metadata();
     metadata.extra.push_back({"nonbreaking_prefixes", list});
@@ -266,7 +259,7 @@ TEST_CASE("C API: mt_translate_paragraphs and prefix lists", "[paragraphs][c_api
   CHECK(c.text.substr(c.sentences[0].target_end, c.sentences[1].target_begin - c.sentences[0].target_end) == "  ");
   // The C++ API gives the same.
   mt::SessionOptions so;
-  auto cpp = mt::Session::create(shipped_model(), so);
+  auto cpp = mt::Session::create(mt::test::shipped_int8_model(), so);
   REQUIRE(cpp.ok());
   CHECK(cpp->translate_paragraphs(text)->text == c.text);
 

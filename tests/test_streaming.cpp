@@ -19,20 +19,13 @@ using mt::test::read_lines;
 
 namespace {
 
-std::shared_ptr<const mt::Model> shipped_model() {
-  static const std::shared_ptr<const mt::Model> model = *mt::Model::load(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
-  return model;
-}
-
 mt::Session make_session(int batch, int threads, int beam, mt::ThreadSplit split = mt::ThreadSplit::automatic) {
   mt::SessionOptions o;
   o.max_batch_size = batch;
   o.num_threads = threads;
   o.max_beam_size = beam;
   o.thread_split = split;
-  auto session = mt::Session::create(shipped_model(), o);
-  REQUIRE(session.ok());
-  return std::move(session.value());
+  return mt::test::shipped_session(o);
 }
 
 // What one sentence's events said.
@@ -79,7 +72,7 @@ TEST_CASE("greedy: the stream is the result, ids, text and log-probabilities", "
   o.on_token = mt::TokenCallback::of(recorder);
   mt::TextTranslations out;
   REQUIRE(session.translate_text(views(sources), o, &out).ok());
-  const int32_t eos = shipped_model()->config().eos_id;
+  const int32_t eos = mt::test::shipped_int8_model()->config().eos_id;
   for (size_t i = 0; i < 40; ++i) {
     INFO("sentence " << i);
     const mt::TextHypothesis& h = out[i][0];
@@ -169,7 +162,7 @@ TEST_CASE("stopping one sentence leaves the others bit-identical", "[streaming]"
   mt::Translations plain;
   std::vector<std::span<const int32_t>> ids;
   std::vector<std::vector<int32_t>> encoded(40);
-  for (size_t i = 0; i < 40; ++i) REQUIRE(shipped_model()->encode(sources[i], &encoded[i]).ok());
+  for (size_t i = 0; i < 40; ++i) REQUIRE(mt::test::shipped_int8_model()->encode(sources[i], &encoded[i]).ok());
   for (const auto& e : encoded) ids.emplace_back(e);
   REQUIRE(session.translate(ids, o, &plain).ok());
   std::vector<std::vector<int32_t>> plain_tokens;
@@ -238,7 +231,7 @@ TEST_CASE("a cancel from another thread ends the call within a step, flagged", "
   mt::SessionOptions so;
   so.max_batch_size = 64;
   so.max_target_length = 256;
-  auto session = mt::Session::create(shipped_model(), so);
+  auto session = mt::Session::create(mt::test::shipped_int8_model(), so);
   REQUIRE(session.ok());
   std::vector<std::string> lines(64, "A man in a blue shirt is riding a bicycle down the street.");
   mt::TranslateOptions o;
@@ -285,7 +278,7 @@ TEST_CASE("a cancel from another thread ends the call within a step, flagged", "
   mt::SessionOptions bo = so;
   bo.max_batch_size = 4;
   bo.max_beam_size = 4;
-  auto beam_session = mt::Session::create(shipped_model(), bo);
+  auto beam_session = mt::Session::create(mt::test::shipped_int8_model(), bo);
   REQUIRE(beam_session.ok());
   cancel.store(1);
   o.beam_size = 4;
@@ -295,7 +288,8 @@ TEST_CASE("a cancel from another thread ends the call within a step, flagged", "
   CHECK(out[0][0].tokens.empty());  // cancelled before the first step
 }
 
-TEST_CASE("streaming allocates nothing; paragraphs and CUDA refuse it for now", "[streaming]") {
+// (With every allocation refused: tests/test_heapless.cpp.)
+TEST_CASE("translate_paragraphs refuses on_token for now", "[streaming]") {
   mt::Session session = make_session(8, 1, 4);
   int events = 0;
   auto count = [&](const mt::TokenEvent&) {
@@ -307,7 +301,7 @@ TEST_CASE("streaming allocates nothing; paragraphs and CUDA refuse it for now", 
   o.on_token = mt::TokenCallback::of(count);
   const std::string_view batch[] = {"A dog runs in the park.", "Two men walk."};
   mt::TextTranslations out;
-  REQUIRE(session.translate_text(batch, o, &out).ok());  // warm
+  REQUIRE(session.translate_text(batch, o, &out).ok());
   CHECK(events > 0);
   CHECK(session.translate_paragraphs("A dog.", {}, o).status().code() == mt::Errc::unsupported);
 }

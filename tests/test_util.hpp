@@ -55,6 +55,21 @@ inline const std::filesystem::path& scratch_dir() {
 
 inline std::string scratch_path(const std::string& name) { return (scratch_dir() / name).string(); }
 
+#ifdef MT_MODELS_DIR
+// The shipped English-German int8 model, loaded once per test program.
+inline std::shared_ptr<const Model> shipped_int8_model() {
+  static const std::shared_ptr<const Model> model = *Model::load(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
+  return model;
+}
+
+// A session of it with these options.
+inline Session shipped_session(const SessionOptions& options) {
+  auto session = Session::create(shipped_int8_model(), options);
+  REQUIRE(session.ok());
+  return std::move(session.value());
+}
+#endif
+
 // A text file's lines (without their newlines).
 inline std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);

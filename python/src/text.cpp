@@ -1,5 +1,7 @@
 #include "text.hpp"
 
+#include "tokenizer/utf8.hpp"  // libmt's UTF-8 rules: Python's strict ones
+
 namespace py = pybind11;
 
 namespace mt::python {
@@ -44,45 +46,15 @@ py::str str_of(std::string_view utf8) {
   return py::reinterpret_steal<py::str>(s);
 }
 
-}  // namespace mt::python
-
-namespace mt::python {
-
-namespace {
-
-// Bytes of the well-formed UTF-8 character at s[i], or 0 (Python's rules:
-// shortest form, no surrogates, at most U+10FFFF).
-size_t utf8_length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const auto trail = [&](size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
-  const unsigned c = b(0);
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return trail(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!trail(1) || !trail(2)) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(1) >= 0xA0) return 0;  // a surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!trail(1) || !trail(2) || !trail(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;
-    if (c == 0xF4 && b(1) >= 0x90) return 0;
-    return 4;
-  }
-  return 0;
-}
-
-}  // namespace
-
 std::vector<size_t> str_offsets(std::string_view utf8, const std::vector<size_t>& byte_offsets) {
   std::vector<size_t> out;
   out.reserve(byte_offsets.size());
   size_t byte = 0, index = 0;
   for (const size_t target : byte_offsets) {
     while (byte < target && byte < utf8.size()) {
-      const size_t n = utf8_length(utf8, byte);
-      byte += n == 0 ? 1 : n;
+      size_t n = 1;  // a malformed byte is one index, as "surrogateescape" decodes it
+      detail::utf8_decode_valid(utf8.substr(byte), &n);
+      byte += n;
       ++index;
     }
     out.push_back(index);

@@ -17,8 +17,7 @@ size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 uint64_t TranslationCache::Impl::hash(std::span<const std::byte> key) const {
   // 64-bit FNV-1a, then a final mix so the low bits (the index) depend on all.
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const std::byte b : key) h = (h ^ uint64_t(b)) * 0x100000001b3ull;
+  uint64_t h = detail::fnv1a({reinterpret_cast<const uint8_t*>(key.data()), key.size()});
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;

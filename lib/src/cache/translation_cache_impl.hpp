@@ -82,6 +82,12 @@ bool TranslationCache::Impl::lookup(std::span<const std::byte> key, Read&& read)
 }
 
 namespace detail {
+// 64-bit FNV-1a of `bytes`, continuing from `h` (the cache's keys, the model fingerprint).
+inline uint64_t fnv1a(std::span<const uint8_t> bytes, uint64_t h = 0xcbf29ce484222325ull) {
+  for (const uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  return h;
+}
+
 // Tests: only the low `bits` of each key's hash count, so keys collide.
 void set_cache_hash_bits(TranslationCache& cache, int bits);
 }  // namespace detail

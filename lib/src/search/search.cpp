@@ -13,7 +13,6 @@
 namespace mt {
 
 using detail::Candidate;
-using detail::Finished;
 using detail::SearchLimits;
 
 namespace {
@@ -260,31 +259,10 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         give_result(b, true);
         continue;
       }
-      // The tokens every live beam and every finished hypothesis share: no
-      // other can win, so these are final.
-      const int32_t* first = nullptr;
-      const float* running = nullptr;
-      for (int k = 0; k < K && first == nullptr; ++k) {
-        if (scores[b * K + k] == kNegInf) continue;
-        first = search.history + size_t(b * K + k) * T;
-        running = search.history_log_probs + size_t(b * K + k) * T;
-      }
-      int stable = stream.streamed(b);
-      for (; stable <= t; ++stable) {
-        const int32_t token = first[stable];
-        bool shared = true;
-        for (int k = 0; k < K && shared; ++k) {
-          shared = scores[b * K + k] == kNegInf || search.history[size_t(b * K + k) * T + stable] == token;
-        }
-        const Finished* fin = search.finished + size_t(b) * plan.K;
-        const int32_t* fin_tokens = search.finished_tokens + size_t(b) * plan.K * T;
-        for (int f = 0; f < search.finished_counts[b] && shared; ++f) {
-          shared = fin[f].length > stable && fin_tokens[size_t(f) * T + stable] == token;
-        }
-        if (!shared) break;
-      }
-      if (stream.give(b, first, stable, running, false, 0.0f, false)) {
-        book.stop(b, first, stream.streamed(b), running[stream.streamed(b) - 1]);  // the tokens given so far
+      const detail::SettledPrefix settled = book.settled_prefix(b, t, stream.streamed(b));
+      if (stream.give(b, settled.tokens, settled.length, settled.running, false, 0.0f, false)) {
+        const int given = stream.streamed(b);  // the tokens given so far
+        book.stop(b, settled.tokens, given, settled.running[given - 1]);
         stopped[b] = 1;
         --alive;
       }

@@ -133,4 +133,27 @@ void SearchBookkeeping::stop_beam(int b, int t) {
   emit(b, limits_.hypotheses);
 }
 
+SettledPrefix SearchBookkeeping::settled_prefix(int b, int t, int from) const {
+  const SentenceBeams s = sentence(b);
+  SettledPrefix p;
+  for (int k = 0; k < K_ && p.tokens == nullptr; ++k) {
+    if (s.scores[k] == -INFINITY) continue;
+    p.tokens = s.history + size_t(k) * s.T;
+    p.running = s.history_log_probs + size_t(k) * s.T;
+  }
+  p.length = from;
+  for (; p.length <= t; ++p.length) {
+    const int32_t token = p.tokens[p.length];
+    bool shared = true;
+    for (int k = 0; k < K_ && shared; ++k) {
+      shared = s.scores[k] == -INFINITY || s.history[size_t(k) * s.T + size_t(p.length)] == token;
+    }
+    for (int f = 0; f < *s.finished_count && shared; ++f) {
+      shared = s.finished[f].length > p.length && s.finished_tokens[size_t(f) * s.T + size_t(p.length)] == token;
+    }
+    if (!shared) break;
+  }
+  return p;
+}
+
 }  // namespace mt::detail

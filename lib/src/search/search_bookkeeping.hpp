@@ -58,6 +58,15 @@ struct SearchBuffers {
   float* finished_log_probs = nullptr;
 };
 
+// Beam search's settled tokens of a sentence (streaming): a live beam's
+// tokens and running log-probabilities, of which the first `length` are
+// shared by every live beam and every finished hypothesis.
+struct SettledPrefix {
+  const int32_t* tokens = nullptr;
+  const float* running = nullptr;
+  int length = 0;
+};
+
 class SearchBookkeeping {
  public:
   SearchBookkeeping(const SearchBuffers& buffers, const SearchLimits& limits, int32_t bos_id, int32_t eos_id);
@@ -97,6 +106,11 @@ class SearchBookkeeping {
   void stop_beam(int b, int t);
   // Greedy: the same before step t, the sentence's tokens so far.
   void stop_greedy(int b, int t);
+
+  // Beam, after step t of unfinished sentence b (running log-probabilities
+  // kept): the tokens no hypothesis that can still win disagrees on, so
+  // final; `from` of them are known to be settled already.
+  SettledPrefix settled_prefix(int b, int t, int from) const;
 
  private:
   // Sentence b's part of the buffers.

@@ -16,12 +16,9 @@ namespace {
 // tensor table, vocabulary and metadata in a small model) and 64 samples of
 // 256 bytes across the rest.
 uint64_t fingerprint(std::span<const uint8_t> file) {
-  uint64_t h = 0xcbf29ce484222325ull ^ file.size();
-  const auto mix = [&](std::span<const uint8_t> bytes) {
-    for (const uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
-  };
-  mix(file.first(std::min<size_t>(file.size(), size_t(1) << 20)));
-  for (size_t i = 0; i < 64 && file.size() > 256; ++i) mix(file.subspan(file.size() / 64 * i, 256));
+  uint64_t h =
+      detail::fnv1a(file.first(std::min<size_t>(file.size(), size_t(1) << 20)), 0xcbf29ce484222325ull ^ file.size());
+  for (size_t i = 0; i < 64 && file.size() > 256; ++i) h = detail::fnv1a(file.subspan(file.size() / 64 * i, 256), h);
   return h;
 }
 

@@ -3,10 +3,10 @@
 // Sentences over the session's limits are cut into pieces between words,
 // each small enough to translate, instead of being refused.
 #include <algorithm>
-#include <cstring>
 
 #include "access.hpp"
 #include "session/session_impl.hpp"
+#include "text/unicode_classes.hpp"
 #include "tokenizer/line_breaks.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -14,14 +14,14 @@ namespace mt {
 
 namespace {
 
-bool is_break_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+using detail::text::is_blank_or_newline;
 
 // The last place at or before `limit` (and after `from`) to end a piece: the
 // start of a space run; else a character boundary; never `from` itself
 // while a character remains.
 size_t piece_cut(std::string_view text, size_t from, size_t limit) {
   for (size_t p = limit; p > from; --p) {
-    if (is_break_space(text[p]) && !is_break_space(text[p - 1])) return p;
+    if (is_blank_or_newline(text[p]) && !is_blank_or_newline(text[p - 1])) return p;
   }
   size_t p = limit;
   while (p > from && (static_cast<unsigned char>(text[p]) & 0xC0) == 0x80) --p;
@@ -126,7 +126,7 @@ Status Session::translate_paragraphs(std::string_view text, const ParagraphOptio
       spans[n] = {ids, count};
       const bool first = piece_from == sentence.begin;
       size_t next_from = end;
-      while (next_from < sentence.end && is_break_space(text[next_from])) ++next_from;
+      while (next_from < sentence.end && is_blank_or_newline(text[next_from])) ++next_from;
       const bool last = next_from >= sentence.end;
       pieces[n] = {sentence, first, last, cut};
       ++n;

@@ -6,6 +6,7 @@
 #include "mt/sentence_splitter.hpp"
 #include "text/builtin_prefixes.hpp"
 #include "text/model_prefixes.hpp"
+#include "text/unicode_classes.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace mt {
@@ -15,9 +16,8 @@ namespace {
 constexpr size_t kMaxLine = 256;
 
 std::string_view trim(std::string_view s) {
-  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  while (!s.empty() && detail::text::is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && detail::text::is_blank(s.back())) s.remove_suffix(1);
   return s;
 }
 

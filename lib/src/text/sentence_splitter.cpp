@@ -20,8 +20,6 @@ using namespace detail::text;
 
 namespace {
 
-bool is_blank(char b) { return b == ' ' || b == '\t' || b == '\r' || b == '\v' || b == '\f'; }
-
 bool is_stop(char32_t c) { return c == '.' || c == '?' || c == '!'; }
 
 // What may stand before a sentence's first letter: quotes, brackets, ¿ ¡.
@@ -262,7 +260,7 @@ bool SentenceSplitter::next(std::string_view text, Cursor* cursor, SentenceRange
     if (mode_ == SplitMode::lines) {
       ++c.paragraph;
     } else {
-      while (next < text.size() && (is_blank(text[next]) || text[next] == '\n')) ++next;
+      while (next < text.size() && is_blank_or_newline(text[next])) ++next;
       if (c.paragraph_has_sentence) ++c.paragraph;
     }
     c.paragraph_has_sentence = false;

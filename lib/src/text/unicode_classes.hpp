@@ -72,6 +72,11 @@ inline bool is_word_char(char32_t c) {
 
 inline bool is_ascii_digit(char32_t c) { return c >= '0' && c <= '9'; }
 
+// The spaces between words (mt/sentence_splitter.hpp): U+0020, tab, CR, VT,
+// FF; a line feed is one too, or a paragraph break, depending on the mode.
+inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+inline bool is_blank_or_newline(char c) { return is_blank(c) || c == '\n'; }
+
 // Full stops of Chinese and Japanese text, which end a sentence with no space after them.
 inline bool is_cjk_stop(char32_t c) { return c == 0x3002 || c == 0xFF01 || c == 0xFF1F || c == 0xFF0E || c == 0xFF61; }
 
