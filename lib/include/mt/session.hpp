@@ -168,6 +168,11 @@ struct Hypothesis {
   std::span<const int32_t> tokens;  // target ids, without BOS and EOS
   float score = 0.0f;               // length-normalised log-probability (see length_penalty)
   float log_prob = 0.0f;            // log P(tokens + EOS | source)
+  // log P(token | source, the tokens before) of each token, then EOS's when
+  // the hypothesis ended with EOS (not when cut at the length limit or
+  // stopped): summed in order, log_prob. Forced target_prefix tokens are 0.
+  // Empty for an empty source, and on CUDA sessions with cuda_device_search.
+  std::span<const float> token_log_probs;
 };
 
 // Results of the last translate() call: a view into the session's memory,

@@ -51,9 +51,11 @@ void TranslationCache::Impl::evict_oldest() {
 }
 
 void TranslationCache::Impl::insert(std::span<const std::byte> key, bool truncated, const StoredHypothesis* hypotheses,
-                                    const std::span<const int32_t>* tokens, int count) {
+                                    const std::span<const int32_t>* tokens, const std::span<const float>* log_probs,
+                                    int count) {
   size_t value_bytes = 0;
-  for (int i = 0; i < count; ++i) value_bytes += sizeof(StoredHypothesis) + tokens[i].size() * sizeof(int32_t);
+  for (int i = 0; i < count; ++i)
+    value_bytes += sizeof(StoredHypothesis) + tokens[i].size() * sizeof(int32_t) + log_probs[i].size() * sizeof(float);
   const size_t bytes = round_up(sizeof(Header) + round_up(key.size(), 4) + value_bytes, kEntryAlignment);
   if (bytes > ring_bytes || count > 0xFFFF || max_entries == 0) return;  // can never fit
   std::lock_guard<std::mutex> lock(mutex);
@@ -89,6 +91,8 @@ void TranslationCache::Impl::insert(std::span<const std::byte> key, bool truncat
     out += sizeof(StoredHypothesis);
     if (!tokens[i].empty()) std::memcpy(out, tokens[i].data(), tokens[i].size() * sizeof(int32_t));
     out += tokens[i].size() * sizeof(int32_t);
+    if (!log_probs[i].empty()) std::memcpy(out, log_probs[i].data(), log_probs[i].size() * sizeof(float));
+    out += log_probs[i].size() * sizeof(float);
   }
   *slot = {h, position};
   head = position + bytes;

@@ -15,20 +15,23 @@
 namespace mt {
 
 struct TranslationCache::Impl {
-  // One stored hypothesis, followed by its tokens.
+  // One stored hypothesis, followed by its tokens and its token
+  // log-probabilities (Hypothesis::token_log_probs).
   struct StoredHypothesis {
     float score;
     float log_prob;
     uint32_t length;
+    uint32_t log_prob_count;
   };
 
   // Looks `key` up; on a hit calls read(truncated, hypotheses, count,
   // tokens) with the entry's bytes, under the lock. Counts hits and misses.
   template <class Read>
   bool lookup(std::span<const std::byte> key, Read&& read);
-  // Stores `key` with `count` hypotheses (each's tokens in `tokens[i]`).
+  // Stores `key` with `count` hypotheses (each's tokens in `tokens[i]`,
+  // token log-probabilities in `log_probs[i]`).
   void insert(std::span<const std::byte> key, bool truncated, const StoredHypothesis* hypotheses,
-              const std::span<const int32_t>* tokens, int count);
+              const std::span<const int32_t>* tokens, const std::span<const float>* log_probs, int count);
 
   uint64_t hash(std::span<const std::byte> key) const;
 

@@ -127,7 +127,7 @@ Status CudaSession::beam_search(Session::Impl& s, int B, const SearchLimits& lim
         for (int i = 0; i < width; ++i) {
           const size_t at = size_t(row) * width + i;
           if (top_tokens[at] < 0) break;  // the row had fewer candidates
-          candidates[n++] = {top_values[at] + scores[row], top_tokens[at], k};
+          candidates[n++] = {top_values[at] + scores[row], top_tokens[at], k, top_values[at]};
         }
       }
       alive -= book.advance_beam(b, n, t);
@@ -192,7 +192,7 @@ Status CudaSession::beam_search_on_device(Session::Impl& s, int B, const SearchL
   const ModelConfig& cfg = *config_;
   const int K = limits.beam, T = s.plan.T, C = cfg.d_model, cap = s.plan.K;
   const int R = B * K, rows = padded_sentences(B) * K, L = cfg.decoder_layers;
-  SearchBuffers buffers = s.search_buffers();
+  SearchBuffers buffers = s.search_buffers(false);  // the device's steps keep no per-token log-probabilities
   int32_t* step = pinned<int32_t>(plan_.up_step);
   buffers.step_tokens = step;
   SearchBookkeeping book(buffers, limits, cfg.start_id(), cfg.eos_id);

@@ -33,7 +33,7 @@ __global__ void advance_beams_kernel(DeviceBeams d, int B, int t, int32_t eos_id
     for (int i = 0; i < width; ++i) {
       const size_t at = row * width + i;
       if (top_tokens[at] < 0) break;  // the row had fewer candidates
-      s.candidates[n++] = {top_values[at] + s.scores[k], top_tokens[at], k};
+      s.candidates[n++] = {top_values[at] + s.scores[k], top_tokens[at], k, top_values[at]};
     }
   }
   if (advance_sentence(s, n, t, d.length_limits[b], eos_id, length_penalty)) {

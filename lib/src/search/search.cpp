@@ -27,7 +27,7 @@ void row_top_k(const KernelTable& kernels, const float* log_probs, int V, int ca
   float values[kTopKMax];
   int32_t tokens[kTopKMax];
   kernels.top_k_f32(log_probs, V, capacity, values, tokens, count);
-  for (int i = 0; i < *count; ++i) top[i] = {values[i] + base, tokens[i], parent};
+  for (int i = 0; i < *count; ++i) top[i] = {values[i] + base, tokens[i], parent, values[i]};
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ detail::TokenStream Session::Impl::token_stream(const SearchLimits& limits) {
                              stream_first, stream_stride, stream_mutex);
 }
 
-detail::SearchBuffers Session::Impl::search_buffers() {
+detail::SearchBuffers Session::Impl::search_buffers(bool log_probs) {
   detail::SearchBuffers b;
   b.capacity = plan.K;
   b.T = plan.T;
@@ -60,12 +60,7 @@ detail::SearchBuffers Session::Impl::search_buffers() {
   b.finished_tokens = at<int32_t>(plan.finished_tokens);
   b.finished_counts = at<int>(plan.hypothesis_counts);
   b.hypotheses = at<Hypothesis>(plan.hypotheses);
-  return b;
-}
-
-detail::SearchBuffers Session::Impl::search_buffers(const SearchLimits& limits) {
-  detail::SearchBuffers b = search_buffers();
-  if (limits.on_token) {
+  if (log_probs) {
     b.history_log_probs = at<float>(plan.history_log_probs);
     b.history_log_probs_scratch = at<float>(plan.history_log_probs_scratch);
     b.finished_log_probs = at<float>(plan.finished_log_probs);
@@ -84,12 +79,12 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   state.row_slot = live;  // greedy: slot b and sentence b are both the sentence's index
   state.row_source = live;
   const detail::DecoderBuffers buffers = decoder_buffers();
-  const detail::SearchBuffers search = search_buffers(limits);
+  const detail::SearchBuffers search = search_buffers();
   detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
   detail::TokenStream stream = token_stream(limits);
   int* stopped = at<int>(plan.stopped);
   const auto tokens_of = [&](int b) { return search.finished_tokens + size_t(b) * plan.K * plan.T; };
-  const auto running_of = [&](int b) { return search.history_log_probs + size_t(b) * plan.T; };
+  const auto log_probs_of = [&](int b) { return search.finished_log_probs + size_t(b) * plan.K * plan.T; };
 
   int alive = book.start_greedy(B);
   stream.start(B);
@@ -102,7 +97,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
         if (book.done(b)) continue;
         book.stop_greedy(b, t);
         stopped[b] = 1;
-        if (stream.active()) stream.give(b, tokens_of(b), t, running_of(b), true, 0.0f, false);
+        if (stream.active()) stream.give(b, tokens_of(b), t, log_probs_of(b), true, false);
       }
       break;
     }
@@ -144,8 +139,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
       alive -= ended;
       if (!stream.active()) continue;
       const bool eos = token == cfg.eos_id;
-      const float total = ended ? search.hypotheses[size_t(b) * plan.K].log_prob : 0.0f;
-      if (stream.give(b, tokens_of(b), eos ? t : t + 1, running_of(b), ended, total, eos)) {
+      if (stream.give(b, tokens_of(b), eos ? t : t + 1, log_probs_of(b), ended, eos)) {
         book.stop_greedy(b, t + 1);  // asked to stop: the tokens given so far
         stopped[b] = 1;
         --alive;
@@ -174,18 +168,15 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   state.row_slot = live_slots;
   state.row_source = live_sources;
   const detail::DecoderBuffers buffers = decoder_buffers();
-  const detail::SearchBuffers search = search_buffers(limits);
+  const detail::SearchBuffers search = search_buffers();
   detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
   detail::TokenStream stream = token_stream(limits);
   int* stopped = at<int>(plan.stopped);
-  const int* length_limits = at<int>(plan.length_limits);
   // The best hypothesis of a finished sentence, all of it, and an EOS when it ended on its own.
-  const auto give_result = [&](int b, bool eos_possible) {
+  const auto give_result = [&](int b) {
     const Hypothesis& best = search.hypotheses[size_t(b) * plan.K];
-    const size_t slot = size_t(best.tokens.data() - search.finished_tokens) / size_t(T);
-    const int length = int(best.tokens.size());
-    stream.give(b, best.tokens.data(), length, search.finished_log_probs + slot * T, true, best.log_prob,
-                eos_possible && length < length_limits[b]);
+    stream.give(b, best.tokens.data(), int(best.tokens.size()), best.token_log_probs.data(), true,
+                best.token_log_probs.size() > best.tokens.size());
   };
 
   int alive = book.start_beam(B);
@@ -199,7 +190,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         if (book.done(b)) continue;
         book.stop_beam(b, t);
         stopped[b] = 1;
-        if (stream.active()) give_result(b, false);
+        if (stream.active()) give_result(b);
       }
       break;
     }
@@ -228,7 +219,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       pool->parallel_for(rows, [&](int i, int) {
         const int beam = live_beams[i];
         if (size_t(t) < limits.forced_prefix.size()) {  // one continuation, scored 0
-          row_candidates[size_t(i) * 2 * K] = {scores[beam], limits.forced_prefix[size_t(t)], beam % K};
+          row_candidates[size_t(i) * 2 * K] = {scores[beam], limits.forced_prefix[size_t(t)], beam % K, 0.0f};
           row_candidate_count[i] = 1;
           return;
         }
@@ -256,13 +247,13 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       alive -= ended;
       if (!stream.active()) continue;
       if (ended) {
-        give_result(b, true);
+        give_result(b);
         continue;
       }
       const detail::SettledPrefix settled = book.settled_prefix(b, t, stream.streamed(b));
-      if (stream.give(b, settled.tokens, settled.length, settled.running, false, 0.0f, false)) {
+      if (stream.give(b, settled.tokens, settled.length, settled.log_probs, false, false)) {
         const int given = stream.streamed(b);  // the tokens given so far
-        book.stop(b, settled.tokens, given, settled.running[given - 1]);
+        book.stop(b, settled.tokens, settled.log_probs, given);
         stopped[b] = 1;
         --alive;
       }

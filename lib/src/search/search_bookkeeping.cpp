@@ -55,11 +55,11 @@ bool SearchBookkeeping::advance_greedy(int b, int t, int32_t token, float token_
   const bool eos = token == eos_id_;
   const size_t row = size_t(b) * buffers_.capacity;
   if (!eos) buffers_.finished_tokens[row * buffers_.T + t] = token;
-  if (!eos && buffers_.history_log_probs != nullptr) buffers_.history_log_probs[size_t(b) * buffers_.T + t] = log_prob;
+  if (buffers_.finished_log_probs != nullptr) buffers_.finished_log_probs[row * buffers_.T + t] = token_log_prob;
   if (!eos && t + 1 < buffers_.length_limits[b]) return false;
   const int length = eos ? t : t + 1;
   buffers_.finished[row] = {normalized_score(log_prob, t + 1 + limits_.length_offset, limits_.length_penalty), log_prob,
-                            length};
+                            length, eos ? 1 : 0};
   buffers_.finished_counts[b] = 1;
   emit(b, 1);
   return true;
@@ -94,6 +94,8 @@ void SearchBookkeeping::emit(int b, int num_hypotheses) {
   const int count = buffers_.finished_counts[b], T = buffers_.T;
   const Finished* fin = buffers_.finished + size_t(b) * buffers_.capacity;
   const int32_t* tokens = buffers_.finished_tokens + size_t(b) * buffers_.capacity * T;
+  const float* log_probs =
+      buffers_.finished_log_probs != nullptr ? buffers_.finished_log_probs + size_t(b) * buffers_.capacity * T : nullptr;
   Hypothesis* out = buffers_.hypotheses + size_t(b) * buffers_.capacity;
   // Best first; equal scores keep the order they finished in.
   int order[256];  // count <= K <= 256 (SessionOptions::validate)
@@ -102,25 +104,34 @@ void SearchBookkeeping::emit(int b, int num_hypotheses) {
   const int n = std::min(count, num_hypotheses);
   for (int i = 0; i < n; ++i) {
     const Finished& f = fin[order[i]];
-    out[i] = Hypothesis{{tokens + size_t(order[i]) * T, size_t(f.length)}, f.score, f.log_prob};
+    out[i] = Hypothesis{{tokens + size_t(order[i]) * T, size_t(f.length)}, f.score, f.log_prob, {}};
+    if (log_probs != nullptr) out[i].token_log_probs = {log_probs + size_t(order[i]) * T, size_t(f.length + f.eos)};
   }
   buffers_.finished_counts[b] = n;
   buffers_.done[b] = 1;
 }
 
-void SearchBookkeeping::stop(int b, const int32_t* tokens, int length, float log_prob) {
+void SearchBookkeeping::stop(int b, const int32_t* tokens, const float* log_probs, int length) {
   const size_t row = size_t(b) * buffers_.capacity;
   int32_t* to = buffers_.finished_tokens + row * buffers_.T;
   if (tokens != to) copy_tokens(tokens, length, to);
+  float log_prob = buffers_.scores[size_t(b) * K_];  // greedy: the running sum (beam: replaced below)
+  if (log_probs != nullptr && buffers_.finished_log_probs != nullptr) {
+    float* lp_to = buffers_.finished_log_probs + row * buffers_.T;
+    if (log_probs != lp_to) copy_tokens(log_probs, length, lp_to);
+    log_prob = 0.0f;  // summed in order, as the search summed them
+    for (int i = 0; i < length; ++i) log_prob += lp_to[i];
+  }
   buffers_.finished[row] = {normalized_score(log_prob, length + limits_.length_offset, limits_.length_penalty),
-                            log_prob, length};
+                            log_prob, length, 0};
   buffers_.finished_counts[b] = 1;
   emit(b, 1);
 }
 
 void SearchBookkeeping::stop_greedy(int b, int t) {
   const size_t row = size_t(b) * buffers_.capacity;
-  stop(b, buffers_.finished_tokens + row * buffers_.T, t, buffers_.scores[b]);
+  stop(b, buffers_.finished_tokens + row * buffers_.T,
+       buffers_.finished_log_probs != nullptr ? buffers_.finished_log_probs + row * buffers_.T : nullptr, t);
 }
 
 void SearchBookkeeping::stop_beam(int b, int t) {
@@ -139,7 +150,7 @@ SettledPrefix SearchBookkeeping::settled_prefix(int b, int t, int from) const {
   for (int k = 0; k < K_ && p.tokens == nullptr; ++k) {
     if (s.scores[k] == -INFINITY) continue;
     p.tokens = s.history + size_t(k) * s.T;
-    p.running = s.history_log_probs + size_t(k) * s.T;
+    p.log_probs = s.history_log_probs + size_t(k) * s.T;
   }
   p.length = from;
   for (; p.length <= t; ++p.length) {

@@ -51,19 +51,20 @@ struct SearchBuffers {
   int32_t* finished_tokens = nullptr;  // [B * capacity, T]
   int* finished_counts = nullptr;      // [B]: also the results' counts
   Hypothesis* hypotheses = nullptr;    // [B * capacity]: the results
-  // Optional (null: not kept): running log-probabilities after each token,
-  // alongside history (greedy: row b), history_scratch and finished_tokens.
+  // Optional (null: not kept): each token's log-probability, alongside
+  // history, history_scratch and finished_tokens (greedy: finished row b),
+  // where EOS's follows the tokens of a hypothesis that ended with it.
   float* history_log_probs = nullptr;
   float* history_log_probs_scratch = nullptr;
   float* finished_log_probs = nullptr;
 };
 
 // Beam search's settled tokens of a sentence (streaming): a live beam's
-// tokens and running log-probabilities, of which the first `length` are
+// tokens and their log-probabilities, of which the first `length` are
 // shared by every live beam and every finished hypothesis.
 struct SettledPrefix {
   const int32_t* tokens = nullptr;
-  const float* running = nullptr;
+  const float* log_probs = nullptr;
   int length = 0;
 };
 
@@ -98,17 +99,17 @@ class SearchBookkeeping {
   void emit(int b, int num_hypotheses);
 
   // Ends sentence b now with one hypothesis: `length` tokens at `tokens`
-  // (anywhere but sentence b's first finished slot's own overlap) and their
-  // log-probability (a sentence stopped by on_token).
-  void stop(int b, const int32_t* tokens, int length, float log_prob);
+  // and their log-probabilities at `log_probs` (null when not kept; either
+  // anywhere but sentence b's first finished slot's own overlap), a sentence
+  // stopped by on_token.
+  void stop(int b, const int32_t* tokens, const float* log_probs, int length);
   // Ends sentence b before beam step t with its best hypotheses so far: the
   // finished ones and the live beams as they stand (a cancelled search).
   void stop_beam(int b, int t);
   // Greedy: the same before step t, the sentence's tokens so far.
   void stop_greedy(int b, int t);
 
-  // Beam, after step t of unfinished sentence b (running log-probabilities
-  // kept): the tokens no hypothesis that can still win disagrees on, so
+  // Beam, after step t of unfinished sentence b (log-probabilities kept): the tokens no hypothesis that can still win disagrees on, so
   // final; `from` of them are known to be settled already.
   SettledPrefix settled_prefix(int b, int t, int from) const;
 

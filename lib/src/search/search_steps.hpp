@@ -23,14 +23,16 @@ namespace mt::detail {
 struct Candidate {
   float log_prob;
   int32_t token;
-  int32_t parent;  // beam index within the sentence
+  int32_t parent;              // beam index within the sentence
+  float token_log_prob = 0.0f;  // log P(token | the parent's tokens), as the row gave it
 };
 
 // A finished hypothesis of one sentence, tokens in finished_tokens.
 struct Finished {
   float score;  // length-normalised
   float log_prob;
-  int32_t length;  // tokens without EOS
+  int32_t length;   // tokens without EOS
+  int32_t eos = 0;  // 1: it ended with EOS (whose log-probability follows its tokens')
 };
 
 // max(length, 1)^penalty: what a score of that length is divided by.
@@ -79,8 +81,8 @@ struct SentenceBeams {
   const float* length_scales = nullptr;
   // Added to each scored length (without a table): see SearchLimits.
   int length_offset = 0;
-  // Optional (null: not kept): the running log-probability after each token,
-  // alongside history, scratch and finished_tokens, for streaming.
+  // Optional (null: not kept): each token's log-probability, alongside
+  // history, scratch and finished_tokens (there, EOS's after the tokens).
   float* history_log_probs = nullptr;   // [K, T]
   float* scratch_log_probs = nullptr;   // [K, T]
   float* finished_log_probs = nullptr;  // [K, T]
@@ -92,10 +94,12 @@ MT_HOST_DEVICE inline void copy_tokens(const T* from, int n, T* to) {
 }
 
 // Adds a finished hypothesis to the sentence's best K (replacing the worst,
-// the first of equals, when full and this one is better).
+// the first of equals, when full and this one is better). It ended with EOS
+// when its scored length counts one more token than it has: then
+// `eos_log_prob` is EOS's log-probability.
 MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32_t* tokens, int length, float log_prob,
                                              int scored_length, float length_penalty,
-                                             const float* log_probs = nullptr) {
+                                             const float* log_probs = nullptr, float eos_log_prob = 0.0f) {
   const float score = length_penalty == 0.0f ? log_prob
                       : s.length_scales      ? log_prob / s.length_scales[scored_length]
                                         : normalized_score(log_prob, scored_length + s.length_offset, length_penalty);
@@ -109,10 +113,13 @@ MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32
   } else {
     ++*s.finished_count;
   }
-  s.finished[slot] = {score, log_prob, length};
+  const bool eos = scored_length > length;
+  s.finished[slot] = {score, log_prob, length, eos ? 1 : 0};
   copy_tokens(tokens, length, s.finished_tokens + slot * s.T);
-  if (s.finished_log_probs != nullptr && log_probs != nullptr)
+  if (s.finished_log_probs != nullptr && log_probs != nullptr) {
     copy_tokens(log_probs, length, s.finished_log_probs + slot * s.T);
+    if (eos) s.finished_log_probs[slot * s.T + length] = eos_log_prob;  // length < T: EOS took a step
+  }
 }
 
 // Beams at the start: all at BOS, only beam 0 alive (all beams start equal:
@@ -148,7 +155,7 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
     const int32_t* prefix = s.history + c.parent * T;
     const float* prefix_log_probs = s.history_log_probs != nullptr ? s.history_log_probs + c.parent * T : nullptr;
     if (c.token == eos_id) {
-      if (i < K) finish_hypothesis(s, prefix, t, c.log_prob, t + 1, length_penalty, prefix_log_probs);
+      if (i < K) finish_hypothesis(s, prefix, t, c.log_prob, t + 1, length_penalty, prefix_log_probs, c.token_log_prob);
       continue;
     }
     // New beam `next` continues beam c.parent: gather its history now.
@@ -156,7 +163,7 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
     s.scratch[next * T + t] = c.token;
     if (prefix_log_probs != nullptr) {
       copy_tokens(prefix_log_probs, t, s.scratch_log_probs + next * T);
-      s.scratch_log_probs[next * T + t] = c.log_prob;
+      s.scratch_log_probs[next * T + t] = c.token_log_prob;
     }
     s.parents[next] = c.parent;
     s.scores[next] = c.log_prob;

@@ -45,8 +45,7 @@ size_t TokenStream::text_of(const int32_t* tokens, int count, bool flush) {
   return replace_line_breaks(buffers_.text, length);
 }
 
-bool TokenStream::give(int b, const int32_t* tokens, int count, const float* running, bool ended, float total,
-                       bool eos) {
+bool TokenStream::give(int b, const int32_t* tokens, int count, const float* log_probs, bool ended, bool eos) {
   int& given = buffers_.streamed_tokens[b];
   size_t& bytes = buffers_.streamed_bytes[b];
   const size_t sentence = first_ + size_t(b) * stride_;
@@ -54,8 +53,7 @@ bool TokenStream::give(int b, const int32_t* tokens, int count, const float* run
     const bool last = ended && p + 1 == count && !eos;
     const size_t length = text_of(tokens, p + 1, last);
     const size_t from = std::min(bytes, length);
-    const TokenEvent event{
-        sentence, p, tokens[p], {buffers_.text + from, length - from}, running[p] - (p > 0 ? running[p - 1] : 0.0f)};
+    const TokenEvent event{sentence, p, tokens[p], {buffers_.text + from, length - from}, log_probs[p]};
     bytes = std::max(bytes, length);
     given = p + 1;
     if (call(event) && !ended) return true;
@@ -63,8 +61,7 @@ bool TokenStream::give(int b, const int32_t* tokens, int count, const float* run
   if (ended && eos) {
     const size_t length = text_of(tokens, count, true);
     const size_t from = std::min(bytes, length);
-    const float before = count > 0 ? running[count - 1] : 0.0f;
-    const TokenEvent event{sentence, count, eos_id_, {buffers_.text + from, length - from}, total - before};
+    const TokenEvent event{sentence, count, eos_id_, {buffers_.text + from, length - from}, log_probs[count]};
     bytes = std::max(bytes, length);
     call(event);
   }

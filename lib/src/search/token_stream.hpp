@@ -34,11 +34,11 @@ class TokenStream {
   int streamed(int b) const { return buffers_.streamed_tokens[b]; }
 
   // Gives tokens [streamed(b), count) of sentence b: `tokens` and
-  // `running`, the running log-probability after each. With `ended`, the
-  // sentence ends with them: the text is flushed and, with `eos`, an EOS
-  // event follows (`total`: the log-probability with EOS).
+  // `log_probs`, each one's log-probability. With `ended`, the sentence
+  // ends with them: the text is flushed and, with `eos`, an EOS event
+  // follows (its log-probability at log_probs[count]).
   // Returns true when the callback asked to stop (at the token it was given).
-  bool give(int b, const int32_t* tokens, int count, const float* running, bool ended, float total_log_prob, bool eos);
+  bool give(int b, const int32_t* tokens, int count, const float* log_probs, bool ended, bool eos);
 
  private:
   bool call(const TokenEvent& event);

@@ -69,6 +69,7 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
   int* found_counts = at<int>(plan.cache_counts);
   int* found_truncated = at<int>(plan.cache_truncated);
   int32_t* rows = at<int32_t>(plan.finished_tokens);
+  float* log_prob_rows = at<float>(plan.finished_log_probs);
   const size_t* key_lengths = at<size_t>(plan.cache_key_lengths);
   int misses = 0;
   for (int b = 0; b < B; ++b) {
@@ -85,10 +86,14 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
           std::memcpy(&h, value, sizeof(h));
           value += sizeof(h);
           const size_t length = std::min<size_t>(h.length, size_t(plan.T));
-          int32_t* tokens = rows + (size_t(b) * plan.K + size_t(k)) * size_t(plan.T);
-          std::memcpy(tokens, value, length * sizeof(int32_t));
+          const size_t row = (size_t(b) * plan.K + size_t(k)) * size_t(plan.T);
+          std::memcpy(rows + row, value, length * sizeof(int32_t));
           value += h.length * sizeof(int32_t);
-          found[size_t(b) * plan.K + size_t(k)] = {{tokens, length}, h.score, h.log_prob};
+          const size_t log_probs = std::min<size_t>(h.log_prob_count, size_t(plan.T));
+          std::memcpy(log_prob_rows + row, value, log_probs * sizeof(float));
+          value += h.log_prob_count * sizeof(float);
+          found[size_t(b) * plan.K + size_t(k)] = {
+              {rows + row, length}, h.score, h.log_prob, {log_prob_rows + row, log_probs}};
         }
       });
     } else {
@@ -115,13 +120,15 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
     if (key_lengths[b] == 0) continue;
     TranslationCache::Impl::StoredHypothesis stored[256];  // count <= K <= 256
     std::span<const int32_t> tokens[256];
+    std::span<const float> log_probs[256];
     for (int k = 0; k < counts[b]; ++k) {
       const Hypothesis& h = hypotheses[first + size_t(k)];
-      stored[k] = {h.score, h.log_prob, uint32_t(h.tokens.size())};
+      stored[k] = {h.score, h.log_prob, uint32_t(h.tokens.size()), uint32_t(h.token_log_probs.size())};
       tokens[k] = h.tokens;
+      log_probs[k] = h.token_log_probs;
     }
     store.insert({at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride, key_lengths[b]},
-                 truncated[b] != 0, stored, tokens, counts[b]);
+                 truncated[b] != 0, stored, tokens, log_probs, counts[b]);
   }
   return {};
 }

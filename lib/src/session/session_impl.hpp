@@ -153,10 +153,9 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);
   void beam_search(int B, const detail::SearchLimits& limits);
-  // The search's host buffers in the arena, for SearchBookkeeping; with
-  // `limits` streaming, the running log-probabilities too.
-  detail::SearchBuffers search_buffers();
-  detail::SearchBuffers search_buffers(const detail::SearchLimits& limits);
+  // The search's host buffers in the arena, for SearchBookkeeping, with
+  // each token's log-probability or without (the GPU's device search).
+  detail::SearchBuffers search_buffers(bool log_probs = true);
   // TranslateOptions::on_token for this search.
   detail::TokenStream token_stream(const detail::SearchLimits& limits);
 };
