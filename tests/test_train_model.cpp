@@ -106,3 +106,44 @@ TEST_CASE("trainer logits equal libmt's for the same weights", "[train_model]") 
     CHECK(max_diff / max_abs <= 1e-4);
   }
 }
+
+TEST_CASE("Session::score equals the trainer's teacher-forced log-softmax on the same weights", "[train_model]") {
+  const int variant = GENERATE(0, 1);
+  ModelConfig config = test::tiny_config();
+  config.pre_norm = variant == 1;
+  autograd::Graph<float> g;
+  TransformerModel<float> model(g, config);
+  model.initialize(23);
+  g.set_training(false);
+  const auto corpus = pairs(config.target_vocab_size);
+  const Batch batch = assemble_batch(corpus, {0, 1}, {config.pad_id, config.bos_id, config.eos_id});
+  const autograd::Tensor<float>* logits = model.forward(batch, {});
+  const int V = config.target_vocab_size;
+  const std::string path = test::scratch_path("scored-" + std::to_string(variant) + ".mtm");
+  REQUIRE(model.export_model(path, nullptr, {}).ok());
+  auto loaded = Model::load(path);
+  REQUIRE(loaded.ok());
+  SessionOptions so;
+  so.max_batch_size = 2;
+  auto session = Session::create(loaded.value(), so);
+  REQUIRE(session.ok());
+  std::vector<std::span<const int32_t>> sources, targets;
+  for (const SentencePair& p : corpus) sources.push_back(p.source), targets.push_back(p.target);
+  Translations scored;
+  REQUIRE(session->score(sources, targets, {}, &scored).ok());
+  for (int b = 0; b < batch.B; ++b) {
+    const Hypothesis& h = scored[size_t(b)][0];
+    const int T = batch.target_lengths[size_t(b)];  // EOS included
+    REQUIRE(int(h.token_log_probs.size()) == T);
+    for (int t = 0; t < T; ++t) {
+      const float* row = logits->value.data() + (size_t(b) * batch.T + t) * V;
+      double max = row[0], sum = 0.0;
+      for (int v = 1; v < V; ++v) max = std::max(max, double(row[v]));
+      for (int v = 0; v < V; ++v) sum += std::exp(double(row[v]) - max);
+      const double want = double(row[batch.target_output[size_t(b) * batch.T + t]]) - max - std::log(sum);
+      INFO("variant " << variant << " sentence " << b << " position " << t << ": " << h.token_log_probs[size_t(t)]
+                      << " vs " << want);
+      CHECK(std::fabs(h.token_log_probs[size_t(t)] - want) <= 1e-4 * std::fabs(want));
+    }
+  }
+}

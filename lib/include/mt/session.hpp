@@ -149,6 +149,31 @@ struct MT_API TranslateOptions {
   // their length, and add nothing to their log-probability, as Hugging
   // Face's forced_bos_token_id. CPU sessions only.
   std::span<const int32_t> target_prefix;
+  // The start of each sentence's translation, given (what a user typed in
+  // an editor): prefixes[i] for source i (fewer spans than sources: the
+  // rest have none). Every hypothesis starts with it, after target_prefix;
+  // unlike target_prefix, its tokens are scored as the model scores them, so
+  // a prefix greedy search would have chosen anyway changes neither the
+  // output nor its scores. Ids other than EOS. CPU sessions only.
+  std::span<const std::span<const int32_t>> prefixes;
+  // translate_text: the same as UTF-8 text, encoded with the target
+  // vocabulary (a word-initial prefix gives the pieces the output would
+  // have); prefixes is then not read.
+  std::span<const std::string_view> text_prefixes;
+  // More than 0: alternatives at the end of the prefix (editors offering
+  // other words): that many hypotheses, whose tokens after the prefix are
+  // the most probable next tokens, best first, each then completed by greedy
+  // search; results ranked by score. At most the session's max_beam_size;
+  // beam_size and num_hypotheses are not read. CPU sessions only.
+  int alternatives = 0;
+  // Repetition guards, for small models that loop ("salad salad salad"):
+  // more than 0: no n-gram of this many tokens occurs twice in a hypothesis.
+  int no_repeat_ngram_size = 0;
+  // More than 1: the logit of each token already in the hypothesis is
+  // divided by this (multiplied when negative) before the log-softmax, as
+  // CTRL (Keskar et al. 2019) and Hugging Face's repetition_penalty.
+  // token_log_probs are then those of the penalised distribution.
+  float repetition_penalty = 1.0f;
   // Streaming: each token as it becomes final (TokenCallback). CPU sessions only.
   TokenCallback on_token;
   // Cancelling: another thread stores a non-zero value here to end the call
@@ -205,6 +230,7 @@ struct TextHypothesis {
   float score = 0.0f;
   float log_prob = 0.0f;
   std::span<const int32_t> tokens;  // the target ids `text` was decoded from, without BOS and EOS
+  std::span<const float> token_log_probs;  // Hypothesis::token_log_probs
 };
 
 // Results of the last translate_text() call, valid until the next call.
@@ -311,6 +337,23 @@ class MT_API Session {
   // The same into a string and a vector.
   Expected<ParagraphTranslation> translate_paragraphs(std::string_view text, const ParagraphOptions& paragraphs = {},
                                                       const TranslateOptions& options = {});
+
+  // Scores given translations (forced decoding): results[i] holds one
+  // Hypothesis whose tokens are targets[i] (ids without EOS), with
+  // token_log_probs, one per token then EOS's, log_prob their sum and score
+  // its length-normalised form. The model's distribution as translate()
+  // sees it with `options` (source_prefix; min_decoding_length masks EOS;
+  // target_prefix: a target must start with it, those tokens score 0 as in
+  // translate; truncate_long_sources), so score(x, a translation's tokens)
+  // gives that translation's own token_log_probs. Other options are not
+  // read. A target must leave room for EOS (max_target_length). A pair's
+  // result is the same alone or in any batch. CPU sessions only.
+  Status score(std::span<const std::span<const int32_t>> sources, std::span<const std::span<const int32_t>> targets,
+               const TranslateOptions& options, Translations* results);
+  // The same for UTF-8 text, each encoded with the model's vocabularies;
+  // each TextHypothesis' text is its target's decoded tokens.
+  Status score_text(std::span<const std::string_view> sources, std::span<const std::string_view> targets,
+                    const TranslateOptions& options, TextTranslations* results);
 
   // Teacher forcing, for checking a model against the framework it came
   // from: the decoder's raw logits (output bias included, before the

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "access.hpp"
+#include "search/repetition_guards.hpp"
 #include "search/token_stream.hpp"
 #include "session/session_impl.hpp"
 #include "support/stage_profile.hpp"
@@ -115,18 +116,27 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
       MT_PROFILE_STAGE(select);
       pool->parallel_for(rows, [&](int i, int) {
         float* row = logits + size_t(i) * V;
+        const int b = live[i];
         if (size_t(t) < limits.forced_prefix.size()) {  // forced, scored 0 (advance_greedy below)
           chosen[i] = limits.forced_prefix[size_t(t)];
           return;
         }
         if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
+        const int32_t* history = tokens_of(b);
+        if (limits.repetition_penalty != 1.0f) detail::penalize_repeats(row, history, t, limits.repetition_penalty);
+        if (t < limits.given_steps(b)) {  // the caller's prefix: scored as the model scores it
+          chosen[i] = limits.given_token(b, t);
+          kernels->log_softmax_f32(row, row, V);
+          return;
+        }
         float best = 0.0f;
-        if (cfg.suppressed_ids.empty()) {
+        if (cfg.suppressed_ids.empty() && limits.no_repeat_ngram_size == 0) {
           chosen[i] = kernels->argmax_f32(row, V, &best);
           kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
         } else {                                  // masked after the log-softmax, as beam search does
           kernels->log_softmax_f32(row, row, V);
           for (const int32_t id : cfg.suppressed_ids) row[id] = kNegInf;
+          detail::ban_repeated_ngrams(row, history, t, limits.no_repeat_ngram_size);
           chosen[i] = kernels->argmax_f32(row, V, &best);
         }
       });
@@ -217,18 +227,30 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
     {
       MT_PROFILE_STAGE(select);
       pool->parallel_for(rows, [&](int i, int) {
-        const int beam = live_beams[i];
+        const int beam = live_beams[i], b = beam / K;
+        Candidate* top = row_candidates + size_t(i) * 2 * K;
         if (size_t(t) < limits.forced_prefix.size()) {  // one continuation, scored 0
-          row_candidates[size_t(i) * 2 * K] = {scores[beam], limits.forced_prefix[size_t(t)], beam % K, 0.0f};
+          top[0] = {scores[beam], limits.forced_prefix[size_t(t)], beam % K, 0.0f};
           row_candidate_count[i] = 1;
           return;
         }
         float* lp = logits + size_t(i) * V;
+        const int32_t* history = at<int32_t>(plan.history) + size_t(beam) * T;
         if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
+        if (limits.repetition_penalty != 1.0f) detail::penalize_repeats(lp, history, t, limits.repetition_penalty);
         kernels->log_softmax_f32(lp, lp, V);
+        const int given = limits.given_steps(b);
+        if (t < given) {  // the caller's prefix: one continuation, scored as the model scores it
+          const int32_t token = limits.given_token(b, t);
+          top[0] = {scores[beam] + lp[token], token, beam % K, lp[token]};
+          row_candidate_count[i] = 1;
+          return;
+        }
         for (const int32_t id : cfg.suppressed_ids) lp[id] = kNegInf;  // keeping their mass, as HF's bad_words_ids
-        row_top_k(*kernels, lp, V, 2 * K, row_candidates + size_t(i) * 2 * K, &row_candidate_count[i], scores[beam],
-                  beam % K);
+        detail::ban_repeated_ngrams(lp, history, t, limits.no_repeat_ngram_size);
+        // Alternatives: the K best at the first free step, then each completed greedily.
+        const int keep = limits.alternatives == 0 ? 2 * K : t == given ? K : 1;
+        row_top_k(*kernels, lp, V, keep, top, &row_candidate_count[i], scores[beam], beam % K);
       });
     }
     // ...then each sentence's next beams from its rows' candidates.

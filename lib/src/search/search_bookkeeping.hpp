@@ -24,6 +24,12 @@ struct SearchLimits {
   float length_penalty = 1.0f;
   // Tokens the first steps take, whatever the model says (log-probability 0).
   std::span<const int32_t> forced_prefix = {};
+  // TranslateOptions::prefixes of this search's sentences (empty: none),
+  // taken after forced_prefix and scored.
+  std::span<const std::span<const int32_t>> prefixes = {};
+  int alternatives = 0;  // TranslateOptions::alternatives (beam = hypotheses = this)
+  int no_repeat_ngram_size = 0;
+  float repetition_penalty = 1.0f;
   // Added to |y| before the length penalty: the model's own convention
   // (OpenNMT-py counts its start token, 1; everyone else 0).
   int length_offset = 0;
@@ -31,6 +37,16 @@ struct SearchLimits {
   const std::atomic<int>* cancel = nullptr;  // TranslateOptions::cancel
 
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed) != 0; }
+  // The steps of sentence b whose tokens are given: forced, then its prefix.
+  int given_steps(int b) const {
+    return int(forced_prefix.size() + (size_t(b) < prefixes.size() ? prefixes[size_t(b)].size() : 0));
+  }
+  // The token given at step t < given_steps(b).
+  int32_t given_token(int b, int t) const {
+    return size_t(t) < forced_prefix.size() ? forced_prefix[size_t(t)]
+                                            : prefixes[size_t(b)][size_t(t) - forced_prefix.size()];
+  }
+  bool guarded() const { return no_repeat_ngram_size > 0 || repetition_penalty != 1.0f; }
 };
 
 // The search's host buffers (a session's SessionPlan, or a test's arrays).

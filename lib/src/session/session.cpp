@@ -181,6 +181,23 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
       return Status::error(Errc::invalid_argument, "target_prefix has id %d: must be a target id other than eos_id %d",
                            id, cfg.eos_id);
   }
+  if (options.prefixes.size() > sources.size()) {
+    return Status::error(Errc::invalid_argument, "%zu prefixes for %zu sentences: at most one each",
+                         options.prefixes.size(), sources.size());
+  }
+  for (size_t b = 0; b < options.prefixes.size(); ++b) {
+    const std::span<const int32_t> given = options.prefixes[b];
+    for (size_t i = 0; i < given.size(); ++i) {
+      if (given[i] < 0 || given[i] >= cfg.target_vocab_size || given[i] == cfg.eos_id)
+        return Status::error(Errc::invalid_argument,
+                             "sentence %zu prefix token %zu has id %d: must be a target id other than eos_id %d", b, i,
+                             int(given[i]), cfg.eos_id);
+    }
+    if (forced.size() + given.size() + 1 > size_t(plan.T))
+      return Status::error(Errc::capacity_exceeded,
+                           "sentence %zu prefix of %zu tokens leaves no room for EOS (max_target_length %d%s)", b,
+                           given.size(), plan.T, forced.empty() ? "" : ", target_prefix included");
+  }
   const size_t room = size_t(plan.S) - 1 - prefix.size();  // source tokens that fit beside the prefix and EOS
   offsets[0] = 0;
   for (size_t b = 0; b < sources.size(); ++b) {
@@ -217,23 +234,35 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
           std::ceil(double(options.max_length_ratio) * double(src.size())) + options.max_length_offset;
       limit = int(std::min(double(limit), by_ratio));
     }
+    // A prefix is always taken, with room for one more token.
+    if (b < options.prefixes.size()) limit = std::max(limit, int(forced.size() + options.prefixes[b].size()) + 1);
     // An empty source has nothing to translate: the search gives it one empty hypothesis.
     limits[b] = src.empty() ? 0 : std::max(1, std::min(limit, plan.T));
   }
   return {};
 }
 
-Status Session::Impl::run(int B, const TranslateOptions& options) {
+Status Session::Impl::run(int B, const TranslateOptions& options, std::span<const std::span<const int32_t>> targets) {
   std::fill_n(at<int>(plan.stopped), B, 0);
   if (cuda != nullptr) return cuda->run(*this, B, options);
-  if (!lanes.empty()) return run_lanes(B, options);
+  if (!lanes.empty()) return run_lanes(B, options, targets);
   encode(B);
+  if (!targets.empty()) {
+    force_targets(B, options, targets);
+    return {};
+  }
   detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
                               options.length_penalty, options.target_prefix};
   search.length_offset = length_offset;
   search.on_token = options.on_token;
   search.cancel = options.cancel;
-  if (options.beam_size == 1) {
+  search.prefixes = options.prefixes;
+  search.no_repeat_ngram_size = options.no_repeat_ngram_size;
+  search.repetition_penalty = options.repetition_penalty;
+  if (options.alternatives > 0) {
+    search.alternatives = search.beam = search.hypotheses = options.alternatives;
+    beam_search(B, search);
+  } else if (options.beam_size == 1) {
     greedy_search(B, search);
   } else {
     beam_search(B, search);

@@ -48,6 +48,10 @@ bool Session::Impl::cache_key(int b, std::span<const int32_t> source, const Tran
   put_int(length_offset), put_int(int64_t(o.source_prefix.size())), put_int(int64_t(o.target_prefix.size()));
   put(o.source_prefix.data(), o.source_prefix.size_bytes());
   put(o.target_prefix.data(), o.target_prefix.size_bytes());
+  float repetition = o.repetition_penalty;
+  put_int(o.alternatives), put_int(o.no_repeat_ngram_size), put(&repetition, sizeof(repetition));
+  const std::span<const int32_t> given = size_t(b) < o.prefixes.size() ? o.prefixes[size_t(b)] : std::span<const int32_t>();
+  put_int(int64_t(given.size())), put(given.data(), given.size_bytes());
   put(source.data(), source.size_bytes());
   at<size_t>(plan.cache_key_lengths)[b] = n;
   return true;

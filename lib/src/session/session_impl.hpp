@@ -57,6 +57,9 @@ struct SessionPlan : TransformerBufferPlan {
   size_t text_ids = 0, text_ids_stride = 0, source_spans = 0;
   size_t text_out = 0, text_out_stride = 0, text_hypotheses = 0;
   size_t paragraph_pieces = 0;  // translate_paragraphs: what each source of a batch is
+  // score() targets or TranslateOptions::prefixes: the spans grouped by
+  // lane; text ones' ids [B, T] and spans, and one encoding's scratch row.
+  size_t target_spans = 0, target_ids = 0, target_id_spans = 0, target_scratch = 0, target_scratch_stride = 0;
   // TranslateOptions::cache: each sentence's key, whether it was found, and
   // what was found (tokens in finished_tokens' rows of the sentence).
   size_t cache_keys = 0, cache_key_stride = 0, cache_key_lengths = 0, cache_hits = 0;
@@ -145,11 +148,25 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   void bind_lanes();
   // Encodes the loaded sources and searches: hypotheses and counts filled.
   // Only the GPU can fail here (a device fault).
-  Status run(int B, const TranslateOptions& options);
+  // With `targets` (score()), scores them by teacher forcing instead.
+  Status run(int B, const TranslateOptions& options, std::span<const std::span<const int32_t>> targets = {});
+  // score(): teacher forcing over the encoded batch; results as a search's.
+  void force_targets(int B, const TranslateOptions& options, std::span<const std::span<const int32_t>> targets);
+  // Encodes UTF-8 sources with the model's vocabulary into source_spans
+  // (truncated as the options say); sets truncated[].
+  Status encode_source_texts(std::span<const std::string_view> sources, const TranslateOptions& options);
+  // Encodes target text with the target vocabulary into target_id_spans
+  // (`what` names them in errors: "target", "prefix").
+  Status encode_target_texts(std::span<const std::string_view> texts, const char* what);
+  // The TextTranslations of the B hypotheses in the results.
+  Status text_results(int B, TextTranslations* results);
+  // Checks score()'s targets against the sources and the session.
+  [[nodiscard]] Status check_targets(size_t sources, std::span<const std::span<const int32_t>> targets,
+                       const TranslateOptions& options) const;
   // run() for a session split by sentences: the lanes translate their
   // sentences side by side (or the wide lane all of them), then their
   // results are gathered here.
-  Status run_lanes(int B, const TranslateOptions& options);
+  Status run_lanes(int B, const TranslateOptions& options, std::span<const std::span<const int32_t>> targets);
   // Search over the encoded batch; fills hypotheses and counts.
   void greedy_search(int B, const detail::SearchLimits& limits);
   void beam_search(int B, const detail::SearchLimits& limits);

@@ -39,7 +39,7 @@ void Session::Impl::bind_lanes() {
   for (int i = 0; i < plan.lanes; ++i) new (at<Status>(plan.lane_statuses) + i) Status{};
 }
 
-Status Session::Impl::run_lanes(int B, const TranslateOptions& options) {
+Status Session::Impl::run_lanes(int B, const TranslateOptions& options, std::span<const std::span<const int32_t>> targets) {
   // The sources, checked and cut to fit by load_sources, go to the lanes as
   // spans (grouped by lane in source_spans, free again once loaded): sentence
   // b is sentence b / L of lane b % L, so a batch sorted by length gives each
@@ -65,20 +65,32 @@ Status Session::Impl::run_lanes(int B, const TranslateOptions& options) {
     spans[on_wide ? b : lane_first(b % L) + b / L] = {tokens + offsets[b] + skip,
                                                       size_t(offsets[b + 1] - offsets[b] - skip - eos)};
   }
+  // The targets of score(), or else the prefixes, grouped by lane alike
+  // (a sentence without a prefix gets an empty one).
+  const std::span<const std::span<const int32_t>> per_sentence = targets.empty() ? options.prefixes : targets;
+  auto* grouped = at<std::span<const int32_t>>(plan.target_spans);
+  for (int b = 0; b < B; ++b) {
+    grouped[on_wide ? b : lane_first(b % L) + b / L] =
+        size_t(b) < per_sentence.size() ? per_sentence[size_t(b)] : std::span<const int32_t>();
+  }
+  const auto lane_call = [&](Impl& s, int first, int count) {
+    TranslateOptions lane_options = options;
+    const std::span<const std::span<const int32_t>> mine{grouped + first, size_t(count)};
+    if (!per_sentence.empty() && targets.empty()) lane_options.prefixes = mine;
+    MT_RETURN_IF_ERROR(s.load_sources({spans + first, size_t(count)}, lane_options));
+    return s.run(count, lane_options, targets.empty() ? std::span<const std::span<const int32_t>>() : mine);
+  };
   // Checked here already, the sources cannot be refused by a lane; should
   // one fail anyway, the first failure (in lane order) is the batch's.
   if (on_wide) {
-    MT_RETURN_IF_ERROR(wide->load_sources({spans, size_t(B)}, options));
-    MT_RETURN_IF_ERROR(wide->run(B, options));
+    MT_RETURN_IF_ERROR(lane_call(*wide, 0, B));
   } else {
     Status* failures = at<Status>(plan.lane_statuses);
     pool->parallel_for(L, [&](int lane, int /*thread*/) {
       const int count = lane_batch(lane);
       failures[lane] = {};
       if (count == 0) return;
-      Impl& s = *lanes[size_t(lane)];
-      failures[lane] = s.load_sources({spans + lane_first(lane), size_t(count)}, options);
-      if (failures[lane].ok()) failures[lane] = s.run(count, options);
+      failures[lane] = lane_call(*lanes[size_t(lane)], lane_first(lane), count);
     });
     for (int lane = 0; lane < L; ++lane) MT_RETURN_IF_ERROR(failures[lane]);
   }

@@ -73,8 +73,23 @@ Status TranslateOptions::validate(const SessionOptions& session) const {
   if (target_prefix.size() >= size_t(session.max_target_length))
     return bad("target_prefix", int(std::min<size_t>(target_prefix.size(), 1 << 30)),
                "ids: must be fewer than the session's max_target_length %d", session.max_target_length);
+  if (alternatives < 0 || alternatives > session.max_beam_size)
+    return bad("alternatives", alternatives, "must be in [0, %d] (the session's max_beam_size; 0: off)",
+               session.max_beam_size);
+  if (no_repeat_ngram_size < 0 || no_repeat_ngram_size > session.max_target_length)
+    return bad("no_repeat_ngram_size", no_repeat_ngram_size, "must be in [0, %d] (0: off)", session.max_target_length);
+  if (!std::isfinite(repetition_penalty) || repetition_penalty < 1.0f || repetition_penalty > 100.0f)
+    return Status::error(Errc::invalid_argument,
+                         "translate option repetition_penalty = %g: must be in [1, 100] (1: off)",
+                         double(repetition_penalty));
   if (session.device == Device::cuda && (on_token || cancel != nullptr)) {
     return Status::error(Errc::unsupported, "translate options on_token and cancel: CPU sessions only");
+  }
+  if (session.device == Device::cuda && (!prefixes.empty() || !text_prefixes.empty() || alternatives > 0 ||
+                                         no_repeat_ngram_size > 0 || repetition_penalty != 1.0f)) {
+    return Status::error(Errc::unsupported,
+                         "translate options prefixes, alternatives, no_repeat_ngram_size and repetition_penalty: "
+                         "CPU sessions only");
   }
   return {};
 }

@@ -98,7 +98,10 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.streamed_tokens = a.reserve<int>(B);
   p.streamed_bytes = a.reserve<size_t>(B);
   p.source_spans = a.reserve<std::span<const int32_t>>(B);
-  p.cache_key_stride = (16 + size_t(p.S) * 2 + size_t(T)) * sizeof(int32_t);
+  p.target_spans = a.reserve<std::span<const int32_t>>(B);
+  // 124 bytes of fixed fields (session_cache.cpp), the source with its
+  // prefix (S), the target prefix and a sentence's prefix (T each).
+  p.cache_key_stride = (64 + size_t(p.S) * 2 + size_t(T) * 2) * sizeof(int32_t);
   p.cache_keys = a.reserve<std::byte>(ArenaPlanner::product(B, p.cache_key_stride));
   p.cache_key_lengths = a.reserve<size_t>(B);
   p.cache_hits = a.reserve<int>(B);
@@ -118,7 +121,11 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   }
   if (const Tokenizer* tok = detail::tokenizer_of(model)) {
     const size_t text_bytes = size_t(o.max_text_bytes);
-    p.text_workspace_bytes = tok->encode_workspace_bytes(text_bytes);
+    // One workspace for the source's encodings and the target text's
+    // (score_text's targets, text_prefixes), one at a time.
+    const Tokenizer* target = detail::target_tokenizer_of(model);
+    p.text_workspace_bytes =
+        std::max(tok->encode_workspace_bytes(text_bytes), target->encode_workspace_bytes(text_bytes));
     p.text_workspace = a.reserve<std::byte>(p.text_workspace_bytes);
     p.text_ids_stride = tok->max_encoded_ids(text_bytes);
     p.text_ids = a.reserve<int32_t>(ArenaPlanner::product(B, p.text_ids_stride));
@@ -126,6 +133,11 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
     p.paragraph_pieces = a.reserve<ParagraphPiece>(B);
+    // Target text is encoded into a scratch row, then kept as [B, T] ids.
+    p.target_scratch_stride = target->max_encoded_ids(text_bytes);
+    p.target_scratch = a.reserve<int32_t>(p.target_scratch_stride);
+    p.target_ids = a.reserve<int32_t>(B * T);
+    p.target_id_spans = a.reserve<std::span<const int32_t>>(B);
   }
   if (p.lanes > 0) {
     p.lane_stride =

@@ -20,69 +20,119 @@ std::string_view utf8_prefix(std::string_view text, size_t limit) {
   return text.substr(0, end);
 }
 
+Status no_vocabulary() {
+  return Status::error(Errc::invalid_argument,
+                       "this model has no vocabulary (or was loaded without it): translate token ids instead");
+}
+
 }  // namespace
+
+Status Session::Impl::encode_source_texts(std::span<const std::string_view> sources, const TranslateOptions& options) {
+  const detail::Tokenizer* tokenizer = detail::tokenizer_of(*model);
+  if (tokenizer == nullptr) return no_vocabulary();
+  MT_RETURN_IF_ERROR(options.validate(this->options));
+  if (sources.size() > size_t(plan.B)) {
+    return Status::error(Errc::capacity_exceeded, "batch of %zu sentences exceeds the session's max_batch_size %d",
+                         sources.size(), plan.B);
+  }
+  int* truncated = at<int>(plan.truncated);
+  std::fill_n(truncated, plan.B, 0);
+  auto* spans = at<std::span<const int32_t>>(plan.source_spans);
+  const std::span<std::byte> workspace{at<std::byte>(plan.text_workspace), plan.text_workspace_bytes};
+  for (size_t b = 0; b < sources.size(); ++b) {
+    std::string_view text = sources[b];
+    if (text.size() > size_t(this->options.max_text_bytes)) {
+      if (!options.truncate_long_sources) {
+        return Status::error(Errc::capacity_exceeded,
+                             "sentence %zu has %zu bytes; the session allows %d (max_text_bytes)", b, text.size(),
+                             this->options.max_text_bytes);
+      }
+      text = utf8_prefix(text, size_t(this->options.max_text_bytes));
+      truncated[b] = 1;
+    }
+    int32_t* ids = at<int32_t>(plan.text_ids) + b * plan.text_ids_stride;
+    size_t count = 0;
+    const Status encoded = tokenizer->encode(text, workspace, {ids, plan.text_ids_stride}, &count);
+    if (!encoded.ok()) return Status::error(encoded.code(), "sentence %zu: %s", b, encoded.message());
+    spans[b] = {ids, count};
+  }
+  return {};
+}
+
+Status Session::Impl::encode_target_texts(std::span<const std::string_view> texts, const char* what) {
+  const detail::Tokenizer* target = detail::target_tokenizer_of(*model);
+  if (target == nullptr) return no_vocabulary();
+  if (texts.size() > size_t(plan.B)) {
+    return Status::error(Errc::capacity_exceeded, "%zu %ss exceed the session's max_batch_size %d", texts.size(), what,
+                         plan.B);
+  }
+  auto* spans = at<std::span<const int32_t>>(plan.target_id_spans);
+  int32_t* scratch = at<int32_t>(plan.target_scratch);
+  const std::span<std::byte> workspace{at<std::byte>(plan.text_workspace), plan.text_workspace_bytes};
+  for (size_t b = 0; b < texts.size(); ++b) {
+    if (texts[b].size() > size_t(this->options.max_text_bytes)) {
+      return Status::error(Errc::capacity_exceeded, "%s %zu has %zu bytes; the session allows %d (max_text_bytes)",
+                           what, b, texts[b].size(), this->options.max_text_bytes);
+    }
+    size_t count = 0;
+    const Status encoded = target->encode(texts[b], workspace, {scratch, plan.target_scratch_stride}, &count);
+    if (!encoded.ok()) return Status::error(encoded.code(), "%s %zu: %s", what, b, encoded.message());
+    if (count >= size_t(plan.T)) {
+      return Status::error(Errc::capacity_exceeded,
+                           "%s %zu encodes to %zu tokens; the session allows %d with EOS (max_target_length)", what, b,
+                           count, plan.T);
+    }
+    int32_t* ids = at<int32_t>(plan.target_ids) + b * size_t(plan.T);
+    std::copy_n(scratch, count, ids);
+    spans[b] = {ids, count};
+  }
+  return {};
+}
+
+Status Session::Impl::text_results(int B, TextTranslations* results) {
+  const Hypothesis* hyps = at<Hypothesis>(plan.hypotheses);
+  TextHypothesis* texts = at<TextHypothesis>(plan.text_hypotheses);
+  const int* counts = at<int>(plan.hypothesis_counts);
+  for (int b = 0; b < B; ++b) {
+    for (int k = 0; k < counts[b]; ++k) {
+      const size_t slot = size_t(b) * plan.K + size_t(k);
+      char* out = at<char>(plan.text_out) + slot * plan.text_out_stride;
+      size_t length = 0;
+      MT_RETURN_IF_ERROR(
+          detail::target_tokenizer_of(*model)->decode(hyps[slot].tokens, {out, plan.text_out_stride}, &length));
+      length = detail::replace_line_breaks(out, length);
+      texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
+      texts[slot].token_log_probs = hyps[slot].token_log_probs;
+    }
+  }
+  results->hypotheses_ = texts;
+  results->counts_ = counts;
+  results->truncated_ = at<int>(plan.truncated);
+  results->stopped_ = at<int>(plan.stopped);
+  results->stride_ = size_t(plan.K);
+  results->sentences_ = size_t(B);
+  return {};
+}
 
 Status Session::translate_text(std::span<const std::string_view> sources, const TranslateOptions& options,
                                TextTranslations* results) {
   Impl& s = *impl_;
   if (results == nullptr) return Status::error(Errc::invalid_argument, "results must not be null");
   *results = TextTranslations{};
-  const detail::Tokenizer* tokenizer = detail::tokenizer_of(*s.model);
-  if (tokenizer == nullptr) {
-    return Status::error(Errc::invalid_argument,
-                         "this model has no vocabulary (or was loaded without it): translate token ids instead");
-  }
-  MT_RETURN_IF_ERROR(options.validate(s.options));
-  if (sources.size() > size_t(s.plan.B)) {
-    return Status::error(Errc::capacity_exceeded, "batch of %zu sentences exceeds the session's max_batch_size %d",
-                         sources.size(), s.plan.B);
+  MT_RETURN_IF_ERROR(s.encode_source_texts(sources, options));
+  TranslateOptions with_prefixes = options;
+  if (!options.text_prefixes.empty()) {
+    if (options.text_prefixes.size() > sources.size()) {
+      return Status::error(Errc::invalid_argument, "%zu text_prefixes for %zu sentences: at most one each",
+                           options.text_prefixes.size(), sources.size());
+    }
+    MT_RETURN_IF_ERROR(s.encode_target_texts(options.text_prefixes, "prefix"));
+    with_prefixes.prefixes = {s.at<std::span<const int32_t>>(s.plan.target_id_spans), options.text_prefixes.size()};
   }
   const int B = int(sources.size());
-  int* truncated = s.at<int>(s.plan.truncated);
-  std::fill_n(truncated, s.plan.B, 0);
-  auto* spans = s.at<std::span<const int32_t>>(s.plan.source_spans);
-  const std::span<std::byte> workspace{s.at<std::byte>(s.plan.text_workspace), s.plan.text_workspace_bytes};
-  for (int b = 0; b < B; ++b) {
-    std::string_view text = sources[size_t(b)];
-    if (text.size() > size_t(s.options.max_text_bytes)) {
-      if (!options.truncate_long_sources) {
-        return Status::error(Errc::capacity_exceeded,
-                             "sentence %d has %zu bytes; the session allows %d (max_text_bytes)", b, text.size(),
-                             s.options.max_text_bytes);
-      }
-      text = utf8_prefix(text, size_t(s.options.max_text_bytes));
-      truncated[b] = 1;
-    }
-    int32_t* ids = s.at<int32_t>(s.plan.text_ids) + size_t(b) * s.plan.text_ids_stride;
-    size_t count = 0;
-    const Status encoded = tokenizer->encode(text, workspace, {ids, s.plan.text_ids_stride}, &count);
-    if (!encoded.ok()) return Status::error(encoded.code(), "sentence %d: %s", b, encoded.message());
-    spans[b] = {ids, count};
-  }
-  MT_RETURN_IF_ERROR(s.translate_spans({spans, size_t(B)}, options));
+  MT_RETURN_IF_ERROR(s.translate_spans({s.at<std::span<const int32_t>>(s.plan.source_spans), size_t(B)}, with_prefixes));
   if (B == 0) return {};
-
-  const Hypothesis* hyps = s.at<Hypothesis>(s.plan.hypotheses);
-  TextHypothesis* texts = s.at<TextHypothesis>(s.plan.text_hypotheses);
-  const int* counts = s.at<int>(s.plan.hypothesis_counts);
-  for (int b = 0; b < B; ++b) {
-    for (int k = 0; k < counts[b]; ++k) {
-      const size_t slot = size_t(b) * s.plan.K + size_t(k);
-      char* out = s.at<char>(s.plan.text_out) + slot * s.plan.text_out_stride;
-      size_t length = 0;
-      MT_RETURN_IF_ERROR(
-          detail::target_tokenizer_of(*s.model)->decode(hyps[slot].tokens, {out, s.plan.text_out_stride}, &length));
-      length = detail::replace_line_breaks(out, length);
-      texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
-    }
-  }
-  results->hypotheses_ = texts;
-  results->counts_ = counts;
-  results->truncated_ = truncated;
-  results->stopped_ = s.at<int>(s.plan.stopped);
-  results->stride_ = size_t(s.plan.K);
-  results->sentences_ = size_t(B);
-  return {};
+  return s.text_results(B, results);
 }
 
 }  // namespace mt
