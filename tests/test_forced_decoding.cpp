@@ -548,3 +548,103 @@ TEST_CASE("Multi30k: score(x, translation) gives back token_log_probs; 3-gram gu
   WARN("Multi30k test BLEU " << plain << ", with no_repeat_ngram_size 3: " << guarded);
   CHECK(guarded >= plain - 0.1);
 }
+
+namespace {
+
+// Token ranges and words tile the text; each word's score is the mean of its tokens'.
+void check_quality(const mt::TextHypothesis& h) {
+  INFO(h.text);
+  REQUIRE(h.token_ranges.size() == h.tokens.size());
+  size_t at = 0;
+  for (const mt::ByteRange& r : h.token_ranges) {
+    CHECK(r.begin == at);
+    CHECK(r.end >= r.begin);
+    at = r.end;
+  }
+  if (!h.tokens.empty()) CHECK(at == h.text.size());
+  at = 0;
+  float total = 0.0f;
+  size_t token = 0;
+  for (const mt::WordScore& w : h.words) {
+    CHECK(w.bytes.begin == at);
+    CHECK(w.bytes.end > w.bytes.begin);
+    at = w.bytes.end;
+    // Its tokens: those whose ranges end inside it (control tokens before the first word: none).
+    while (token < h.tokens.size() && h.token_ranges[token].end <= w.bytes.begin) ++token;
+    float sum = 0.0f;
+    int n = 0;
+    for (; token < h.tokens.size() && h.token_ranges[token].end <= w.bytes.end; ++token) {
+      if (h.token_ranges[token].begin == h.token_ranges[token].end && n == 0 && token > 0 &&
+          h.token_ranges[token].begin == w.bytes.begin)
+        break;  // an empty token at the word's start belongs to the word before
+      sum += h.token_log_probs[token];
+      ++n;
+    }
+    REQUIRE(n > 0);
+    CHECK(w.score == Approx(sum / float(n)).margin(1e-6));
+    CHECK(h.text.substr(w.bytes.begin, w.bytes.end - w.bytes.begin).find(' ', 1) == std::string_view::npos);
+    total += w.score;
+  }
+  if (!h.words.empty()) {
+    CHECK(at == h.text.size());
+    CHECK(h.quality == Approx(total / float(h.words.size())).margin(1e-6));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("quality scores: token ranges and words tile the text, words score their tokens' mean", "[forced][quality]") {
+  const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-zh-tiny.int8.mtm");
+  mt::SessionOptions so;
+  so.max_batch_size = 40;
+  so.max_beam_size = 2;
+  so.quality_scores = true;
+  auto session = mt::Session::create(model_of(file), so);
+  REQUIRE(session.ok());
+  const auto sources = views(shipped_sentences());
+  mt::TranslateOptions o;
+  o.beam_size = o.num_hypotheses = 2;
+  mt::TextTranslations text;
+  REQUIRE(session->translate_text(sources, o, &text).ok());
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (const mt::TextHypothesis& h : text[i]) {
+      check_quality(h);
+      CHECK(!h.words.empty());
+    }
+  }
+  // Without the session option: nothing planned, nothing given.
+  mt::Session plain = make_session(file, 2, 1);
+  REQUIRE(plain.translate_text({sources.data(), 1}, {}, &text).ok());
+  CHECK(text[0][0].words.empty());
+  CHECK(text[0][0].token_ranges.empty());
+}
+
+TEST_CASE("quality scores flag the word a translation got wrong", "[forced][quality]") {
+  mt::SessionOptions so;
+  so.max_batch_size = 2;
+  so.quality_scores = true;
+  auto session = mt::Session::create(model_of("en-de-tiny.mtm"), so);
+  REQUIRE(session.ok());
+  const std::string_view source = "A man in a blue shirt is riding a bicycle down the street.";
+  const std::string_view sources[] = {source, source};
+  const std::string_view targets[] = {"Ein Mann in einem blauen Hemd fährt auf einem Fahrrad die Straße entlang.",
+                                      "Ein Mann in einem grünen Hemd fährt auf einem Fahrrad die Straße entlang."};
+  mt::TextTranslations scored;
+  REQUIRE(session->score_text(sources, targets, {}, &scored).ok());
+  const auto word_score = [&](size_t i, std::string_view word) {
+    for (const mt::WordScore& w : scored[i][0].words) {
+      if (scored[i][0].text.substr(w.bytes.begin, w.bytes.end - w.bytes.begin).find(word) != std::string_view::npos)
+        return w.score;
+    }
+    FAIL("no word " << word);
+    return 0.0f;
+  };
+  check_quality(scored[0][0]);
+  check_quality(scored[1][0]);
+  CHECK(word_score(1, "grünen") < word_score(0, "blauen"));
+  CHECK(scored[1][0].quality < scored[0][0].quality);
+  // The wrong word is the doubtful one: the lowest score of its sentence.
+  float lowest = 0.0f;
+  for (const mt::WordScore& w : scored[1][0].words) lowest = std::min(lowest, w.score);
+  CHECK(word_score(1, "grünen") == lowest);
+}

@@ -89,6 +89,10 @@ struct MT_API SessionOptions {
   // every step. Off by default: with cuda_graphs the host's bookkeeping is as
   // fast or faster (bench_cuda_translate's device_search cells).
   bool cuda_device_search = false;
+  // translate_text and score_text also give each hypothesis' token byte
+  // ranges and word quality scores (TextHypothesis::token_ranges, words,
+  // quality); their memory is planned only when this is set.
+  bool quality_scores = false;
 
   Status validate(const ModelConfig& config) const;
 };
@@ -222,6 +226,18 @@ class Translations {
   size_t sentences_ = 0;
 };
 
+// Bytes [begin, end) of a text.
+struct ByteRange {
+  size_t begin = 0, end = 0;
+};
+
+// A word of a translation and its quality score: the mean log-probability
+// of its tokens (Bergamot's unsupervised quality estimate). Low: doubtful.
+struct WordScore {
+  ByteRange bytes;  // with the space before it, so a hypothesis' words tile its text
+  float score = 0.0f;
+};
+
 struct TextHypothesis {
   // UTF-8, on one line: every line break the vocabulary decodes to (LF, VT,
   // FF, CR, CR LF, U+0085, U+2028, U+2029, from pieces, byte pieces or the
@@ -231,6 +247,14 @@ struct TextHypothesis {
   float log_prob = 0.0f;
   std::span<const int32_t> tokens;  // the target ids `text` was decoded from, without BOS and EOS
   std::span<const float> token_log_probs;  // Hypothesis::token_log_probs
+  // With SessionOptions::quality_scores (else empty and 0):
+  // Each token's bytes of `text`: they tile it, in order (a control token,
+  // or a byte piece inside a character, has an empty range).
+  std::span<const ByteRange> token_ranges;
+  // Its words: a token whose text starts with a space (or the first with
+  // any text) starts one; EOS belongs to none.
+  std::span<const WordScore> words;
+  float quality = 0.0f;  // the mean of the words' scores (0 without words)
 };
 
 // Results of the last translate_text() call, valid until the next call.

@@ -56,6 +56,9 @@ struct SessionPlan : TransformerBufferPlan {
   size_t text_workspace = 0, text_workspace_bytes = 0;
   size_t text_ids = 0, text_ids_stride = 0, source_spans = 0;
   size_t text_out = 0, text_out_stride = 0, text_hypotheses = 0;
+  // SessionOptions::quality_scores: [B * K, T] token ranges and words, and
+  // one decoding's scratch.
+  size_t token_ranges = 0, word_scores = 0, decode_scratch = 0;
   size_t paragraph_pieces = 0;  // translate_paragraphs: what each source of a batch is
   // score() targets or TranslateOptions::prefixes: the spans grouped by
   // lane; text ones' ids [B, T] and spans, and one encoding's scratch row.
@@ -158,6 +161,9 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // Encodes target text with the target vocabulary into target_id_spans
   // (`what` names them in errors: "target", "prefix").
   Status encode_target_texts(std::span<const std::string_view> texts, const char* what);
+  // SessionOptions::quality_scores: token ranges, words and quality of the
+  // text hypothesis in slot `slot`.
+  Status add_quality(size_t slot, TextHypothesis& h);
   // The TextTranslations of the B hypotheses in the results.
   Status text_results(int B, TextTranslations* results);
   // Checks score()'s targets against the sources and the session.

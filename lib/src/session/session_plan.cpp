@@ -133,6 +133,11 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
     p.paragraph_pieces = a.reserve<ParagraphPiece>(B);
+    if (o.quality_scores) {
+      p.token_ranges = a.reserve<ByteRange>(B * K * T);
+      p.word_scores = a.reserve<WordScore>(B * K * T);
+      p.decode_scratch = a.reserve<char>(p.text_out_stride);
+    }
     // Target text is encoded into a scratch row, then kept as [B, T] ids.
     p.target_scratch_stride = target->max_encoded_ids(text_bytes);
     p.target_scratch = a.reserve<int32_t>(p.target_scratch_stride);

@@ -89,6 +89,52 @@ Status Session::Impl::encode_target_texts(std::span<const std::string_view> text
   return {};
 }
 
+Status Session::Impl::add_quality(size_t slot, TextHypothesis& h) {
+  const detail::Tokenizer& target = *detail::target_tokenizer_of(*model);
+  const size_t n = h.tokens.size(), T = size_t(plan.T);
+  ByteRange* ranges = at<ByteRange>(plan.token_ranges) + slot * T;
+  WordScore* words = at<WordScore>(plan.word_scores) + slot * T;
+  char* scratch = at<char>(plan.decode_scratch);
+  // Token i ends where the text of tokens [0, i] ends. A prefix cut inside
+  // a character decodes longer (U+FFFD) than the text has there: each end
+  // is also held to the ends after it, so the ranges tile the text.
+  for (size_t i = 0; i < n; ++i) {
+    size_t length = 0;
+    MT_RETURN_IF_ERROR(target.decode(h.tokens.first(i + 1), {scratch, plan.text_out_stride}, &length));
+    ranges[i].end = std::min(detail::replace_line_breaks(scratch, length), h.text.size());
+  }
+  if (n > 0) ranges[n - 1].end = h.text.size();
+  for (size_t i = n; i-- > 1;) ranges[i - 1].end = std::min(ranges[i - 1].end, ranges[i].end);
+  for (size_t i = 0; i < n; ++i) ranges[i].begin = i == 0 ? 0 : ranges[i - 1].end;
+  // Words: from a token whose text starts with a space, or the first with any text.
+  size_t count = 0, pieces = 0;
+  float sum = 0.0f, total = 0.0f;
+  const auto close = [&] {
+    if (pieces == 0) return;
+    words[count - 1].score = sum / float(pieces);
+    total += words[count - 1].score;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const ByteRange r = ranges[i];
+    const bool starts = r.end > r.begin && (count == 0 || h.text[r.begin] == ' ');
+    if (starts) {
+      close();
+      words[count++] = {{r.begin, r.end}, 0.0f};
+      sum = 0.0f, pieces = 0;
+    }
+    if (count == 0) continue;  // control tokens before any text belong to no word
+    words[count - 1].bytes.end = r.end;
+    sum += i < h.token_log_probs.size() ? h.token_log_probs[i] : 0.0f;
+    ++pieces;
+  }
+  close();
+  if (count > 0) words[0].bytes.begin = 0;  // with what comes before the first word's text
+  h.token_ranges = {ranges, n};
+  h.words = {words, count};
+  h.quality = count > 0 ? total / float(count) : 0.0f;
+  return {};
+}
+
 Status Session::Impl::text_results(int B, TextTranslations* results) {
   const Hypothesis* hyps = at<Hypothesis>(plan.hypotheses);
   TextHypothesis* texts = at<TextHypothesis>(plan.text_hypotheses);
@@ -103,6 +149,7 @@ Status Session::Impl::text_results(int B, TextTranslations* results) {
       length = detail::replace_line_breaks(out, length);
       texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
       texts[slot].token_log_probs = hyps[slot].token_log_probs;
+      if (plan.token_ranges != 0) MT_RETURN_IF_ERROR(add_quality(slot, texts[slot]));
     }
   }
   results->hypotheses_ = texts;
