@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "eval/scoring.hpp"
+#include "mt/mt.h"
 #include "mt/mt.hpp"
 #include "test_util.hpp"
 
@@ -647,4 +649,118 @@ TEST_CASE("quality scores flag the word a translation got wrong", "[forced][qual
   float lowest = 0.0f;
   for (const mt::WordScore& w : scored[1][0].words) lowest = std::min(lowest, w.score);
   CHECK(word_score(1, "grünen") == lowest);
+}
+
+TEST_CASE("C API: score, token log-probabilities, prefixes, alternatives, guards, words", "[forced][c_api]") {
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(MT_MODELS_DIR "/en-de-tiny.int8.mtm", &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  CHECK(so.quality_scores == 0);
+  so.max_batch_size = 2;
+  so.max_beam_size = 3;
+  so.quality_scores = 1;
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, &so, &session) == MT_OK);
+  mt_translate_options o;
+  mt_translate_options_init(&o);
+  CHECK(o.repetition_penalty == 1.0f);
+  CHECK(o.alternatives == 0);
+  CHECK(o.prefix_count == 0);
+
+  const char* texts[] = {"A man in a blue shirt is riding a bicycle down the street.", "A woman is reading a book."};
+  const size_t lengths[] = {std::strlen(texts[0]), std::strlen(texts[1])};
+  REQUIRE(mt_translate_text(session, texts, lengths, 2, &o) == MT_OK);
+  // The C++ session's results, for comparison.
+  mt::SessionOptions cpp_options;
+  cpp_options.max_batch_size = 2;
+  cpp_options.max_beam_size = 3;
+  cpp_options.quality_scores = true;
+  auto cpp = mt::Session::create(model_of("en-de-tiny.int8.mtm"), cpp_options);
+  REQUIRE(cpp.ok());
+  const std::string_view views_of[] = {texts[0], texts[1]};
+  mt::TextTranslations want;
+  REQUIRE(cpp->translate_text(views_of, {}, &want).ok());
+  for (size_t i = 0; i < 2; ++i) {
+    const float* log_probs = nullptr;
+    size_t count = 0;
+    float total = 0.0f;
+    REQUIRE(mt_result_log_probs(session, i, 0, &log_probs, &count, &total) == MT_OK);
+    CHECK(std::vector<float>(log_probs, log_probs + count) ==
+          std::vector<float>(want[i][0].token_log_probs.begin(), want[i][0].token_log_probs.end()));
+    CHECK(total == want[i][0].log_prob);
+    const mt_word_score* words = nullptr;
+    float quality = 0.0f;
+    REQUIRE(mt_result_words(session, i, 0, &words, &count, &quality) == MT_OK);
+    REQUIRE(count == want[i][0].words.size());
+    CHECK(quality == want[i][0].quality);
+    CHECK(words[count - 1].bytes.end == want[i][0].text.size());
+    const mt_byte_range* ranges = nullptr;
+    REQUIRE(mt_result_token_ranges(session, i, 0, &ranges, &count) == MT_OK);
+    CHECK(count == want[i][0].tokens.size());
+  }
+  CHECK(mt_result_log_probs(session, 2, 0, nullptr, nullptr, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+
+  // Score the translations' ids: their log-probabilities come back.
+  std::vector<std::vector<int32_t>> source_ids = encode_all(*model_of("en-de-tiny.int8.mtm"), {texts[0], texts[1]});
+  std::vector<std::vector<int32_t>> target_ids;
+  for (size_t i = 0; i < 2; ++i) target_ids.emplace_back(want[i][0].tokens.begin(), want[i][0].tokens.end());
+  const int32_t* sources[] = {source_ids[0].data(), source_ids[1].data()};
+  const size_t source_lengths[] = {source_ids[0].size(), source_ids[1].size()};
+  const int32_t* targets[] = {target_ids[0].data(), target_ids[1].data()};
+  const size_t target_lengths[] = {target_ids[0].size(), target_ids[1].size()};
+  REQUIRE(mt_score_ids(session, sources, source_lengths, targets, target_lengths, 2, &o) == MT_OK);
+  for (size_t i = 0; i < 2; ++i) {
+    float total = 0.0f;
+    REQUIRE(mt_result_log_probs(session, i, 0, nullptr, nullptr, &total) == MT_OK);
+    CHECK(total == want[i][0].log_prob);
+  }
+  const int32_t bad[] = {-1};
+  const int32_t* bad_targets[] = {bad, targets[1]};
+  const size_t bad_lengths[] = {1, target_lengths[1]};
+  CHECK(mt_score_ids(session, sources, source_lengths, bad_targets, bad_lengths, 2, &o) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::strstr(mt_last_error(), "target 0 token 0") != nullptr);
+  const char* target_texts[] = {"Ein Mann fährt.", "Eine Frau liest."};
+  const size_t target_text_lengths[] = {std::strlen(target_texts[0]), std::strlen(target_texts[1])};
+  REQUIRE(mt_score_text(session, texts, lengths, target_texts, target_text_lengths, 2, &o) == MT_OK);
+  const char* text = nullptr;
+  size_t length = 0;
+  REQUIRE(mt_result_text(session, 1, 0, &text, &length, nullptr) == MT_OK);
+  CHECK(std::string(text, length) == "Eine Frau liest.");
+
+  // A text prefix, three alternatives after it, guards on.
+  const char* prefix_texts[] = {"Eine Frau"};
+  const size_t prefix_lengths[] = {std::strlen(prefix_texts[0])};
+  o.text_prefixes = prefix_texts;
+  o.text_prefix_lengths = prefix_lengths;
+  o.text_prefix_count = 1;
+  o.alternatives = 3;
+  o.no_repeat_ngram_size = 2;
+  o.repetition_penalty = 1.2f;
+  REQUIRE(mt_translate_text(session, texts, lengths, 1, &o) == MT_OK);
+  size_t count = 0;
+  REQUIRE(mt_result_count(session, 0, &count) == MT_OK);
+  CHECK(count == 3);
+  for (size_t k = 0; k < count; ++k) {
+    REQUIRE(mt_result_text(session, 0, k, &text, &length, nullptr) == MT_OK);
+    CHECK(std::string(text, length).rfind("Eine Frau", 0) == 0);
+  }
+  o.text_prefix_count = 3;  // more than the session's batch
+  CHECK(mt_translate_text(session, texts, lengths, 1, &o) == MT_ERROR_INVALID_ARGUMENT);
+  o.text_prefix_count = 0;
+  o.repetition_penalty = 0.5f;
+  CHECK(mt_translate_text(session, texts, lengths, 1, &o) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::strstr(mt_last_error(), "repetition_penalty") != nullptr);
+  mt_session_free(session);
+
+  // Without quality_scores: words refused, naming the option.
+  so.quality_scores = 0;
+  REQUIRE(mt_session_create(model, &so, &session) == MT_OK);
+  mt_translate_options_init(&o);
+  REQUIRE(mt_translate_text(session, texts, lengths, 1, &o) == MT_OK);
+  const mt_word_score* words = nullptr;
+  CHECK(mt_result_words(session, 0, 0, &words, &count, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::strstr(mt_last_error(), "quality_scores") != nullptr);
+  mt_session_free(session);
+  mt_model_free(model);
 }

@@ -3,6 +3,7 @@
 #include "mt/mt.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -24,6 +25,8 @@ struct mt_session {
   mt::Session session;
   std::vector<std::span<const int32_t>> sources;  // max_batch_size entries, sized at creation
   std::vector<std::string_view> texts;            // the same, for text input
+  std::vector<std::span<const int32_t>> targets;  // score's targets, and the options' prefixes
+  std::vector<std::string_view> target_texts;     // the same as text
   mt::Translations results;
   mt::TextTranslations text_results;
   bool have_results = false, have_text = false;
@@ -75,6 +78,7 @@ mt::SessionOptions to_cpp(const mt_session_options* o) {
     s.allow_tf32 = o->allow_tf32 != 0;
     s.thread_split = o->thread_split >= 0 && o->thread_split <= 2 ? static_cast<mt::ThreadSplit>(o->thread_split)
                                                                   : static_cast<mt::ThreadSplit>(255);
+    s.quality_scores = o->quality_scores != 0;
   }
   return s;
 }
@@ -87,6 +91,43 @@ bool c_token_callback(void* data, const mt::TokenEvent& e) {
   const auto* o = static_cast<const mt_translate_options*>(data);
   const mt_token_event event{e.sentence, e.step, e.token, e.text.data(), e.text.size(), e.log_prob};
   return o->on_token(o->on_token_user_data, &event) != 0;
+}
+
+// The C words and ranges are the C++ ones, read in place.
+static_assert(sizeof(mt_byte_range) == sizeof(mt::ByteRange) && offsetof(mt_byte_range, end) == offsetof(mt::ByteRange, end));
+static_assert(sizeof(mt_word_score) == sizeof(mt::WordScore) && offsetof(mt_word_score, score) == offsetof(mt::WordScore, score));
+
+// Options' per-sentence prefixes into the session's span arrays (sized at
+// creation: nothing allocated); an error for more than the batch holds or a
+// null pointer with a length.
+mt_status to_cpp_prefixes(const mt_translate_options* o, mt_session* session, mt::TranslateOptions* t) {
+  if (o == nullptr) return MT_OK;
+  if (o->prefix_count > 0) {
+    if (o->prefixes == nullptr || o->prefix_lengths == nullptr)
+      return fail(MT_ERROR_INVALID_ARGUMENT, "prefixes and prefix_lengths must not be null with prefix_count > 0");
+    if (o->prefix_count > session->targets.size())
+      return fail(MT_ERROR_INVALID_ARGUMENT, "prefix_count exceeds the session's max_batch_size");
+    for (size_t i = 0; i < o->prefix_count; ++i) {
+      if (o->prefixes[i] == nullptr && o->prefix_lengths[i] != 0)
+        return fail(MT_ERROR_INVALID_ARGUMENT, "a prefix pointer is null");
+      session->targets[i] = {o->prefixes[i], o->prefix_lengths[i]};
+    }
+    t->prefixes = {session->targets.data(), o->prefix_count};
+  }
+  if (o->text_prefix_count > 0) {
+    if (o->text_prefixes == nullptr || o->text_prefix_lengths == nullptr)
+      return fail(MT_ERROR_INVALID_ARGUMENT,
+                  "text_prefixes and text_prefix_lengths must not be null with text_prefix_count > 0");
+    if (o->text_prefix_count > session->target_texts.size())
+      return fail(MT_ERROR_INVALID_ARGUMENT, "text_prefix_count exceeds the session's max_batch_size");
+    for (size_t i = 0; i < o->text_prefix_count; ++i) {
+      if (o->text_prefixes[i] == nullptr && o->text_prefix_lengths[i] != 0)
+        return fail(MT_ERROR_INVALID_ARGUMENT, "a text prefix pointer is null");
+      session->target_texts[i] = {o->text_prefixes[i], o->text_prefix_lengths[i]};
+    }
+    t->text_prefixes = {session->target_texts.data(), o->text_prefix_count};
+  }
+  return MT_OK;
 }
 
 mt::TranslateOptions to_cpp(const mt_translate_options* o) {
@@ -107,6 +148,9 @@ mt::TranslateOptions to_cpp(const mt_translate_options* o) {
     if (o->on_token != nullptr) t.on_token = {c_token_callback, const_cast<mt_translate_options*>(o)};
     t.cancel = static_cast<const std::atomic<int>*>(o->cancel);
     t.cache = o->cache != nullptr ? o->cache->cache.get() : nullptr;
+    t.alternatives = o->alternatives;
+    t.no_repeat_ngram_size = o->no_repeat_ngram_size;
+    t.repetition_penalty = o->repetition_penalty;
   }
   return t;
 }
@@ -137,9 +181,11 @@ mt_status create_session(const mt_model* model, const mt_session_options* option
                      ? mt::Session::create(model->model, opts)
                      : mt::Session::create(model->model, opts, {static_cast<std::byte*>(buffer), buffer_size});
   if (!session) return report(session.status());
-  auto* s = new mt_session{std::move(session.value()), {}, {}, {}, {}};
+  auto* s = new mt_session{std::move(session.value()), {}, {}, {}, {}, {}, {}};
   s->sources.resize(size_t(opts.max_batch_size));
   s->texts.resize(size_t(opts.max_batch_size));
+  s->targets.resize(size_t(opts.max_batch_size));
+  s->target_texts.resize(size_t(opts.max_batch_size));
   *out = s;
   return MT_OK;
 }
@@ -186,7 +232,8 @@ void mt_session_options_init(mt_session_options* o) {
         static_cast<int>(d.device),
         d.cuda_device,
         d.allow_tf32 ? 1 : 0,
-        static_cast<int>(d.thread_split)};
+        static_cast<int>(d.thread_split),
+        d.quality_scores ? 1 : 0};
 }
 
 void mt_translate_options_init(mt_translate_options* o) {
@@ -207,7 +254,16 @@ void mt_translate_options_init(mt_translate_options* o) {
         nullptr,
         nullptr,
         nullptr,
-        nullptr};
+        nullptr,
+        nullptr,
+        nullptr,
+        0,
+        nullptr,
+        nullptr,
+        0,
+        d.alternatives,
+        d.no_repeat_ngram_size,
+        d.repetition_penalty};
 }
 
 mt_status mt_cache_create(size_t max_entries, size_t memory_bytes, mt_cache** cache) {
@@ -279,9 +335,11 @@ mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, c
     if (sources[i] == nullptr && lengths[i] != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "a source pointer is null");
     session->sources[i] = {sources[i], lengths[i]};
   }
+  mt::TranslateOptions cpp = to_cpp(options);
+  if (const mt_status s = to_cpp_prefixes(options, session, &cpp); s != MT_OK) return s;
   return guarded([&] {
     const mt_status s =
-        report(session->session.translate({session->sources.data(), count}, to_cpp(options), &session->results));
+        report(session->session.translate({session->sources.data(), count}, cpp, &session->results));
     session->have_results = s == MT_OK;
     return s;
   });
@@ -299,12 +357,120 @@ mt_status mt_translate_text(mt_session* session, const char* const* texts, const
     if (texts[i] == nullptr && lengths[i] != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "a text pointer is null");
     session->texts[i] = {texts[i], lengths[i]};
   }
+  mt::TranslateOptions cpp = to_cpp(options);
+  if (const mt_status s = to_cpp_prefixes(options, session, &cpp); s != MT_OK) return s;
   return guarded([&] {
-    const mt_status s = report(
-        session->session.translate_text({session->texts.data(), count}, to_cpp(options), &session->text_results));
+    const mt_status s =
+        report(session->session.translate_text({session->texts.data(), count}, cpp, &session->text_results));
     session->have_text = s == MT_OK;
     return s;
   });
+}
+
+mt_status mt_score_ids(mt_session* session, const int32_t* const* sources, const size_t* source_lengths,
+                       const int32_t* const* targets, const size_t* target_lengths, size_t count,
+                       const mt_translate_options* options) {
+  if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
+  session->have_results = session->have_text = false;
+  if (count > 0 && (sources == nullptr || source_lengths == nullptr || targets == nullptr || target_lengths == nullptr)) {
+    return fail(MT_ERROR_INVALID_ARGUMENT, "sources, targets and their lengths must not be null");
+  }
+  if (const mt_status s = check_count(session, count); s != MT_OK) return s;
+  for (size_t i = 0; i < count; ++i) {
+    if ((sources[i] == nullptr && source_lengths[i] != 0) || (targets[i] == nullptr && target_lengths[i] != 0))
+      return fail(MT_ERROR_INVALID_ARGUMENT, "a source or target pointer is null");
+    session->sources[i] = {sources[i], source_lengths[i]};
+    session->targets[i] = {targets[i], target_lengths[i]};
+  }
+  return guarded([&] {
+    const mt_status s = report(session->session.score({session->sources.data(), count},
+                                                      {session->targets.data(), count}, to_cpp(options),
+                                                      &session->results));
+    session->have_results = s == MT_OK;
+    return s;
+  });
+}
+
+mt_status mt_score_text(mt_session* session, const char* const* sources, const size_t* source_lengths,
+                        const char* const* targets, const size_t* target_lengths, size_t count,
+                        const mt_translate_options* options) {
+  if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
+  session->have_results = session->have_text = false;
+  if (count > 0 && (sources == nullptr || source_lengths == nullptr || targets == nullptr || target_lengths == nullptr)) {
+    return fail(MT_ERROR_INVALID_ARGUMENT, "sources, targets and their lengths must not be null");
+  }
+  if (const mt_status s = check_count(session, count); s != MT_OK) return s;
+  for (size_t i = 0; i < count; ++i) {
+    if ((sources[i] == nullptr && source_lengths[i] != 0) || (targets[i] == nullptr && target_lengths[i] != 0))
+      return fail(MT_ERROR_INVALID_ARGUMENT, "a source or target pointer is null");
+    session->texts[i] = {sources[i], source_lengths[i]};
+    session->target_texts[i] = {targets[i], target_lengths[i]};
+  }
+  return guarded([&] {
+    const mt_status s = report(session->session.score_text({session->texts.data(), count},
+                                                           {session->target_texts.data(), count}, to_cpp(options),
+                                                           &session->text_results));
+    session->have_text = s == MT_OK;
+    return s;
+  });
+}
+
+// Hypothesis k of sentence `sentence` of the last text results, or an error.
+mt_status last_text_hypothesis(const mt_session* session, size_t sentence, size_t k, const mt::TextHypothesis** out) {
+  if (!session->have_text) return fail(MT_ERROR_INVALID_ARGUMENT, "no text translation results");
+  if (sentence >= session->text_results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+  const auto hyps = session->text_results[sentence];
+  if (k >= hyps.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "hypothesis index out of range");
+  *out = &hyps[k];
+  return MT_OK;
+}
+
+mt_status mt_result_log_probs(const mt_session* session, size_t sentence, size_t k, const float** log_probs,
+                              size_t* count, float* log_prob) {
+  if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
+  std::span<const float> values;
+  float total = 0.0f;
+  if (session->have_text) {
+    const mt::TextHypothesis* h = nullptr;
+    if (const mt_status s = last_text_hypothesis(session, sentence, k, &h); s != MT_OK) return s;
+    values = h->token_log_probs, total = h->log_prob;
+  } else {
+    std::span<const mt::Hypothesis> hyps;
+    if (const mt_status s = last_hypotheses(session, sentence, &hyps); s != MT_OK) return s;
+    if (k >= hyps.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "hypothesis index out of range");
+    values = hyps[k].token_log_probs, total = hyps[k].log_prob;
+  }
+  if (log_probs != nullptr) *log_probs = values.data();
+  if (count != nullptr) *count = values.size();
+  if (log_prob != nullptr) *log_prob = total;
+  return MT_OK;
+}
+
+mt_status mt_result_token_ranges(const mt_session* session, size_t sentence, size_t k, const mt_byte_range** ranges,
+                                 size_t* count) {
+  if (session == nullptr || ranges == nullptr || count == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "session, ranges and count must not be null");
+  const mt::TextHypothesis* h = nullptr;
+  if (const mt_status s = last_text_hypothesis(session, sentence, k, &h); s != MT_OK) return s;
+  if (!session->session.options().quality_scores)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "token ranges need a session created with quality_scores");
+  *ranges = reinterpret_cast<const mt_byte_range*>(h->token_ranges.data());
+  *count = h->token_ranges.size();
+  return MT_OK;
+}
+
+mt_status mt_result_words(const mt_session* session, size_t sentence, size_t k, const mt_word_score** words,
+                          size_t* count, float* quality) {
+  if (session == nullptr || words == nullptr || count == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "session, words and count must not be null");
+  const mt::TextHypothesis* h = nullptr;
+  if (const mt_status s = last_text_hypothesis(session, sentence, k, &h); s != MT_OK) return s;
+  if (!session->session.options().quality_scores)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "word scores need a session created with quality_scores");
+  *words = reinterpret_cast<const mt_word_score*>(h->words.data());
+  *count = h->words.size();
+  if (quality != nullptr) *quality = h->quality;
+  return MT_OK;
 }
 
 mt_status mt_result_stopped(const mt_session* session, size_t sentence, int* stopped) {

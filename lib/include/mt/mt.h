@@ -64,6 +64,10 @@ typedef struct mt_session_options {
   int cuda_device;       /* CUDA: index of the GPU (default 0) */
   int allow_tf32;        /* CUDA: nonzero runs GEMMs in TF32, about 1e-3 relative error (default 0) */
   int thread_split;      /* an mt_thread_split (default MT_THREAD_SPLIT_AUTOMATIC) */
+  /* Nonzero: text results also give token byte ranges and word quality
+   * scores (mt_result_token_ranges, mt_result_words), memory planned for
+   * them (default 0) */
+  int quality_scores;
 } mt_session_options;
 
 /* One token as it becomes final (mt::TokenEvent): the source's index, the
@@ -108,7 +112,39 @@ typedef struct mt_translate_options {
   /* A translation cache (mt_cache_create) to look sentences up in and store
    * them in; not used with on_token or cancel. (default NULL) */
   mt_cache* cache;
+  /* The start of each sentence's translation, given (mt::TranslateOptions::prefixes):
+   * prefixes[i] of prefix_lengths[i] ids for sentence i < prefix_count; every
+   * hypothesis starts with it, its tokens scored as the model scores them.
+   * CPU sessions only. (default NULL, NULL, 0) */
+  const int32_t* const* prefixes;
+  const size_t* prefix_lengths;
+  size_t prefix_count;
+  /* mt_translate_text: the same as UTF-8 text (text_prefixes[i] of
+   * text_prefix_lengths[i] bytes), encoded with the target vocabulary. (default NULL, NULL, 0) */
+  const char* const* text_prefixes;
+  const size_t* text_prefix_lengths;
+  size_t text_prefix_count;
+  /* > 0: that many hypotheses whose tokens after the prefix are the most
+   * probable next tokens, each completed greedily (<= max_beam_size; beam_size and
+   * num_hypotheses then unused). CPU sessions only. (default 0) */
+  int alternatives;
+  /* > 0: no n-gram of this many tokens occurs twice in a hypothesis. (default 0) */
+  int no_repeat_ngram_size;
+  /* > 1: logits of tokens already in the hypothesis divided by it (multiplied when negative). (default 1) */
+  float repetition_penalty;
 } mt_translate_options;
+
+/* Bytes [begin, end) of a result's text (mt::ByteRange). */
+typedef struct mt_byte_range {
+  size_t begin, end;
+} mt_byte_range;
+
+/* A word of a translation and its quality score, the mean log-probability
+ * of its tokens (mt::WordScore); words' ranges tile the text. */
+typedef struct mt_word_score {
+  mt_byte_range bytes;
+  float score;
+} mt_word_score;
 
 /* Message of the calling thread's last failed call ("" if none). The string
  * belongs to libmt and stays valid until this thread's next failing call. */
@@ -248,6 +284,35 @@ typedef struct mt_cache_stats {
 } mt_cache_stats;
 MT_API mt_status mt_cache_stats_get(const mt_cache* cache, mt_cache_stats* stats);
 
+/* Scores given translations (forced decoding, mt::Session::score): target i
+ * (target_lengths[i] ids without EOS) given source i. Read the results as a
+ * translation's (one hypothesis each): mt_result_hypothesis for the tokens
+ * and score, mt_result_log_probs for each token's log-probability then
+ * EOS's. Of the options: source_prefix, target_prefix (a target must start
+ * with it; scored 0), min_decoding_length, length_penalty,
+ * truncate_long_sources. Errors: as mt_translate_ids, naming the target. */
+MT_API mt_status mt_score_ids(mt_session* session, const int32_t* const* sources, const size_t* source_lengths,
+                              const int32_t* const* targets, const size_t* target_lengths, size_t count,
+                              const mt_translate_options* options);
+/* The same for UTF-8 text; results as mt_translate_text's. */
+MT_API mt_status mt_score_text(mt_session* session, const char* const* sources, const size_t* source_lengths,
+                               const char* const* targets, const size_t* target_lengths, size_t count,
+                               const mt_translate_options* options);
+/* Hypothesis k of sentence i of the last results (ids or text, translated or
+ * scored): each token's log-probability, then EOS's when it ended with EOS
+ * (*count of them, owned by the session), and *log_prob their sum (either
+ * output may be NULL). */
+MT_API mt_status mt_result_log_probs(const mt_session* session, size_t sentence, size_t k, const float** log_probs,
+                                     size_t* count, float* log_prob);
+/* Text results of a session created with quality_scores: each token's bytes
+ * of the text (they tile it), *count of them. */
+MT_API mt_status mt_result_token_ranges(const mt_session* session, size_t sentence, size_t k,
+                                        const mt_byte_range** ranges, size_t* count);
+/* Text results of a session created with quality_scores: its words with
+ * their scores (*count of them) and *quality, the mean of the words' scores
+ * (Bergamot's unsupervised estimate); quality may be NULL. */
+MT_API mt_status mt_result_words(const mt_session* session, size_t sentence, size_t k, const mt_word_score** words,
+                                 size_t* count, float* quality);
 /* Whether sentence i of the last translation was truncated to fit (0 or 1). */
 MT_API mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);
 

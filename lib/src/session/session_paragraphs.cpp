@@ -72,6 +72,10 @@ Status Session::translate_paragraphs(std::string_view text, const ParagraphOptio
   if (options.on_token || options.cancel != nullptr) {
     return Status::error(Errc::unsupported, "translate_paragraphs does not take on_token or cancel yet");
   }
+  if (!options.prefixes.empty() || !options.text_prefixes.empty() || options.alternatives > 0) {
+    return Status::error(Errc::invalid_argument,
+                         "translate_paragraphs takes no prefixes or alternatives (they belong to one sentence)");
+  }
   TranslateOptions one = options;  // each sentence's best hypothesis is all that is written
   one.num_hypotheses = 1;
   one.truncate_long_sources = true;  // only a single character too long for a source is ever cut
