@@ -12,22 +12,37 @@ class TranslationResult:
     log_probs: log P(y + EOS | x)
     truncated: whether the source was cut to fit (truncate=True)
     stopped: whether on_token stopped it or a CancelToken cancelled it before it ended
+    token_log_probs: each hypothesis' per-token log-probabilities, then EOS's when it ended with
+      EOS: summed in order, its log_prob
+    words: with Translator(quality_scores=True), each hypothesis' words as (begin, end, score):
+      str indices of the hypothesis (the space before a word included, so they tile it) and the
+      mean log-probability of its tokens; else None
+    quality: with quality_scores, each hypothesis' mean word score; else None
     """
 
-    __slots__ = ("hypotheses", "ids", "scores", "log_probs", "truncated", "stopped")
+    __slots__ = ("hypotheses", "ids", "scores", "log_probs", "truncated", "stopped", "token_log_probs", "words",
+                 "quality")
 
     def __init__(self, hypotheses: Optional[List[str]], ids: List[List[int]], scores: List[float],
-                 log_probs: List[float], truncated: bool = False, stopped: bool = False) -> None:
+                 log_probs: List[float], truncated: bool = False, stopped: bool = False,
+                 token_log_probs: Optional[List[List[float]]] = None,
+                 words: Optional[List[List[Tuple[int, int, float]]]] = None,
+                 quality: Optional[List[float]] = None) -> None:
         self.hypotheses = hypotheses
         self.ids = ids
         self.scores = scores
         self.log_probs = log_probs
         self.truncated = truncated
         self.stopped = stopped
+        self.token_log_probs = token_log_probs if token_log_probs is not None else [[] for _ in ids]
+        self.words = words
+        self.quality = quality
 
     def __repr__(self) -> str:
-        return "TranslationResult(hypotheses=%r, ids=%r, scores=%r, log_probs=%r, truncated=%r, stopped=%r)" % (
-            self.hypotheses, self.ids, self.scores, self.log_probs, self.truncated, self.stopped)
+        return ("TranslationResult(hypotheses=%r, ids=%r, scores=%r, log_probs=%r, truncated=%r, stopped=%r, "
+                "token_log_probs=%r, words=%r, quality=%r)") % (
+            self.hypotheses, self.ids, self.scores, self.log_probs, self.truncated, self.stopped,
+            self.token_log_probs, self.words, self.quality)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TranslationResult):

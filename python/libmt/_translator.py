@@ -36,6 +36,9 @@ class Translator(_libmt._Translator):
     max_beam_size: the largest beam_size translate() will be given.
     max_text_bytes: longest source text in UTF-8 bytes (default 4096); a
       longer one is an error unless translate(truncate=True).
+    quality_scores: text results also give each hypothesis' words with
+      quality scores (TranslationResult.words, .quality); memory for them is
+      planned only then.
 
     All working memory is allocated here, once: memory_size says how much.
     """
@@ -43,11 +46,11 @@ class Translator(_libmt._Translator):
     def __init__(self, model: Union["_libmt.Model", PathLike], *, device: str = "cpu", device_index: int = 0,
                  num_threads: int = 1, thread_split: str = "automatic", max_batch_size: int = 16,
                  max_source_length: Optional[int] = None, max_target_length: Optional[int] = None,
-                 max_beam_size: int = 4, max_text_bytes: int = 4096) -> None:
+                 max_beam_size: int = 4, max_text_bytes: int = 4096, quality_scores: bool = False) -> None:
         super().__init__(model, device=device, device_index=device_index, num_threads=num_threads,
                          thread_split=thread_split, max_batch_size=max_batch_size,
                          max_source_length=max_source_length, max_target_length=max_target_length,
-                         max_beam_size=max_beam_size, max_text_bytes=max_text_bytes)
+                         max_beam_size=max_beam_size, max_text_bytes=max_text_bytes, quality_scores=quality_scores)
 
     def translate(self, sources: Sequence[Text], *, beam_size: int = 1, num_hypotheses: int = 1,
                   length_penalty: float = 1.0, max_decoding_length: int = 0, max_length_ratio: float = 0.0,
@@ -56,7 +59,9 @@ class Translator(_libmt._Translator):
                   target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
                   target_prefix: Sequence[int] = (), on_token: Optional[Callable[..., Any]] = None,
                   cancel: Optional["_libmt.CancelToken"] = None,
-                  cache: Optional["_libmt.TranslationCache"] = None) -> Union[List[str], List[TranslationResult]]:
+                  cache: Optional["_libmt.TranslationCache"] = None, prefixes: Optional[Sequence[Optional[Text]]] = None,
+                  alternatives: int = 0, no_repeat_ngram_size: int = 0,
+                  repetition_penalty: float = 1.0) -> Union[List[str], List[TranslationResult]]:
         """Translates a list of sentences (str, or UTF-8 bytes; invalid UTF-8
         bytes read as U+FFFD). Returns the best translation of each, as a
         list of str; with return_scores=True or num_hypotheses > 1, a
@@ -85,17 +90,56 @@ class Translator(_libmt._Translator):
           decoder step, each unfinished sentence with its best so far (result.stopped).
         cache: a libmt.TranslationCache: sentences found there are not decoded, the others are
           stored (not used with on_token or cancel).
+        prefixes: the start of each sentence's translation (str or None, one per source at most),
+          e.g. what a user typed: every hypothesis starts with it; its tokens are scored as the
+          model scores them, so a prefix the search would choose anyway changes nothing.
+        alternatives: > 0: that many hypotheses, whose tokens right after the prefix are the most
+          probable ones, each completed greedily (results as with return_scores; beam_size and
+          num_hypotheses unused; at most max_beam_size).
+        no_repeat_ngram_size: > 0: no n-gram of this many tokens occurs twice in a hypothesis.
+        repetition_penalty: > 1: tokens already in a hypothesis are made less likely (CTRL's
+          penalty on their logits); small models that loop ("salad salad salad") need one of these.
 
-        Each translation is one line: line breaks in the output are spaces.
+        Each translation is one line: line breaks in the output are spaces. With return_scores,
+        each result also has each token's log-probability (then EOS's) and, for a translator made
+        with quality_scores=True, each hypothesis' words with their scores and its quality.
         """
         _check_list(sources, "translate")
-        detail = bool(return_scores) or num_hypotheses > 1
+        detail = bool(return_scores) or num_hypotheses > 1 or alternatives > 0
         source_ids, target_ids = _languages(self.model, source_language, target_language)
+        extra = _extra_options(prefixes, alternatives, no_repeat_ngram_size, repetition_penalty)
         raw = self._translate_text(sources, detail, beam_size, num_hypotheses, length_penalty, max_decoding_length,
                                    max_length_ratio, max_length_offset, min_decoding_length, truncate,
                                    source_ids + list(source_prefix), target_ids + list(target_prefix), on_token,
-                                   cancel, cache)
+                                   cancel, cache, extra)
         return [TranslationResult(*r) for r in raw] if detail else raw
+
+    def score(self, sources: Sequence[Text], targets: Sequence[Text], *, length_penalty: float = 1.0,
+              min_decoding_length: int = 0, truncate: bool = False, source_language: Optional[str] = None,
+              target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
+              target_prefix: Sequence[int] = ()) -> List[TranslationResult]:
+        """Scores given translations (forced decoding): targets[i] as a translation of
+        sources[i]. Each result has one hypothesis: the target as the model's vocabulary
+        encodes and decodes it, its ids, score, log_prob and token_log_probs (each token's,
+        then EOS's), and words and quality with quality_scores=True. Scoring a translation
+        gives back its own token_log_probs. Options as translate(); a target must fit
+        max_target_length with EOS."""
+        _check_list(sources, "score")
+        _check_list(targets, "score")
+        source_ids, target_ids = _languages(self.model, source_language, target_language)
+        raw = self._score_text(sources, targets, length_penalty, min_decoding_length, truncate,
+                               source_ids + list(source_prefix), target_ids + list(target_prefix))
+        return [TranslationResult(*r) for r in raw]
+
+    def score_batch(self, source_ids: Sequence[Sequence[int]], target_ids: Sequence[Sequence[int]], *,
+                    length_penalty: float = 1.0, min_decoding_length: int = 0, truncate: bool = False,
+                    source_prefix: Sequence[int] = (), target_prefix: Sequence[int] = ()) -> List[TranslationResult]:
+        """score() for token ids (sources and targets without BOS or EOS)."""
+        _check_list(source_ids, "score_batch")
+        _check_list(target_ids, "score_batch")
+        raw = self._score_ids(source_ids, target_ids, length_penalty, min_decoding_length, truncate,
+                              list(source_prefix), list(target_prefix))
+        return [TranslationResult(*r) for r in raw]
 
     def translate_stream(self, sources: Sequence[Text], **options: Any) -> Iterator[TokenEvent]:
         """Translates as translate(sources, **options) does, yielding a
@@ -146,7 +190,8 @@ class Translator(_libmt._Translator):
                              min_decoding_length: int = 0, source_language: Optional[str] = None,
                              target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
                              target_prefix: Sequence[int] = (),
-                             cache: Optional["_libmt.TranslationCache"] = None) -> ParagraphTranslation:
+                             cache: Optional["_libmt.TranslationCache"] = None, no_repeat_ngram_size: int = 0,
+                             repetition_penalty: float = 1.0) -> ParagraphTranslation:
         """Translates running text: splits it into sentences, translates
         them in batches and puts the translations where the sentences were,
         every space and line break between them kept as it is. Sentences
@@ -169,7 +214,7 @@ class Translator(_libmt._Translator):
         translated, sentences = self._translate_paragraphs(
             text, mode, prefixes, prefix_language, beam_size, length_penalty, max_decoding_length, max_length_ratio,
             max_length_offset, min_decoding_length, source_ids + list(source_prefix), target_ids + list(target_prefix),
-            cache)
+            cache, _extra_options(None, 0, no_repeat_ngram_size, repetition_penalty))
         return ParagraphTranslation(translated, [TranslatedSentence(*s) for s in sentences])
 
     def translate_batch(self, source_ids: Sequence[Sequence[int]], *, beam_size: int = 1, num_hypotheses: int = 1,
@@ -177,15 +222,18 @@ class Translator(_libmt._Translator):
                         max_length_offset: int = 0, min_decoding_length: int = 0,
                         truncate: bool = False, source_language: Optional[str] = None,
                         target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
-                        target_prefix: Sequence[int] = ()) -> List[TranslationResult]:
+                        target_prefix: Sequence[int] = (), prefixes: Optional[Sequence[Optional[Sequence[int]]]] = None,
+                        alternatives: int = 0, no_repeat_ngram_size: int = 0,
+                        repetition_penalty: float = 1.0) -> List[TranslationResult]:
         """Translates sentences given as source token ids (no BOS or EOS:
-        libmt appends EOS). Options as translate(). Each result's hypotheses
-        are the decoded texts (None when the model has no vocabulary)."""
+        libmt appends EOS). Options as translate() (prefixes as target ids). Each result's
+        hypotheses are the decoded texts (None when the model has no vocabulary)."""
         _check_list(source_ids, "translate_batch")
         source_lang_ids, target_ids = _languages(self.model, source_language, target_language)
         raw = self._translate_ids(source_ids, beam_size, num_hypotheses, length_penalty, max_decoding_length,
                                   max_length_ratio, max_length_offset, min_decoding_length, truncate,
-                                  source_lang_ids + list(source_prefix), target_ids + list(target_prefix))
+                                  source_lang_ids + list(source_prefix), target_ids + list(target_prefix),
+                                  _extra_options(prefixes, alternatives, no_repeat_ngram_size, repetition_penalty))
         return [TranslationResult(*r) for r in raw]
 
     def translate_iterable(self, sources: Iterable[Text], *, batch_size: Optional[int] = None,
@@ -272,6 +320,13 @@ def _languages(model, source_language, target_language):
         return [], []
     source, target = _libmt._language_prefixes(model, source_language or "", target_language or "")
     return list(source), list(target)
+
+
+def _extra_options(prefixes, alternatives: int, no_repeat_ngram_size: int, repetition_penalty: float) -> dict:
+    if isinstance(prefixes, (str, bytes)):
+        raise TypeError("prefixes: a list of one prefix per source (str or None), not a single str")
+    return {"prefixes": None if prefixes is None else list(prefixes), "alternatives": alternatives,
+            "no_repeat_ngram_size": no_repeat_ngram_size, "repetition_penalty": repetition_penalty}
 
 
 def _check_list(sources, method: str) -> None:

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <tuple>
 #include <type_traits>
 
 #include "bindings.hpp"
@@ -34,6 +36,57 @@ struct SentenceResult {
   std::vector<float> log_probs;
   bool truncated = false;
   bool stopped = false;
+  std::vector<std::vector<float>> token_log_probs;
+  // SessionOptions::quality_scores: each hypothesis' words (str indices of
+  // its text, and the score) and quality.
+  std::vector<std::vector<std::tuple<size_t, size_t, float>>> words;
+  std::vector<float> qualities;
+};
+
+// The options of a call beyond the common ones (Translator.translate's
+// prefixes, alternatives and repetition guards), and the storage their spans
+// point into, alive for the call.
+struct ExtraOptions {
+  std::vector<std::vector<int32_t>> prefix_ids;
+  std::vector<std::span<const int32_t>> prefix_spans;
+  std::vector<std::string> prefix_texts;
+  std::vector<std::string_view> prefix_views;
+
+  // extra: {"prefixes": [str | bytes | None, ...] or [[ids], ...],
+  // "alternatives": int, "no_repeat_ngram_size": int, "repetition_penalty": float}.
+  void read(const py::dict& extra, bool text, TranslateOptions* o) {
+    if (extra.contains("alternatives")) o->alternatives = extra["alternatives"].cast<int>();
+    if (extra.contains("no_repeat_ngram_size")) o->no_repeat_ngram_size = extra["no_repeat_ngram_size"].cast<int>();
+    if (extra.contains("repetition_penalty")) o->repetition_penalty = extra["repetition_penalty"].cast<float>();
+    if (!extra.contains("prefixes") || extra["prefixes"].is_none()) return;
+    const py::sequence prefixes = extra["prefixes"].cast<py::sequence>();
+    for (size_t i = 0; i < size_t(py::len(prefixes)); ++i) {
+      const py::object p = prefixes[i];
+      const std::string what = "prefixes[" + std::to_string(i) + "]";
+      if (text) {
+        prefix_texts.push_back(p.is_none() ? std::string() : utf8_of(p, what.c_str()));
+      } else {
+        prefix_ids.push_back(p.is_none() ? std::vector<int32_t>() : p.cast<std::vector<int32_t>>());
+      }
+    }
+    prefix_views.assign(prefix_texts.begin(), prefix_texts.end());
+    prefix_spans.assign(prefix_ids.begin(), prefix_ids.end());
+    if (text) {
+      o->text_prefixes = prefix_views;
+    } else {
+      o->prefixes = prefix_spans;
+    }
+  }
+
+  // The options of sentences [begin, end) of the call.
+  TranslateOptions batch(TranslateOptions o, size_t begin, size_t end) const {
+    const auto part = [&](auto all) {
+      return begin >= all.size() ? decltype(all)() : all.subspan(begin, std::min(end, all.size()) - begin);
+    };
+    o.prefixes = part(o.prefixes);
+    o.text_prefixes = part(o.text_prefixes);
+    return o;
+  }
 };
 
 // libmt.TranslationCache: shared by translators of one model.
@@ -135,9 +188,18 @@ Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model
       out->ids.emplace_back(h.tokens.begin(), h.tokens.end());
       out->scores.push_back(h.score);
       out->log_probs.push_back(h.log_prob);
+      out->token_log_probs.emplace_back(h.token_log_probs.begin(), h.token_log_probs.end());
     }
     if constexpr (std::is_same_v<Hyp, TextHypothesis>) {
       out->texts.emplace_back(h.text);
+      if (detail && !h.token_ranges.empty()) {
+        std::vector<size_t> bytes;
+        for (const WordScore& w : h.words) bytes.insert(bytes.end(), {w.bytes.begin, w.bytes.end});
+        const std::vector<size_t> chars = str_offsets(h.text, bytes);
+        auto& words = out->words.emplace_back();
+        for (size_t i = 0; i < h.words.size(); ++i) words.emplace_back(chars[2 * i], chars[2 * i + 1], h.words[i].score);
+        out->qualities.push_back(h.quality);
+      }
     } else if (decode) {
       std::string text;
       MT_RETURN_IF_ERROR(model.decode(h.tokens, &text, /*line_breaks_as_spaces=*/true));
@@ -186,7 +248,9 @@ py::object python_results(const std::vector<SentenceResult>& results, bool detai
       for (const std::string& s : r.texts) list.append(str_of(s));
       texts = list;
     }
-    out[i] = py::make_tuple(texts, py::cast(r.ids), py::cast(r.scores), py::cast(r.log_probs), r.truncated, r.stopped);
+    out[i] = py::make_tuple(texts, py::cast(r.ids), py::cast(r.scores), py::cast(r.log_probs), r.truncated, r.stopped,
+                            py::cast(r.token_log_probs), r.words.empty() ? py::object(py::none()) : py::cast(r.words),
+                            r.qualities.empty() ? py::object(py::none()) : py::cast(r.qualities));
   }
   return out;
 }
@@ -248,7 +312,7 @@ void bind_translator(py::module_& m) {
   py::class_<PyTranslator>(m, "_Translator")
       .def(py::init([](py::handle model, const std::string& device, int device_index, int num_threads,
                        const std::string& thread_split, int max_batch_size, py::object max_source_length,
-                       py::object max_target_length, int max_beam_size, int max_text_bytes) {
+                       py::object max_target_length, int max_beam_size, int max_text_bytes, bool quality_scores) {
              auto t = std::make_unique<PyTranslator>();
              SessionOptions o;
              o.device = device_of(device);
@@ -258,6 +322,7 @@ void bind_translator(py::module_& m) {
              o.max_batch_size = max_batch_size;
              o.max_beam_size = max_beam_size;
              o.max_text_bytes = max_text_bytes;
+             o.quality_scores = quality_scores;
              t->model = model_argument(model);
              const int positions = t->model->config().max_positions;
              o.max_source_length = length_option(max_source_length, "max_source_length", 256, positions - 1) + 1;
@@ -268,15 +333,19 @@ void bind_translator(py::module_& m) {
            py::arg("model"), py::kw_only(), py::arg("device") = "cpu", py::arg("device_index") = 0,
            py::arg("num_threads") = 1, py::arg("thread_split") = "automatic", py::arg("max_batch_size") = 16,
            py::arg("max_source_length") = py::none(), py::arg("max_target_length") = py::none(),
-           py::arg("max_beam_size") = 4, py::arg("max_text_bytes") = 4096)
+           py::arg("max_beam_size") = 4, py::arg("max_text_bytes") = 4096, py::arg("quality_scores") = false)
       .def("_translate_text",
            [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
               int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
-              const std::vector<int32_t>& target_prefix, py::object on_token, PyCancelToken* cancel, PyCache* cache) {
+              const std::vector<int32_t>& target_prefix, py::object on_token, PyCancelToken* cancel, PyCache* cache,
+              const py::dict& extra_options) {
              TranslateOptions options =
                  checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
                                  max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
+             ExtraOptions extra;
+             extra.read(extra_options, true, &options);
+             check(options.validate(t.session->options()));
              PyCancelToken own_cancel;
              std::atomic<int>* flag = cancel != nullptr ? &cancel->flag : &own_cancel.flag;
              PyTokenCallback callback{on_token, 0, flag, std::nullopt};
@@ -299,8 +368,8 @@ void bind_translator(py::module_& m) {
                  in_batches(t, texts.size(), [&](size_t begin, size_t end, SentenceResult* out) {
                    TextTranslations translations;
                    callback.first = begin;
-                   MT_RETURN_IF_ERROR(
-                       t.session->translate_text({views.data() + begin, end - begin}, options, &translations));
+                   MT_RETURN_IF_ERROR(t.session->translate_text({views.data() + begin, end - begin},
+                                                                extra.batch(options, begin, end), &translations));
                    for (size_t i = 0; i < translations.size(); ++i) {
                      MT_RETURN_IF_ERROR(
                          copy_nbest(translations[i], translations.truncated(i), model, true, detail, &out[i]));
@@ -316,17 +385,21 @@ void bind_translator(py::module_& m) {
           [](PyTranslator& t, const std::vector<std::vector<int32_t>>& sources, int beam_size, int num_hypotheses,
              float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
              int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
-             const std::vector<int32_t>& target_prefix) {
-            const TranslateOptions options =
+             const std::vector<int32_t>& target_prefix, const py::dict& extra_options) {
+            TranslateOptions options =
                 checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
                                 max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
+            ExtraOptions extra;
+            extra.read(extra_options, false, &options);
+            check(options.validate(t.session->options()));
             std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
             const Model& model = *t.model;
             const bool has_text = model.has_vocabulary();
             std::vector<SentenceResult> results =
                 in_batches(t, spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
                   Translations translations;
-                  MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin}, options, &translations));
+                  MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin},
+                                                          extra.batch(options, begin, end), &translations));
                   for (size_t i = 0; i < translations.size(); ++i) {
                     MT_RETURN_IF_ERROR(
                         copy_nbest(translations[i], translations.truncated(i), model, has_text, true, &out[i]));
@@ -339,10 +412,14 @@ void bind_translator(py::module_& m) {
            [](PyTranslator& t, py::handle text, const std::string& mode, py::handle prefixes,
               py::handle prefix_language, int beam_size, float length_penalty, int max_decoding_length,
               float max_length_ratio, int max_length_offset, int min_decoding_length,
-              const std::vector<int32_t>& source_prefix, const std::vector<int32_t>& target_prefix, PyCache* cache) {
+              const std::vector<int32_t>& source_prefix, const std::vector<int32_t>& target_prefix, PyCache* cache,
+              const py::dict& extra_options) {
              TranslateOptions options =
                  checked_options(t, beam_size, 1, length_penalty, max_decoding_length, max_length_ratio,
                                  max_length_offset, min_decoding_length, false, source_prefix, target_prefix);
+             ExtraOptions extra_storage;
+             extra_storage.read(extra_options, true, &options);
+             check(options.validate(t.session->options()));
              if (cache != nullptr) options.cache = cache->cache.get();
              if (!t.model->has_vocabulary()) {
                throw py::value_error("this model has no vocabulary (or was loaded without it): it translates ids only");
@@ -381,6 +458,67 @@ void bind_translator(py::module_& m) {
              }
              return py::make_tuple(translated, sentences);
            })
+      .def("_score_text",
+           [](PyTranslator& t, py::sequence sources, py::sequence targets, float length_penalty,
+              int min_decoding_length, bool truncate, const std::vector<int32_t>& source_prefix,
+              const std::vector<int32_t>& target_prefix) {
+             const TranslateOptions options =
+                 checked_options(t, 1, 1, length_penalty, 0, 0.0f, 0, min_decoding_length, truncate, source_prefix,
+                                 target_prefix);
+             if (!t.model->has_vocabulary()) {
+               throw py::value_error("this model has no vocabulary (or was loaded without it): use score_batch with ids");
+             }
+             const size_t count = size_t(py::len(sources));
+             if (size_t(py::len(targets)) != count) {
+               throw py::value_error("score needs one target per source: " + std::to_string(count) + " sources, " +
+                                     std::to_string(py::len(targets)) + " targets");
+             }
+             std::vector<std::string> texts, target_texts;
+             for (size_t i = 0; i < count; ++i) {
+               texts.push_back(utf8_of(sources[i], ("sources[" + std::to_string(i) + "]").c_str()));
+               target_texts.push_back(utf8_of(targets[i], ("targets[" + std::to_string(i) + "]").c_str()));
+             }
+             std::vector<std::string_view> views(texts.begin(), texts.end()), target_views(target_texts.begin(),
+                                                                                            target_texts.end());
+             const Model& model = *t.model;
+             std::vector<SentenceResult> results = in_batches(t, count, [&](size_t begin, size_t end, SentenceResult* out) {
+               TextTranslations scored;
+               MT_RETURN_IF_ERROR(t.session->score_text({views.data() + begin, end - begin},
+                                                        {target_views.data() + begin, end - begin}, options, &scored));
+               for (size_t i = 0; i < scored.size(); ++i) {
+                 MT_RETURN_IF_ERROR(copy_nbest(scored[i], scored.truncated(i), model, true, true, &out[i]));
+               }
+               return Status{};
+             });
+             return python_results(results, true, true);
+           })
+      .def("_score_ids",
+           [](PyTranslator& t, const std::vector<std::vector<int32_t>>& sources,
+              const std::vector<std::vector<int32_t>>& targets, float length_penalty, int min_decoding_length,
+              bool truncate, const std::vector<int32_t>& source_prefix, const std::vector<int32_t>& target_prefix) {
+             const TranslateOptions options =
+                 checked_options(t, 1, 1, length_penalty, 0, 0.0f, 0, min_decoding_length, truncate, source_prefix,
+                                 target_prefix);
+             if (targets.size() != sources.size()) {
+               throw py::value_error("score needs one target per source: " + std::to_string(sources.size()) +
+                                     " sources, " + std::to_string(targets.size()) + " targets");
+             }
+             std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end()),
+                 target_spans(targets.begin(), targets.end());
+             const Model& model = *t.model;
+             const bool has_text = model.has_vocabulary();
+             std::vector<SentenceResult> results =
+                 in_batches(t, spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
+                   Translations scored;
+                   MT_RETURN_IF_ERROR(t.session->score({spans.data() + begin, end - begin},
+                                                       {target_spans.data() + begin, end - begin}, options, &scored));
+                   for (size_t i = 0; i < scored.size(); ++i) {
+                     MT_RETURN_IF_ERROR(copy_nbest(scored[i], scored.truncated(i), model, has_text, true, &out[i]));
+                   }
+                   return Status{};
+                 });
+             return python_results(results, true, has_text);
+           })
       .def("_forced_logits",
            [](PyTranslator& t, const std::vector<int32_t>& source, const std::vector<int32_t>& target) {
              const size_t V = size_t(t.model->config().target_vocab_size);
@@ -408,6 +546,8 @@ void bind_translator(py::module_& m) {
       .def_property_readonly(
           "max_target_length", [](const PyTranslator& t) { return t.session->options().max_target_length; },
           "Most tokens generated, EOS included.")
+      .def_property_readonly("quality_scores",
+                             [](const PyTranslator& t) { return t.session->options().quality_scores; })
       .def_property_readonly("max_text_bytes",
                              [](const PyTranslator& t) { return t.session->options().max_text_bytes; })
       .def_property_readonly(

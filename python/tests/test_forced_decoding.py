@@ -1,0 +1,105 @@
+"""Translator.score / score_batch, token log-probabilities, prefixes,
+alternatives, repetition guards and word quality scores from Python: the
+same numbers as the C++ session gives, through the package's own API."""
+import math
+import pathlib
+
+import pytest
+
+import libmt
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODEL = ROOT / "models" / "en-de-tiny.int8.mtm"
+DATA = ROOT / "tests" / "data"
+
+
+@pytest.fixture(scope="module")
+def sources():
+    return (DATA / "shipped_sentences.en").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.fixture(scope="module")
+def translator():
+    return libmt.Translator(str(MODEL), max_batch_size=16, quality_scores=True)
+
+
+def in_order(values):
+    total = 0.0
+    for v in values:  # float32 sums in order, as libmt: compare within float32's rounding
+        total += v
+    return total
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_score_gives_back_the_translation_log_probs(translator, sources, beam_size):
+    results = translator.translate(sources, beam_size=beam_size, return_scores=True)
+    scored = translator.score(sources, [r.hypotheses[0] for r in results])
+    by_ids = translator.score_batch([translator.model.vocabulary.encode(s) for s in sources], [r.ids[0] for r in results])
+    for result, text, ids in zip(results, scored, by_ids):
+        assert len(result.token_log_probs[0]) == len(result.ids[0]) + 1
+        assert ids.token_log_probs[0] == pytest.approx(result.token_log_probs[0], abs=1e-5)
+        # A model may write pieces its vocabulary would not choose for the same text: then
+        # scoring the text scores the vocabulary's own pieces.
+        if text.ids[0] == result.ids[0]:
+            assert text.token_log_probs[0] == pytest.approx(result.token_log_probs[0], abs=1e-5)
+        assert text.hypotheses[0] == result.hypotheses[0]
+        assert in_order(result.token_log_probs[0]) == pytest.approx(result.log_probs[0], abs=1e-4)
+
+
+def test_score_errors(translator, sources):
+    with pytest.raises(ValueError, match="one target per source"):
+        translator.score(sources[:2], ["Ein Mann."])
+    with pytest.raises(ValueError, match="target 1 token 0"):
+        translator.score_batch([[10, 11], [12]], [[5], [10 ** 6]])
+    with pytest.raises(TypeError):
+        translator.score(sources[:1], [None])
+
+
+def test_prefixes_and_alternatives(translator, sources):
+    free = translator.translate(sources[:1], return_scores=True)[0]
+    same = translator.translate(sources[:1], prefixes=[free.hypotheses[0].split(" ")[0]], return_scores=True)[0]
+    assert same.ids == free.ids
+    assert same.log_probs[0] == pytest.approx(free.log_probs[0], abs=1e-5)
+    woman = translator.translate(sources[:1], prefixes=["Eine Frau"], beam_size=4, num_hypotheses=4)[0]
+    assert all(h.startswith("Eine Frau") for h in woman.hypotheses)
+    alternatives = translator.translate(sources[:1], prefixes=["Ein"], alternatives=3)[0]
+    assert len(alternatives.hypotheses) == 3
+    assert len({tuple(ids) for ids in alternatives.ids}) == 3
+    assert all(h.startswith("Ein") for h in alternatives.hypotheses)
+    with pytest.raises(TypeError, match="one prefix per source"):
+        translator.translate(sources[:1], prefixes="Ein")
+    with pytest.raises(ValueError, match="alternatives"):
+        translator.translate(sources[:1], alternatives=99)
+    # Prefixes beyond the first batch go with their own sentences.
+    many = translator.translate(sources[:20], prefixes=[None] * 17 + ["Eine Frau"])
+    assert many[17].startswith("Eine Frau")
+    assert many[:17] == translator.translate(sources[:17])
+
+
+def test_repetition_guards(translator):
+    looping = ["increasingly", "salad", "the the the the"]
+    for result in translator.translate(looping, no_repeat_ngram_size=1, return_scores=True):
+        assert len(set(result.ids[0])) == len(result.ids[0])
+    penalised = translator.translate(looping, repetition_penalty=2.0, return_scores=True)
+    assert all(in_order(r.token_log_probs[0]) == pytest.approx(r.log_probs[0], abs=1e-4) for r in penalised)
+    with pytest.raises(ValueError, match="repetition_penalty"):
+        translator.translate(looping, repetition_penalty=0.5)
+    text = translator.translate_paragraphs("salad. salad.", no_repeat_ngram_size=2).text
+    assert isinstance(text, str)
+
+
+def test_words_and_quality(translator, sources):
+    result = translator.translate(sources[:3], return_scores=True)
+    for r in result:
+        text, words = r.hypotheses[0], r.words[0]
+        assert words[0][0] == 0 and words[-1][1] == len(text)
+        assert all(a[1] == b[0] for a, b in zip(words, words[1:]))
+        assert r.quality[0] == pytest.approx(sum(w[2] for w in words) / len(words), abs=1e-5)
+    scored = translator.score([sources[0]] * 2, ["Ein Mann in einem blauen Hemd fährt Fahrrad.",
+                                                 "Ein Mann in einem grünen Hemd fährt Fahrrad."])
+    blue = [w for w in scored[0].words[0] if "blauen" in scored[0].hypotheses[0][w[0]:w[1]]][0]
+    green = [w for w in scored[1].words[0] if "grünen" in scored[1].hypotheses[0][w[0]:w[1]]][0]
+    assert green[2] < blue[2]
+    plain = libmt.Translator(str(MODEL), max_batch_size=2)
+    assert not plain.quality_scores
+    assert plain.translate(sources[:1], return_scores=True)[0].words is None
