@@ -173,7 +173,11 @@ TEST_CASE("a hypothesis cut at the length limit has no EOS log-probability", "[f
 TEST_CASE("score of a translation gives back its token_log_probs (greedy and beam, fp32 and int8)", "[forced]") {
   const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-de-tiny.mtm");
   const int beam = GENERATE(1, 4);
+#ifdef __EMSCRIPTEN__
+  const int threads = 1;  // no threads in WebAssembly
+#else
   const int threads = GENERATE(1, 2);
+#endif
   INFO(file << " beam " << beam << " threads " << threads);
   mt::Session translator = make_session(file, 40, 4, threads);
   mt::Session scorer = make_session(file, 32, 1, threads);
@@ -311,7 +315,11 @@ TEST_CASE("a divergent prefix starts every hypothesis, scored as score() scores 
 }
 
 TEST_CASE("prefixes: per sentence in a batch, on lanes too; bad ones refused", "[forced][prefix]") {
+#ifdef __EMSCRIPTEN__
+  const int threads = 1;  // no threads in WebAssembly
+#else
   const int threads = GENERATE(1, 2);
+#endif
   mt::Session session = make_session("en-de-tiny.int8.mtm", 8, 1, threads);
   mt::Session alone = make_session("en-de-tiny.int8.mtm", 1, 1);
   const std::vector<std::string> lines(shipped_sentences().begin(), shipped_sentences().begin() + 6);

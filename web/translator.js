@@ -20,13 +20,18 @@
 // in wasm32), in mt.h's order. The init functions fill every field, those
 // this file does not know included.
 const SESSION_FIELDS = ['max_batch_size', 'max_source_length', 'max_target_length', 'max_beam_size',
-                        'num_threads', 'max_text_bytes', 'device', 'cuda_device', 'allow_tf32', 'thread_split'];
-const TRANSLATE_FIELDS = [['beam_size', 'i32'], ['num_hypotheses', 'i32'], ['length_penalty', 'f32'],
-                          ['max_decoding_length', 'i32'], ['max_length_ratio', 'f32'],
-                          ['max_length_offset', 'i32'], ['min_decoding_length', 'i32'],
-                          ['truncate_long_sources', 'i32']];
-// After them: source_prefix, source_prefix_length, target_prefix, target_prefix_length.
-const PREFIX_SLOT = TRANSLATE_FIELDS.length;
+                        'num_threads', 'max_text_bytes', 'device', 'cuda_device', 'allow_tf32', 'thread_split',
+                        'quality_scores'];
+// [name, type, slot]: the option's 4-byte slot in mt_translate_options.
+const TRANSLATE_FIELDS = [['beam_size', 'i32', 0], ['num_hypotheses', 'i32', 1], ['length_penalty', 'f32', 2],
+                          ['max_decoding_length', 'i32', 3], ['max_length_ratio', 'f32', 4],
+                          ['max_length_offset', 'i32', 5], ['min_decoding_length', 'i32', 6],
+                          ['truncate_long_sources', 'i32', 7], ['alternatives', 'i32', 22],
+                          ['no_repeat_ngram_size', 'i32', 23], ['repetition_penalty', 'f32', 24]];
+// Slots 8-11: source_prefix, its length, target_prefix, its length; 12-15:
+// on_token, its data, cancel, cache; 19-21: text_prefixes, their lengths and count.
+const PREFIX_SLOT = 8;
+const TEXT_PREFIX_SLOT = 19;
 const OPTIONS_BYTES = 256;  // room for the fields of later versions
 
 class LibmtError extends Error {
@@ -38,7 +43,7 @@ class LibmtError extends Error {
 }
 
 function fillOptions(m, pointer, fields, values, what) {
-  const known = new Map(fields.map((f, i) => (typeof f === 'string' ? [f, [i, 'i32']] : [f[0], [i, f[1]]])));
+  const known = new Map(fields.map((f, i) => (typeof f === 'string' ? [f, [i, 'i32']] : [f[0], [f[2], f[1]]])));
   for (const [name, value] of Object.entries(values)) {
     if (!known.has(name)) throw new TypeError(`unknown ${what} option '${name}'`);
     const [index, type] = known.get(name);
@@ -101,6 +106,7 @@ class Translator {
       m._mt_session_options_init(scratch);
       fillOptions(m, scratch, SESSION_FIELDS, sessionOptions, 'session');
       this.maxBatch = m.HEAP32[scratch >> 2];
+      this.qualityScores = m.HEAP32[(scratch >> 2) + 10] !== 0;
       const out = m._malloc(4);
       try {
         this.check(m._mt_session_create(this.model, scratch, out));
@@ -145,41 +151,143 @@ class Translator {
 
   // One translation per line (the best hypothesis), in order; lines are
   // sent in batches of the session's max_batch_size. Besides mt.h's
-  // translate options: source_language and target_language (a
+  // translate options (alternatives, no_repeat_ngram_size and
+  // repetition_penalty among them): source_language and target_language (a
   // multilingual model's languages), source_prefix and target_prefix
-  // (arrays of token ids put before every source, and forced first).
+  // (arrays of token ids put before every source, and forced first), and
+  // prefixes: the start of each line's translation (a string or null per
+  // line), scored as the model scores it.
   translate(lines, options = {}) {
-    const m = this.m;
-    const encoder = new TextEncoder(), decoder = new TextDecoder();
     const results = [];
-    this.withTranslateOptions(options, (opts) => {
+    this.eachBatch(lines, null, options, (i) => results.push(this.resultText(i, 0)));
+    return results;
+  }
+
+  // translate() with every hypothesis and its numbers: per line { truncated,
+  // stopped, hypotheses: [{ text, score, log_prob, token_log_probs, words,
+  // quality }] }; words ([{ begin, end, score }], string indices that tile
+  // the text) and quality only for a translator made with quality_scores.
+  translateDetailed(lines, options = {}) {
+    const results = [];
+    this.eachBatch(lines, null, options, (i) => results.push(this.detailedResult(i)));
+    return results;
+  }
+
+  // Scores given translations (forced decoding, mt_score_text): targets[i] as
+  // a translation of sources[i]; per line the same as translateDetailed's,
+  // one hypothesis each. Options: source_prefix, target_prefix, length_penalty,
+  // min_decoding_length, truncate_long_sources, the languages.
+  score(sources, targets, options = {}) {
+    if (sources.length !== targets.length) {
+      throw new TypeError(`score needs one target per source: ${sources.length} sources, ${targets.length} targets`);
+    }
+    const results = [];
+    this.eachBatch(sources, targets, options, (i) => results.push(this.detailedResult(i)));
+    return results;
+  }
+
+  // Runs the lines in batches of max_batch_size through mt_translate_text, or
+  // mt_score_text with `targets`, then read(i) for each line of a batch.
+  eachBatch(lines, targets, options, read) {
+    const m = this.m;
+    const encoder = new TextEncoder();
+    const { prefixes, ...rest } = options;
+    if (prefixes !== undefined && (!Array.isArray(prefixes) || prefixes.length > lines.length)) {
+      throw new TypeError('prefixes: an array of at most one string (or null) per line');
+    }
+    this.withTranslateOptions(rest, (opts) => {
       for (let b = 0; b < lines.length; b += this.maxBatch) {
         this.streamBase = b;  // onToken's sentence index: this batch's first line
         const batch = lines.slice(b, b + this.maxBatch).map((line) => encoder.encode(line));
-        const bytes = batch.reduce((n, t) => n + t.length, 0);
-        // texts[], lengths[], the UTF-8 bytes, then two out-slots.
-        const block = m._malloc(8 * batch.length + bytes + 8);
+        const n = batch.length;
+        const second = (targets || prefixes || []).slice(b, b + n).map((s) => encoder.encode(s || ''));
+        const bytes = batch.concat(second).reduce((k, t) => k + t.length, 0);
+        // texts[], lengths[], the second list's texts[] and lengths[], the UTF-8 bytes.
+        const block = m._malloc(16 * n + bytes + 8);
         try {
-          const texts = block, lengths = block + 4 * batch.length, out = block + 8 * batch.length;
-          let text = out + 8;
-          batch.forEach((t, i) => {
-            m.HEAPU32[(texts >> 2) + i] = text;
-            m.HEAPU32[(lengths >> 2) + i] = t.length;
+          const texts = block, lengths = block + 4 * n, texts2 = block + 8 * n, lengths2 = block + 12 * n;
+          let text = block + 16 * n;
+          const put = (list, pointers, sizes) => list.forEach((t, i) => {
+            m.HEAPU32[(pointers >> 2) + i] = text;
+            m.HEAPU32[(sizes >> 2) + i] = t.length;
             m.HEAPU8.set(t, text);
             text += t.length;
           });
-          this.check(m._mt_translate_text(this.session, texts, lengths, batch.length, opts));
-          for (let i = 0; i < batch.length; ++i) {
-            this.check(m._mt_result_text(this.session, i, 0, out, out + 4, 0));
-            const start = m.HEAPU32[out >> 2], length = m.HEAPU32[(out >> 2) + 1];
-            results.push(decoder.decode(m.HEAPU8.subarray(start, start + length)));
+          put(batch, texts, lengths);
+          put(second, texts2, lengths2);
+          if (targets) {
+            this.check(m._mt_score_text(this.session, texts, lengths, texts2, lengths2, n, opts));
+          } else {
+            const slot = (opts >> 2) + TEXT_PREFIX_SLOT;
+            m.HEAPU32[slot] = texts2;
+            m.HEAPU32[slot + 1] = lengths2;
+            m.HEAPU32[slot + 2] = second.length;
+            this.check(m._mt_translate_text(this.session, texts, lengths, n, opts));
           }
+          for (let i = 0; i < n; ++i) read(i);
         } finally {
           m._free(block);
         }
       }
     });
-    return results;
+  }
+
+  // Hypothesis k's text of line i of the last results.
+  resultText(i, k) {
+    const m = this.m, out = m._malloc(8);
+    try {
+      this.check(m._mt_result_text(this.session, i, k, out, out + 4, 0));
+      const start = m.HEAPU32[out >> 2], length = m.HEAPU32[(out >> 2) + 1];
+      return new TextDecoder().decode(m.HEAPU8.subarray(start, start + length));
+    } finally {
+      m._free(out);
+    }
+  }
+
+  // Line i of the last results, every hypothesis with its numbers.
+  detailedResult(i) {
+    const m = this.m, out = m._malloc(16);
+    const decoder = new TextDecoder();
+    try {
+      this.check(m._mt_result_count(this.session, i, out));
+      const count = m.HEAPU32[out >> 2];
+      this.check(m._mt_result_truncated(this.session, i, out));
+      const truncated = m.HEAP32[out >> 2] !== 0;
+      this.check(m._mt_result_stopped(this.session, i, out));
+      const stopped = m.HEAP32[out >> 2] !== 0;
+      const hypotheses = [];
+      for (let k = 0; k < count; ++k) {
+        this.check(m._mt_result_text(this.session, i, k, out, out + 4, out + 8));
+        const start = m.HEAPU32[out >> 2], bytes = m.HEAPU8.slice(start, start + m.HEAPU32[(out >> 2) + 1]);
+        const h = { text: decoder.decode(bytes), score: m.HEAPF32[(out >> 2) + 2] };
+        this.check(m._mt_result_log_probs(this.session, i, k, out, out + 4, out + 8));
+        const values = m.HEAPU32[out >> 2];
+        h.token_log_probs = Array.from(m.HEAPF32.subarray(values >> 2, (values >> 2) + m.HEAPU32[(out >> 2) + 1]));
+        h.log_prob = m.HEAPF32[(out >> 2) + 2];
+        if (this.qualityScores) {
+          // mt_word_score: begin, end (size_t), score: 12 bytes in wasm32.
+          this.check(m._mt_result_words(this.session, i, k, out, out + 4, out + 8));
+          const words = m.HEAPU32[out >> 2] >> 2, n = m.HEAPU32[(out >> 2) + 1];
+          h.quality = m.HEAPF32[(out >> 2) + 2];
+          const at = [];
+          for (let w = 0; w < n; ++w) at.push(m.HEAPU32[words + 3 * w], m.HEAPU32[words + 3 * w + 1]);
+          let byte = 0, index = 0;  // UTF-8 offsets to string indices, both ascending
+          const indices = at.map((o) => {
+            index += decoder.decode(bytes.subarray(byte, o)).length;
+            byte = o;
+            return index;
+          });
+          h.words = [];
+          for (let w = 0; w < n; ++w) {
+            h.words.push({ begin: indices[2 * w], end: indices[2 * w + 1], score: m.HEAPF32[words + 3 * w + 2] });
+          }
+        }
+        hypotheses.push(h);
+      }
+      return { truncated, stopped, hypotheses };
+    } finally {
+      m._free(out);
+    }
   }
 
   // Runs body(pointer) with an mt_translate_options filled from `options`:

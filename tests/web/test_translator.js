@@ -92,6 +92,44 @@ async function main() {
   assert.deepStrictEqual(t.translateParagraphs(' \n'), { text: ' \n', sentences: [] });
   t.free();
 
+  // Forced decoding, prefixes, alternatives, guards and word scores.
+  const q = await Translator.create(createLibmt, model, { max_batch_size: 4, quality_scores: 1 });
+  const detailed = q.translateDetailed(sources.slice(0, 5), { beam_size: 2, num_hypotheses: 2 });
+  assert.strictEqual(detailed.length, 5);
+  for (const r of detailed) {
+    assert.strictEqual(r.hypotheses.length, 2);
+    for (const h of r.hypotheses) {
+      let sum = 0;
+      for (const v of h.token_log_probs) sum = Math.fround(sum + v);
+      assert.ok(Math.abs(sum - h.log_prob) < 1e-4);
+      assert.strictEqual(h.words[0].begin, 0);
+      assert.strictEqual(h.words[h.words.length - 1].end, h.text.length);
+      const mean = h.words.reduce((s, w) => s + w.score, 0) / h.words.length;
+      assert.ok(Math.abs(mean - h.quality) < 1e-4);
+    }
+  }
+  const best = detailed.map((r) => r.hypotheses[0]);
+  const scored = q.score(sources.slice(0, 5), best.map((h) => h.text));
+  scored.forEach((r, i) => {
+    assert.strictEqual(r.hypotheses.length, 1);
+    assert.strictEqual(r.hypotheses[0].text, best[i].text);
+  });
+  assert.throws(() => q.score(sources.slice(0, 2), ['x']), /one target per source/);
+  const woman = q.translate(sources.slice(0, 6), { prefixes: [null, null, null, null, 'Eine Frau'] });
+  assert.ok(woman[4].startsWith('Eine Frau'));
+  assert.deepStrictEqual(woman.slice(0, 4), q.translate(sources.slice(0, 4)));
+  const alternatives = q.translateDetailed(sources.slice(0, 1), { prefixes: ['Ein'], alternatives: 3 })[0];
+  assert.strictEqual(alternatives.hypotheses.length, 3);
+  assert.strictEqual(new Set(alternatives.hypotheses.map((h) => h.text)).size, 3);
+  const guarded = q.translate(['salad', 'the the the the'], { no_repeat_ngram_size: 1, repetition_penalty: 1.5 });
+  for (const text of guarded) {
+    const words = text.split(' ');
+    assert.strictEqual(new Set(words).size, words.length, text);
+  }
+  assert.throws(() => q.translate(['x'], { repetition_penalty: 0.5 }), (e) => /repetition_penalty/.test(e.message));
+  assert.throws(() => q.translate(['x'], { prefixes: 'Ein' }), /prefixes/);
+  q.free();
+
   const damaged = Buffer.from(model);
   damaged.fill(0, 0, 64);
   await assert.rejects(Translator.create(createLibmt, damaged), (e) => e instanceof LibmtError && e.status !== 0);
