@@ -92,6 +92,23 @@ constexpr Option kOptions[] = {
      "per line (\"#NUMERIC_ONLY#\" after one that holds only before a number);\n"
      "default: the model's own list, or libmt's for its source language"},
     {"--prefix-language", nullptr, "L", "--paragraphs: libmt's list for language L (en, de, fr, cs, es)"},
+    {"--score", nullptr, "FILE",
+     "score translations instead of translating: line i of FILE as the translation\n"
+     "of input line i; writes \"SCORE<TAB>LOGPROB<TAB>TOKEN LOGPROBS\" per line\n"
+     "(log P of each token, EOS last; SCORE: see --length-penalty)"},
+    {"--prefix", nullptr, "FILE",
+     "line i of FILE starts line i's translation (an empty line: no prefix); its\n"
+     "tokens are scored as the model scores them"},
+    {"--alternatives", nullptr, "N",
+     "N translations per line whose first word after --prefix differs: the N most\n"
+     "probable next tokens, each completed greedily; written as --nbest writes them"},
+    {"--quality", nullptr, nullptr,
+     "word quality scores: each translation followed by \"<TAB>QUALITY<TAB>SCORES\",\n"
+     "one score per word (the mean log-probability of its tokens; low: doubtful)\n"
+     "and QUALITY their mean (with --nbest: \" ||| QUALITY ||| SCORES\")"},
+    {"--no-repeat-ngram-size", nullptr, "N", "no N tokens in a row occur twice in a translation (default off)"},
+    {"--repetition-penalty", nullptr, "P",
+     "P > 1: tokens a translation already has are less likely (default 1: off)"},
     {"--thread-split", nullptr, "S",
      "how threads share a batch: layers, sentences or automatic (default:\n"
      "sentences; with a model of 24 MB or more, layers for smaller batches)"},
@@ -189,6 +206,9 @@ struct Settings {
   mt::SessionOptions sopts;
   bool text_mode = true, strict = false, scores = false, marian_nbest = false;
   bool stream = false;   // --stream to a terminal: tokens written as they come
+  bool score = false;    // --score: the second file's lines are scored
+  bool prefix = false;   // --prefix: the second file's lines start the translations
+  bool quality = false;  // --quality
   int max_source = 256;  // tokens, as the user counts them (EOS not included)
   size_t max_line_bytes = 65536;
 };
@@ -200,6 +220,9 @@ struct Line {
   std::vector<int32_t> ids;
   std::string refused;  // why it is not translated ("" if it is)
   std::string output;
+  // --score's target or --prefix's prefix: text, or ids with --ids.
+  std::string second;
+  std::vector<int32_t> second_ids;
 };
 
 // The session, created for the first window and again when a window needs
@@ -258,17 +281,38 @@ std::string refusal(const Settings& s, size_t number, const std::string& message
   return "line " + std::to_string(number) + ": " + message;
 }
 
+// --quality's QUALITY and word scores of a text hypothesis.
+std::pair<std::string, std::string> quality_fields(const mt::TextHypothesis& h) {
+  std::string words;
+  for (const mt::WordScore& w : h.words) words += (words.empty() ? "" : " ") + std::to_string(w.score);
+  return {std::to_string(h.quality), words};
+}
+
 void format_hypothesis(const Settings& s, std::string* out, size_t index, size_t k, size_t count,
                        const std::string& text, const mt::TextHypothesis* th, const mt::Hypothesis* h) {
   const float score = th != nullptr ? th->score : h->score;
   const float log_prob = th != nullptr ? th->log_prob : h->log_prob;
+  if (s.score) {  // SCORE, LOGPROB, each token's log-probability
+    *out = std::to_string(score) + "\t" + std::to_string(log_prob) + "\t";
+    const std::span<const float> values = th != nullptr ? th->token_log_probs : h->token_log_probs;
+    for (size_t i = 0; i < values.size(); ++i) *out += (i ? " " : "") + std::to_string(values[i]);
+    return;
+  }
   if (s.topts.num_hypotheses > 1) {
     *out += std::to_string(index) + " ||| " + text;
     if (s.marian_nbest) *out += " ||| F0= " + std::to_string(log_prob);
     if (s.marian_nbest || s.scores) *out += " ||| " + std::to_string(score);
+    if (s.quality && th != nullptr) {
+      const auto [quality, words] = quality_fields(*th);
+      *out += " ||| " + quality + " ||| " + words;
+    }
     if (k + 1 < count) *out += "\n";
   } else {
     *out = (s.scores ? std::to_string(score) + "\t" : std::string()) + text;
+    if (s.quality && th != nullptr) {
+      const auto [quality, words] = quality_fields(*th);
+      *out += "\t" + quality + "\t" + words;
+    }
   }
 }
 
@@ -302,30 +346,51 @@ std::string translate_window(const Settings& s, SessionHolder& holder, std::vect
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return lines[a].text.size() < lines[b].text.size(); });
   const size_t batch = size_t(session.options().max_batch_size);
-  std::vector<std::span<const int32_t>> id_batch;
-  std::vector<std::string_view> text_batch;
+  std::vector<std::span<const int32_t>> id_batch, second_ids;
+  std::vector<std::string_view> text_batch, second_texts;
   mt::Translations id_results;
   mt::TextTranslations text_results;
   for (size_t first = 0; first < order.size(); first += batch) {
     const size_t last = std::min(order.size(), first + batch);
     id_batch.clear();
     text_batch.clear();
+    second_ids.clear();
+    second_texts.clear();
     for (size_t i = first; i < last; ++i) {
       text_batch.push_back(lines[order[i]].text);
       id_batch.push_back(lines[order[i]].ids);
+      second_texts.push_back(lines[order[i]].second);
+      second_ids.push_back(lines[order[i]].second_ids);
     }
     const auto translate = [&](size_t from, size_t count) {
-      return s.text_mode ? session.translate_text(std::span(text_batch).subspan(from, count), s.topts, &text_results)
-                         : session.translate(std::span(id_batch).subspan(from, count), s.topts, &id_results);
+      const auto texts = std::span(text_batch).subspan(from, count);
+      const auto ids = std::span(id_batch).subspan(from, count);
+      const auto other_texts = std::span(second_texts).subspan(from, count);
+      const auto other_ids = std::span(second_ids).subspan(from, count);
+      if (s.score) {
+        return s.text_mode ? session.score_text(texts, other_texts, s.topts, &text_results)
+                           : session.score(ids, other_ids, s.topts, &id_results);
+      }
+      mt::TranslateOptions o = s.topts;
+      if (s.prefix && s.text_mode) o.text_prefixes = other_texts;
+      if (s.prefix && !s.text_mode) o.prefixes = other_ids;
+      return s.text_mode ? session.translate_text(texts, o, &text_results) : session.translate(ids, o, &id_results);
     };
     // A sentence the session cannot take (--strict) fails the batch: then
     // each is translated alone, and only the one at fault is refused.
     mt::Status status = translate(0, last - first);
-    const bool one_by_one = !status.ok() && status.code() == mt::Errc::capacity_exceeded;
+    // So does a target or prefix the session refuses (--score, --prefix).
+    const bool line_fault = !status.ok() && (status.code() == mt::Errc::capacity_exceeded ||
+                                             ((s.score || s.prefix) && status.code() == mt::Errc::invalid_argument));
+    const bool one_by_one = line_fault;
     for (size_t i = first; i < last; ++i) {
       Line& line = lines[order[i]];
       if (one_by_one) status = translate(i - first, 1);
       if (!status.ok()) {
+        if (status.code() == mt::Errc::invalid_argument && (s.score || s.prefix)) {
+          line.refused = "line " + std::to_string(line.number) + ": " + status.message();
+          continue;
+        }
         if (status.code() != mt::Errc::capacity_exceeded) return status.message();
         line.refused = refusal(s, line.number, status.message()) + " (--strict)";
         continue;
@@ -449,6 +514,12 @@ int run(int argc, char** argv) {
   mt::cli::thread_split_option(args, &sopts.thread_split);
   mt::cli::device_options(args, &sopts);
   s.scores = args.has("--scores");
+  s.score = args.has("--score");
+  s.prefix = args.has("--prefix");
+  s.quality = args.has("--quality");
+  const int alternatives = args.get_int("--alternatives", 0, 1, 256);
+  topts.no_repeat_ngram_size = args.get_int("--no-repeat-ngram-size", 0, 1, 65536);
+  topts.repetition_penalty = args.get_float("--repetition-penalty", 1.0f, 1.0f, 100.0f);
   s.marian_nbest = args.get_choice("--nbest-format", {"libmt", "marian"}, "libmt") == "marian";
   if (!args.ok()) return usage(args.error());
   if (!args.positional().empty()) return usage("unexpected argument '" + args.positional()[0] + "'");
@@ -459,6 +530,17 @@ int run(int argc, char** argv) {
     return usage("--nbest-format applies to --nbest 2 or more");
   if (topts.min_decoding_length > max_length) return usage("--min-length must not exceed --max-length");
   const bool paragraphs = args.has("--paragraphs");
+  if (s.score && s.prefix) return usage("--score and --prefix: choose one");
+  if (s.score && (args.has("--nbest") || args.has("--alternatives") || args.has("--stream") || paragraphs))
+    return usage("--score writes one line of scores per input line: no --nbest, --alternatives, --stream or --paragraphs");
+  if ((s.prefix || args.has("--alternatives")) && paragraphs)
+    return usage("--prefix and --alternatives belong to single sentences: no --paragraphs");
+  if (args.has("--alternatives")) {
+    if (args.has("--nbest") || args.has("--beam"))
+      return usage("--alternatives N gives N translations, each completed greedily: no --nbest or --beam");
+    topts.alternatives = topts.beam_size = topts.num_hypotheses = alternatives;
+  }
+  if (s.quality && (paragraphs || args.has("--stream"))) return usage("--quality writes whole lines: no --paragraphs or --stream");
   const int cache_size = args.get_int("--cache-size", 0, 1, 1 << 24);
   if (!args.ok()) return usage(args.error());
   if (args.has("--stream")) {
@@ -494,7 +576,7 @@ int run(int argc, char** argv) {
   }
   sopts.max_source_length = s.max_source + 1;  // + EOS
   sopts.max_target_length = std::min(max_length, config.max_positions);
-  sopts.max_beam_size = topts.beam_size;
+  sopts.max_beam_size = topts.beam_size;  // --alternatives N: N
   topts.max_decoding_length = sopts.max_target_length;
 
   mt::cli::Input input(args.get("--input", ""));
@@ -509,6 +591,14 @@ int run(int argc, char** argv) {
     if (!created) return fail(created.status().message());
     cache = std::move(created.value());
     topts.cache = cache.get();
+  }
+  if (s.quality && !s.text_mode) return usage("--quality scores words of text: not with --ids");
+  sopts.quality_scores = s.quality;
+  std::optional<mt::cli::Input> second;  // --score's or --prefix's file
+  if (s.score || s.prefix) {
+    second.emplace(args.get(s.score ? "--score" : "--prefix", ""));
+    if (second->stream() == nullptr) return fail(second->error());
+    if (second->is_stdin() && input.is_stdin()) return usage("the input and the --score/--prefix file cannot both be standard input");
   }
   if (paragraphs) {
     if (!s.text_mode) return fail("--paragraphs needs a model with a vocabulary");
@@ -558,6 +648,26 @@ int run(int argc, char** argv) {
       }
       line.text = std::move(text);
     }
+    // --score, --prefix: the other file's line for each input line.
+    for (Line& line : window) {
+      if (!second) break;
+      std::string other;
+      size_t other_bytes = 0;
+      const char* what = s.score ? "--score" : "--prefix";
+      if (!read_line(second->stream()->rdbuf(), s.max_line_bytes, &other, &other_bytes)) {
+        return fail(second->name() + " (" + what + ") has fewer lines than the input: none for line " +
+                    std::to_string(line.number));
+      }
+      if (!line.refused.empty()) continue;
+      if (other_bytes > s.max_line_bytes) {
+        line.refused = "line " + std::to_string(line.number) + " of " + second->name() + " has " +
+                       std::to_string(other_bytes) + " bytes; --max-line-bytes is " + std::to_string(s.max_line_bytes);
+      } else if (!s.text_mode && !parse_ids(other, config.target_vocab_size, &line.second_ids, &why)) {
+        line.refused = "line " + std::to_string(line.number) + " of " + second->name() + ": " + why;
+      } else {
+        line.second = std::move(other);
+      }
+    }
     if (input.stream()->bad()) return fail("error reading " + input.name());
     if (window.empty()) break;
     if (std::string failure = translate_window(s, holder, window); !failure.empty()) return fail(failure);
@@ -578,6 +688,11 @@ int run(int argc, char** argv) {
     }
   }
   if (progress && number >= 100) std::fputc('\n', stderr);
+  std::string extra;
+  size_t extra_bytes = 0;
+  if (second && read_line(second->stream()->rdbuf(), 1, &extra, &extra_bytes)) {
+    return fail(second->name() + " has more lines than the input (" + std::to_string(number) + ")");
+  }
   if (refused > 0) return fail(std::to_string(refused) + " line(s) not translated (empty lines in their place)");
   return 0;
 }

@@ -265,6 +265,51 @@ run mt_translate -m "$model" --beam 2 --cache-size 100 -i "$dir/ten.en"
 check "--cache-size: the same translations" cmp -s "$dir/out.txt" "$dir/uncached.txt"
 usage_error "--cache-size 0" "expected a whole number in" mt_translate -m "$model" --cache-size 0
 
+# --score: one line of numbers per pair; a translation scored gives its own log-probability.
+"$bin/mt_translate" -m "$model" --beam 1 -i "$dir/five.en" > "$dir/greedy.de"
+run mt_translate -m "$model" -i "$dir/five.en" --score "$dir/greedy.de"
+check "--score: exit 0" test $rc -eq 0
+check "--score: five lines" test "$(lines "$dir/out.txt")" -eq 5
+check "--score: SCORE, LOGPROB and one log-probability per token and EOS" \
+  test -z "$(awk -F'\t' 'NF != 3 || $1 > 0 || $2 > 0 || split($3, v, " ") < 2' "$dir/out.txt")"
+"$bin/mt_translate" -m "$model" --beam 1 --scores -i "$dir/five.en" | cut -f1 > "$dir/greedy-scores.txt"
+cut -f1 "$dir/out.txt" > "$dir/scored-scores.txt"
+check "--score of greedy output: greedy's own scores" cmp -s "$dir/greedy-scores.txt" "$dir/scored-scores.txt"
+head -n 2 "$dir/greedy.de" > "$dir/two.de"
+run mt_translate -m "$model" -i "$dir/five.en" --score "$dir/two.de"
+check "--score with too few lines: exit 1" test $rc -eq 1
+check "--score with too few lines: says which" says "fewer lines than the input: none for line 3"
+usage_error "--score with --nbest" "no --nbest" mt_translate -m "$model" --score x --beam 2 --nbest 2
+usage_error "--score and --prefix" "choose one" mt_translate -m "$model" --score x --prefix y
+# --prefix and --alternatives: every translation starts with the line's prefix.
+printf 'Eine Frau\n\nDer\nEin\n\n' > "$dir/prefix.de"
+run mt_translate -m "$model" --beam 1 -i "$dir/five.en" --prefix "$dir/prefix.de"
+check "--prefix: exit 0" test $rc -eq 0
+check "--prefix: line 1 starts with it" test "$(sed -n 1p "$dir/out.txt" | cut -c1-9)" = "Eine Frau"
+check "--prefix: an empty prefix line is no prefix" test "$(sed -n 2p "$dir/out.txt")" = "$(sed -n 2p "$dir/greedy.de")"
+run mt_translate -m "$model" -i "$dir/five.en" --prefix "$dir/prefix.de" --alternatives 3
+check "--alternatives 3: three lines per input line" test "$(lines "$dir/out.txt")" -eq 15
+check "--alternatives 3: distinct translations" test "$(sort -u "$dir/out.txt" | wc -l)" -eq 15
+check "--alternatives: each starts with its prefix" test "$(grep -c '^0 ||| Eine Frau' "$dir/out.txt")" -eq 3
+usage_error "--alternatives with --beam" "no --nbest or --beam" mt_translate -m "$model" --alternatives 2 --beam 2
+usage_error "--alternatives 0" "expected a whole number in" mt_translate -m "$model" --alternatives 0
+# --quality: TEXT, QUALITY, one score per word.
+run mt_translate -m "$model" --beam 1 -i "$dir/five.en" --quality
+check "--quality: the translations, then quality and word scores" \
+  test "$(cut -f1 "$dir/out.txt")" = "$(cat "$dir/greedy.de")"
+check "--quality: a score per word" \
+  test -z "$(awk -F'\t' '{ if (NF != 3 || split($1, w, " ") != split($3, s, " ") || $2 > 0) print }' "$dir/out.txt")"
+usage_error "--quality with --ids" "not with --ids" mt_translate -m "$model" --quality --ids -i "$dir/five.en"
+# Repetition guards: the tiny model's "Salat Salat Salat." for "salad", no longer.
+printf 'salad\n' > "$dir/salad.en"
+run mt_translate -m "$model" --beam 1 -i "$dir/salad.en"
+check "a word the tiny model repeats (the case the guards are for)" test "$(grep -o Salat "$dir/out.txt" | wc -l)" -gt 2
+run mt_translate -m "$model" --beam 1 -i "$dir/salad.en" --no-repeat-ngram-size 1
+check "--no-repeat-ngram-size 1: no word twice" test "$(grep -o Salat "$dir/out.txt" | wc -l)" -le 1
+run mt_translate -m "$model" --beam 1 -i "$dir/salad.en" --repetition-penalty 1.3
+check "--repetition-penalty 1.3: no longer three times" test "$(grep -o Salat "$dir/out.txt" | wc -l)" -le 2
+usage_error "--repetition-penalty 0.5" "expected a number in" mt_translate -m "$model" --repetition-penalty 0.5
+
 # The CLI reference is the tools' own --help.
 for tool in "${tools[@]}"; do
   [ -x "$bin/$tool" ] || continue
