@@ -294,6 +294,53 @@ TEST_CASE("a translation cache looks up and stores with the heap forbidden", "[h
   mt_cache_free(cache);
 }
 
+TEST_CASE("scores, prefixes, alternatives, guards and word scores with the heap forbidden", "[heapless]") {
+  const int threads = GENERATE(1, 2);
+  INFO("threads " << threads);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  so.max_batch_size = 8;
+  so.num_threads = threads;
+  so.thread_split = MT_THREAD_SPLIT_SENTENCES;
+  so.quality_scores = 1;
+  const HeaplessSession h(so);
+  mt_session* session = h.session;
+  const ShippedSentences sentences;
+  const auto expected = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.de-tiny-int8-greedy");
+  const char* targets[8];
+  size_t target_lengths[8];
+  for (size_t i = 0; i < 8; ++i) targets[i] = expected[i].data(), target_lengths[i] = expected[i].size();
+  const char* prefixes[8] = {"Eine Frau", "", "Der"};
+  const size_t prefix_lengths[8] = {9, 0, 3};
+  mt_translate_options to;
+  mt_translate_options_init(&to);
+  mt_status status = MT_ERROR_INTERNAL;
+  const mt_word_score* words = nullptr;
+  const float* log_probs = nullptr;
+  size_t count = 0;
+  const long refused = mt::test::refused_allocations_during([&] {
+    status = mt_score_text(session, sentences.texts.data(), sentences.lengths.data(), targets, target_lengths, 8, &to);
+    if (status == MT_OK) status = mt_result_words(session, 0, 0, &words, &count, nullptr);
+    if (status == MT_OK) status = mt_result_log_probs(session, 7, 0, &log_probs, &count, nullptr);
+    to.text_prefixes = prefixes;
+    to.text_prefix_lengths = prefix_lengths;
+    to.text_prefix_count = 3;
+    to.alternatives = 3;
+    to.no_repeat_ngram_size = 2;
+    to.repetition_penalty = 1.2f;
+    if (status == MT_OK) status = mt_translate_text(session, sentences.texts.data(), sentences.lengths.data(), 8, &to);
+  });
+  INFO(mt_last_error());
+  CHECK(refused == 0);
+  REQUIRE(status == MT_OK);
+  const char* text = nullptr;
+  size_t length = 0;
+  REQUIRE(mt_result_count(session, 0, &count) == MT_OK);
+  CHECK(count == 3);
+  REQUIRE(mt_result_text(session, 0, 2, &text, &length, nullptr) == MT_OK);
+  CHECK(std::string_view(text, length).substr(0, 9) == "Eine Frau");
+}
+
 TEST_CASE("a refused allocation is seen by the hooks", "[heapless]") {
   void* p = nullptr;
   CHECK(mt::test::refused_allocations_during([&] { p = std::malloc(100); }) == 1);
