@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ constexpr const char* kSynopsis = R"(usage:
   mt_model random --config NAME -o FILE [options]   write a model with seeded random weights
   mt_model info FILE                                describe a model file
   mt_model upgrade FILE -o OUT                      rewrite a model in the current format version
+  mt_model set FILE KEY=VALUE... -o OUT             the same model with these metadata entries (e.g.
+                                                    alignment_layer=2: the decoder layer whose
+                                                    attention aligns words, measured for the model)
   mt_model check FILE                               verify a model file, reading every weight (NaN, Inf)
   mt_model vocab extract FILE -o OUT                write the model's SentencePiece vocabulary (.model))";
 
@@ -95,6 +99,42 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
   if (mt::Status s = writer->write(output); !s.ok()) return fail(s.message());
   std::printf("%s (format version %u) -> %s (format version %u)\n", input.c_str(), m.format_version(), output.c_str(),
               writer->format_version());
+  return 0;
+}
+
+// The model with metadata entries added or replaced (KEY=VALUE each).
+int set_metadata(mt::cli::Args& args, const std::string& input, std::span<const std::string> entries) {
+  std::string output;
+  if (const int rc = checked_output(args, "set", &output); rc >= 0) return rc;
+  if (entries.empty()) return usage("set needs KEY=VALUE entries after the model file");
+  auto model = mt::Model::load(input);
+  if (!model) return fail(model.status().message());
+  auto writer = mt::ModelWriter::from_model(**model);
+  if (!writer) return fail(writer.status().message());
+  mt::ModelMetadata metadata = writer->metadata();
+  for (const std::string& entry : entries) {
+    const size_t eq = entry.find('=');
+    if (eq == 0 || eq == std::string::npos) return usage("'" + entry + "': expected KEY=VALUE");
+    const std::string key = entry.substr(0, eq), value = entry.substr(eq + 1);
+    auto found = std::find_if(metadata.extra.begin(), metadata.extra.end(), [&](const auto& kv) { return kv.key == key; });
+    if (found != metadata.extra.end()) {
+      found->value = value;
+    } else {
+      metadata.extra.push_back({key, value});
+    }
+  }
+  writer->set_metadata(metadata);
+  if (mt::Status s = writer->write(output); !s.ok()) return fail(s.message());
+  // The entries must leave a model libmt can run: create a session of it.
+  auto written = mt::Model::load(output);
+  mt::SessionOptions one;
+  one.max_batch_size = 1;
+  auto session = written ? mt::Session::create(written.value(), one) : mt::Expected<mt::Session>(written.status());
+  if (!session) {
+    std::remove(output.c_str());
+    return fail(output + " would not run: " + session.status().message() + " (not written)");
+  }
+  std::printf("%s -> %s (%zu metadata entries set)\n", input.c_str(), output.c_str(), entries.size());
   return 0;
 }
 
@@ -246,8 +286,12 @@ int run(int argc, char** argv) {
     if (files != 2) return usage("vocab extract takes one model file, not " + std::to_string(files - 1));
     return extract_vocabulary(args, pos[2]);
   }
+  if (command == "set") {
+    if (files == 0) return usage("set takes a model file and KEY=VALUE entries");
+    return set_metadata(args, pos[1], std::span<const std::string>(pos).subspan(2));
+  }
   if (command != "info" && command != "upgrade" && command != "check") {
-    return usage("unknown command '" + command + "': random, info, upgrade, check or vocab extract");
+    return usage("unknown command '" + command + "': random, info, upgrade, check, set or vocab extract");
   }
   if (files != 1) {
     return usage(command + " takes one model file, not " + std::to_string(files) +

@@ -93,6 +93,14 @@ struct MT_API SessionOptions {
   // ranges and word quality scores (TextHypothesis::token_ranges, words,
   // quality); their memory is planned only when this is set.
   bool quality_scores = false;
+  // Word alignments: each hypothesis' cross-attention weights
+  // (Hypothesis::alignment). Memory planned only when set: about
+  // 2 x max_batch_size x max_beam_size x max_target_length x max_source_length
+  // floats. CPU sessions only; a session with them takes no cache.
+  bool alignments = false;
+  // The decoder layer whose heads are averaged: -1 for the model's metadata
+  // "alignment_layer" (measured for the model), else its last layer.
+  int alignment_layer = -1;
 
   Status validate(const ModelConfig& config) const;
 };
@@ -193,6 +201,26 @@ struct MT_API TranslateOptions {
   Status validate(const SessionOptions& session) const;
 };
 
+// A hypothesis' word alignment: row i holds the attention weights of its
+// token i (then EOS's, as token_log_probs) over the source's tokens as the
+// encoder saw them (source_prefix, the tokens, EOS), summing to 1: soft
+// alignments, from the cross-attention of one decoder layer, heads averaged.
+struct Alignment {
+  const float* data = nullptr;
+  size_t rows = 0, columns = 0;
+  size_t stride = 0;  // floats between rows
+
+  float operator()(size_t row, size_t column) const { return data[row * stride + column]; }
+  std::span<const float> row(size_t i) const { return {data + i * stride, columns}; }
+  // The source token row i attends to most (the first of equals): its hard alignment.
+  size_t argmax(size_t i) const {
+    size_t best = 0;
+    for (size_t j = 1; j < columns; ++j) best = (*this)(i, j) > (*this)(i, best) ? j : best;
+    return best;
+  }
+  bool empty() const { return rows == 0; }
+};
+
 struct Hypothesis {
   std::span<const int32_t> tokens;  // target ids, without BOS and EOS
   float score = 0.0f;               // length-normalised log-probability (see length_penalty)
@@ -202,6 +230,8 @@ struct Hypothesis {
   // stopped): summed in order, log_prob. Forced target_prefix tokens are 0.
   // Empty for an empty source, and on CUDA sessions with cuda_device_search.
   std::span<const float> token_log_probs;
+  // With SessionOptions::alignments: token_log_probs.size() rows.
+  Alignment alignment;
 };
 
 // Results of the last translate() call: a view into the session's memory,
@@ -247,6 +277,7 @@ struct TextHypothesis {
   float log_prob = 0.0f;
   std::span<const int32_t> tokens;  // the target ids `text` was decoded from, without BOS and EOS
   std::span<const float> token_log_probs;  // Hypothesis::token_log_probs
+  Alignment alignment;                     // Hypothesis::alignment
   // With SessionOptions::quality_scores (else empty and 0):
   // Each token's bytes of `text`: they tile it, in order (a control token,
   // or a byte piece inside a character, has an empty range).

@@ -66,6 +66,14 @@ detail::SearchBuffers Session::Impl::search_buffers(bool log_probs) {
     b.history_log_probs_scratch = at<float>(plan.history_log_probs_scratch);
     b.finished_log_probs = at<float>(plan.finished_log_probs);
   }
+  if (plan.finished_alignments != 0) {
+    b.S = plan.S;
+    b.history_alignments = at<float>(plan.history_alignments);
+    b.alignment_scratch = at<float>(plan.alignment_scratch);
+    b.finished_alignments = at<float>(plan.finished_alignments);
+    b.step_alignments = at<float>(plan.step_alignments);
+    b.source_offsets = at<int>(plan.source_offsets);
+  }
   return b;
 }
 
@@ -79,6 +87,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   detail::DecoderState state = decoder_state(1);
   state.row_slot = live;  // greedy: slot b and sentence b are both the sentence's index
   state.row_source = live;
+  state.alignment_row = live;
   const detail::DecoderBuffers buffers = decoder_buffers();
   const detail::SearchBuffers search = search_buffers();
   detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
@@ -106,6 +115,10 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
     int rows = 0;
     for (int b = 0; b < B; ++b) {
       if (!book.done(b)) live[rows] = b, live_tokens[rows++] = step[b];
+    }
+    if (search.finished_alignments != nullptr) {  // row t of each sentence's finished slot
+      state.alignment = search.finished_alignments + size_t(t) * size_t(plan.S);
+      state.alignment_stride = size_t(plan.K) * plan.T * size_t(plan.S);
     }
     transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
     MT_PROFILE_STAGE(search);
@@ -177,6 +190,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   detail::DecoderState state = decoder_state(K);
   state.row_slot = live_slots;
   state.row_source = live_sources;
+  state.alignment_row = live_beams;  // each live row's step alignment at its beam
   const detail::DecoderBuffers buffers = decoder_buffers();
   const detail::SearchBuffers search = search_buffers();
   detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
@@ -275,7 +289,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       const detail::SettledPrefix settled = book.settled_prefix(b, t, stream.streamed(b));
       if (stream.give(b, settled.tokens, settled.length, settled.log_probs, false, false)) {
         const int given = stream.streamed(b);  // the tokens given so far
-        book.stop(b, settled.tokens, settled.log_probs, given);
+        book.stop(b, settled.tokens, settled.log_probs, given, settled.alignments);
         stopped[b] = 1;
         --alive;
       }

@@ -29,6 +29,13 @@ SentenceBeams SearchBookkeeping::sentence(int b) const {
     s.scratch_log_probs = f.history_log_probs_scratch;
     s.finished_log_probs = f.finished_log_probs + finished * f.T;
   }
+  if (f.history_alignments != nullptr) {
+    s.S = f.S;
+    s.history_alignments = f.history_alignments + beams * f.T * size_t(f.S);
+    s.scratch_alignments = f.alignment_scratch;
+    s.finished_alignments = f.finished_alignments + finished * f.T * size_t(f.S);
+    s.step_alignments = f.step_alignments + beams * size_t(f.S);
+  }
   return s;
 }
 
@@ -106,15 +113,26 @@ void SearchBookkeeping::emit(int b, int num_hypotheses) {
     const Finished& f = fin[order[i]];
     out[i] = Hypothesis{{tokens + size_t(order[i]) * T, size_t(f.length)}, f.score, f.log_prob, {}};
     if (log_probs != nullptr) out[i].token_log_probs = {log_probs + size_t(order[i]) * T, size_t(f.length + f.eos)};
+    if (buffers_.finished_alignments != nullptr) {
+      const size_t S = size_t(buffers_.S);
+      out[i].alignment = {buffers_.finished_alignments + (size_t(b) * buffers_.capacity + size_t(order[i])) * T * S,
+                          size_t(f.length + f.eos),
+                          size_t(buffers_.source_offsets[b + 1] - buffers_.source_offsets[b]), S};
+    }
   }
   buffers_.finished_counts[b] = n;
   buffers_.done[b] = 1;
 }
 
-void SearchBookkeeping::stop(int b, const int32_t* tokens, const float* log_probs, int length) {
+void SearchBookkeeping::stop(int b, const int32_t* tokens, const float* log_probs, int length,
+                             const float* alignments) {
   const size_t row = size_t(b) * buffers_.capacity;
   int32_t* to = buffers_.finished_tokens + row * buffers_.T;
   if (tokens != to) copy_tokens(tokens, length, to);
+  if (alignments != nullptr && buffers_.finished_alignments != nullptr) {
+    float* al_to = buffers_.finished_alignments + row * buffers_.T * size_t(buffers_.S);
+    if (alignments != al_to) copy_tokens(alignments, length * buffers_.S, al_to);
+  }
   float log_prob = buffers_.scores[size_t(b) * K_];  // greedy: the running sum (beam: replaced below)
   if (log_probs != nullptr && buffers_.finished_log_probs != nullptr) {
     float* lp_to = buffers_.finished_log_probs + row * buffers_.T;
@@ -139,7 +157,8 @@ void SearchBookkeeping::stop_beam(int b, int t) {
   for (int k = 0; k < K_; ++k) {
     if (s.scores[k] == -INFINITY) continue;
     finish_hypothesis(s, s.history + size_t(k) * s.T, t, s.scores[k], t, limits_.length_penalty,
-                      s.history_log_probs != nullptr ? s.history_log_probs + size_t(k) * s.T : nullptr);
+                      s.history_log_probs != nullptr ? s.history_log_probs + size_t(k) * s.T : nullptr, 0.0f,
+                      beam_alignments(s, k));
   }
   emit(b, limits_.hypotheses);
 }
@@ -151,6 +170,7 @@ SettledPrefix SearchBookkeeping::settled_prefix(int b, int t, int from) const {
     if (s.scores[k] == -INFINITY) continue;
     p.tokens = s.history + size_t(k) * s.T;
     p.log_probs = s.history_log_probs + size_t(k) * s.T;
+    p.alignments = beam_alignments(s, k);
   }
   p.length = from;
   for (; p.length <= t; ++p.length) {

@@ -73,6 +73,16 @@ struct SearchBuffers {
   float* history_log_probs = nullptr;
   float* history_log_probs_scratch = nullptr;
   float* finished_log_probs = nullptr;
+  // Optional (null: not kept): word alignments, S floats a token, alongside
+  // history, history_scratch and finished_tokens (greedy: written into the
+  // finished rows by the decoder); step_alignments [B * K, S]: this step's
+  // row of each beam. source_offsets: each sentence's columns.
+  int S = 0;
+  float* history_alignments = nullptr;
+  float* alignment_scratch = nullptr;
+  float* finished_alignments = nullptr;
+  const float* step_alignments = nullptr;
+  const int* source_offsets = nullptr;
 };
 
 // Beam search's settled tokens of a sentence (streaming): a live beam's
@@ -81,6 +91,7 @@ struct SearchBuffers {
 struct SettledPrefix {
   const int32_t* tokens = nullptr;
   const float* log_probs = nullptr;
+  const float* alignments = nullptr;  // null when not kept
   int length = 0;
 };
 
@@ -118,7 +129,7 @@ class SearchBookkeeping {
   // and their log-probabilities at `log_probs` (null when not kept; either
   // anywhere but sentence b's first finished slot's own overlap), a sentence
   // stopped by on_token.
-  void stop(int b, const int32_t* tokens, const float* log_probs, int length);
+  void stop(int b, const int32_t* tokens, const float* log_probs, int length, const float* alignments = nullptr);
   // Ends sentence b before beam step t with its best hypotheses so far: the
   // finished ones and the live beams as they stand (a cancelled search).
   void stop_beam(int b, int t);

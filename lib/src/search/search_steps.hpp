@@ -86,6 +86,13 @@ struct SentenceBeams {
   float* history_log_probs = nullptr;   // [K, T]
   float* scratch_log_probs = nullptr;   // [K, T]
   float* finished_log_probs = nullptr;  // [K, T]
+  // Optional (null: not kept): word alignments, S floats a token, alongside
+  // the tokens; step_alignments: each beam's row of this step.
+  int S = 0;
+  float* history_alignments = nullptr;   // [K, T, S]
+  float* scratch_alignments = nullptr;   // [K, T, S]
+  float* finished_alignments = nullptr;  // [K, T, S]
+  const float* step_alignments = nullptr;  // [K, S]
 };
 
 template <class T>
@@ -97,9 +104,12 @@ MT_HOST_DEVICE inline void copy_tokens(const T* from, int n, T* to) {
 // the first of equals, when full and this one is better). It ended with EOS
 // when its scored length counts one more token than it has: then
 // `eos_log_prob` is EOS's log-probability.
+// Alignments (when kept): `alignments` holds its tokens' rows, `eos_alignment` EOS's.
 MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32_t* tokens, int length, float log_prob,
                                              int scored_length, float length_penalty,
-                                             const float* log_probs = nullptr, float eos_log_prob = 0.0f) {
+                                             const float* log_probs = nullptr, float eos_log_prob = 0.0f,
+                                             const float* alignments = nullptr,
+                                             const float* eos_alignment = nullptr) {
   const float score = length_penalty == 0.0f ? log_prob
                       : s.length_scales      ? log_prob / s.length_scales[scored_length]
                                         : normalized_score(log_prob, scored_length + s.length_offset, length_penalty);
@@ -120,6 +130,19 @@ MT_HOST_DEVICE inline void finish_hypothesis(const SentenceBeams& s, const int32
     copy_tokens(log_probs, length, s.finished_log_probs + slot * s.T);
     if (eos) s.finished_log_probs[slot * s.T + length] = eos_log_prob;  // length < T: EOS took a step
   }
+  if (s.finished_alignments != nullptr && alignments != nullptr) {
+    float* to = s.finished_alignments + size_t(slot) * s.T * s.S;
+    copy_tokens(alignments, length * s.S, to);
+    if (eos && eos_alignment != nullptr) copy_tokens(eos_alignment, s.S, to + size_t(length) * s.S);
+  }
+}
+
+// Beam k's alignment rows, and its row of this step (null when not kept).
+MT_HOST_DEVICE inline const float* beam_alignments(const SentenceBeams& s, int k) {
+  return s.history_alignments != nullptr ? s.history_alignments + size_t(k) * s.T * s.S : nullptr;
+}
+MT_HOST_DEVICE inline const float* step_alignment(const SentenceBeams& s, int k) {
+  return s.step_alignments != nullptr ? s.step_alignments + size_t(k) * s.S : nullptr;
 }
 
 // Beams at the start: all at BOS, only beam 0 alive (all beams start equal:
@@ -155,7 +178,10 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
     const int32_t* prefix = s.history + c.parent * T;
     const float* prefix_log_probs = s.history_log_probs != nullptr ? s.history_log_probs + c.parent * T : nullptr;
     if (c.token == eos_id) {
-      if (i < K) finish_hypothesis(s, prefix, t, c.log_prob, t + 1, length_penalty, prefix_log_probs, c.token_log_prob);
+      if (i < K) {
+        finish_hypothesis(s, prefix, t, c.log_prob, t + 1, length_penalty, prefix_log_probs, c.token_log_prob,
+                          beam_alignments(s, c.parent), step_alignment(s, c.parent));
+      }
       continue;
     }
     // New beam `next` continues beam c.parent: gather its history now.
@@ -164,6 +190,11 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
     if (prefix_log_probs != nullptr) {
       copy_tokens(prefix_log_probs, t, s.scratch_log_probs + next * T);
       s.scratch_log_probs[next * T + t] = c.token_log_prob;
+    }
+    if (s.history_alignments != nullptr) {
+      float* to = s.scratch_alignments + size_t(next) * T * s.S;
+      copy_tokens(beam_alignments(s, c.parent), t * s.S, to);
+      copy_tokens(step_alignment(s, c.parent), s.S, to + size_t(t) * s.S);
     }
     s.parents[next] = c.parent;
     s.scores[next] = c.log_prob;
@@ -178,7 +209,8 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
     for (int k = 0; k < K; ++k) {
       if (s.scores[k] == -INFINITY) continue;
       finish_hypothesis(s, s.history + k * T, t, NAN, t, length_penalty,
-                        s.history_log_probs != nullptr ? s.history_log_probs + k * T : nullptr);
+                        s.history_log_probs != nullptr ? s.history_log_probs + k * T : nullptr, 0.0f,
+                        beam_alignments(s, k));
       break;
     }
   }
@@ -187,11 +219,18 @@ MT_HOST_DEVICE inline bool advance_sentence(const SentenceBeams& s, int count, i
   if (s.history_log_probs != nullptr) {
     for (int k = 0; k < next; ++k) copy_tokens(s.scratch_log_probs + k * T, t + 1, s.history_log_probs + k * T);
   }
+  if (s.history_alignments != nullptr) {
+    for (int k = 0; k < next; ++k) {
+      copy_tokens(s.scratch_alignments + size_t(k) * T * s.S, (t + 1) * s.S,
+                  s.history_alignments + size_t(k) * T * s.S);
+    }
+  }
   const bool at_limit = t + 1 >= length_limit;
   if (at_limit) {
     for (int k = 0; k < next; ++k) {
       finish_hypothesis(s, s.history + k * T, t + 1, s.scores[k], t + 1, length_penalty,
-                        s.history_log_probs != nullptr ? s.history_log_probs + k * T : nullptr);
+                        s.history_log_probs != nullptr ? s.history_log_probs + k * T : nullptr, 0.0f,
+                        beam_alignments(s, k));
     }
   }
   if (*s.finished_count < K && !at_limit && next > 0) return false;

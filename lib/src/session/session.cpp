@@ -2,6 +2,7 @@
 // and translate(). Option checks: session_options.cpp; the memory plan:
 // session_plan.cpp; lanes: session_lanes.cpp; text: session_text.cpp.
 #include <algorithm>
+#include <cstdlib>
 #include <new>
 #include <system_error>
 
@@ -28,13 +29,34 @@ Expected<int> metadata_length_offset(const Model& model) {
   return 0;
 }
 
+// The decoder layer whose attention aligns: the option, else metadata
+// "alignment_layer" (a converter or mt_align measured it), else the last.
+Expected<int> alignment_layer_of(const Model& model, const SessionOptions& options) {
+  const int layers = model.config().decoder_layers;
+  if (options.alignment_layer >= 0) return options.alignment_layer;
+  for (const KeyValue& kv : model.metadata().extra) {
+    if (kv.key != "alignment_layer") continue;
+    char* end = nullptr;
+    const long layer = std::strtol(kv.value.c_str(), &end, 10);
+    if (end == kv.value.c_str() || *end != '\0' || layer < 0 || layer >= layers) {
+      return Status::error(Errc::invalid_model, "model metadata alignment_layer = '%s': must be a layer in [0, %d)",
+                           kv.value.c_str(), layers);
+    }
+    return int(layer);
+  }
+  return layers - 1;
+}
+
 Expected<Session::Impl*> make_impl(std::shared_ptr<const Model>& model, const SessionOptions& options) {
   if (model == nullptr) return Status::error(Errc::invalid_argument, "session needs a model");
   MT_RETURN_IF_ERROR(options.validate(model->config()));
   auto offset = metadata_length_offset(*model);
   if (!offset) return offset.status();
+  auto layer = alignment_layer_of(*model, options);
+  if (!layer) return layer.status();
   auto* impl = new Session::Impl;
   impl->length_offset = offset.value();
+  impl->alignment_layer = layer.value();
   if (const Status& s = detail::Access::sentence_prefixes_status(*model); !s.ok()) {
     delete impl;
     return s;
@@ -147,8 +169,16 @@ detail::EncoderBuffers Session::Impl::encoder_buffers() { return plan.encoder_bu
 detail::DecoderBuffers Session::Impl::decoder_buffers() { return plan.decoder_buffers(arena); }
 
 detail::DecoderState Session::Impl::decoder_state(int rows_per_source) {
-  return {at<float>(plan.self_cache), plan.self_cache_stride,       plan.T,         at<float>(plan.cross_kv),
-          plan.cross_kv_stride,       at<int>(plan.source_offsets), rows_per_source};
+  detail::DecoderState state{at<float>(plan.self_cache), plan.self_cache_stride,       plan.T,         at<float>(plan.cross_kv),
+                             plan.cross_kv_stride,       at<int>(plan.source_offsets), rows_per_source};
+  if (plan.step_alignments != 0) {  // beam search's default: each row's step alignment (search.cpp)
+    state.alignment = at<float>(plan.step_alignments);
+    state.alignment_stride = size_t(plan.S);
+    state.alignment_layer = alignment_layer;
+    state.alignment_heads = at<float>(plan.alignment_heads);
+    state.alignment_columns = plan.S;
+  }
+  return state;
 }
 
 void Session::Impl::encode(int B) {

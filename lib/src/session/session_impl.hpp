@@ -50,6 +50,11 @@ struct SessionPlan : TransformerBufferPlan {
   size_t candidates = 0, finished = 0, finished_tokens = 0, source_done = 0, length_limits = 0;
   size_t hypotheses = 0, hypothesis_counts = 0, truncated = 0, stopped = 0;
   size_t history_log_probs = 0, history_log_probs_scratch = 0, finished_log_probs = 0;
+  // SessionOptions::alignments: [R, heads, S] head scratch, each beam's row
+  // of a step [R, S], histories [R, T, S], one sentence's scratch [K, T, S],
+  // finished hypotheses' [B * K, T, S].
+  size_t alignment_heads = 0, step_alignments = 0, history_alignments = 0, alignment_scratch = 0;
+  size_t finished_alignments = 0;
   size_t streamed_tokens = 0, streamed_bytes = 0;
   // Text path (models with a vocabulary): tokenizer scratch, source ids per
   // sentence, detokenized outputs.
@@ -105,6 +110,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   std::unique_ptr<detail::CudaSession> cuda;
   // The model's length convention for scores (metadata decoding.length_offset).
   int length_offset = 0;
+  // SessionOptions::alignments: the decoder layer whose heads are averaged.
+  int alignment_layer = -1;
   // translate_paragraphs' default non-breaking prefixes: the model's own
   // list (metadata "nonbreaking_prefixes") or libmt's for its source language.
   const NonBreakingPrefixes* sentence_prefixes = nullptr;

@@ -22,6 +22,7 @@ void Session::Impl::bind_lanes() {
     lane->arena = arena + offset;
     lane->pool = shared_pool;
     lane->length_offset = length_offset;
+    lane->alignment_layer = alignment_layer;
     lane->bind();
     return lane;
   };

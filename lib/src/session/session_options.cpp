@@ -40,6 +40,12 @@ Status SessionOptions::validate(const ModelConfig& config) const {
       thread_split != ThreadSplit::sentences)
     return bad("thread_split", int(thread_split), "must be automatic (0), layers (1) or sentences (2)");
   if (cuda_device < 0 || cuda_device > 1023) return bad("cuda_device", cuda_device, "must be in [0, 1023]");
+  if (alignment_layer < -1 || alignment_layer >= config.decoder_layers)
+    return Status::error(Errc::invalid_argument,
+                         "session option alignment_layer = %d: must be in [-1, %d) (-1: the model's own)",
+                         alignment_layer, config.decoder_layers);
+  if (alignments && device == Device::cuda)
+    return Status::error(Errc::unsupported, "session option alignments: CPU sessions only");
   return {};
 }
 
@@ -82,6 +88,10 @@ Status TranslateOptions::validate(const SessionOptions& session) const {
     return Status::error(Errc::invalid_argument,
                          "translate option repetition_penalty = %g: must be in [1, 100] (1: off)",
                          double(repetition_penalty));
+  if (cache != nullptr && session.alignments) {
+    return Status::error(Errc::invalid_argument,
+                         "translate option cache: a session with alignments takes none (entries hold no alignments)");
+  }
   if (session.device == Device::cuda && (on_token || cancel != nullptr)) {
     return Status::error(Errc::unsupported, "translate options on_token and cancel: CPU sessions only");
   }

@@ -95,6 +95,14 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.history_log_probs = a.reserve<float>(R * T);
   p.history_log_probs_scratch = a.reserve<float>(K * T);
   p.finished_log_probs = a.reserve<float>(B * K * T);
+  if (o.alignments && here) {
+    const size_t S = size_t(p.S), H = size_t(cfg.heads);
+    p.alignment_heads = a.reserve<float>(ArenaPlanner::product(R * H, S));
+    p.step_alignments = a.reserve<float>(R * S);
+    p.history_alignments = a.reserve<float>(ArenaPlanner::product(R * T, S));
+    p.alignment_scratch = a.reserve<float>(ArenaPlanner::product(K * T, S));
+    p.finished_alignments = a.reserve<float>(ArenaPlanner::product(B * K * T, S));
+  }
   p.streamed_tokens = a.reserve<int>(B);
   p.streamed_bytes = a.reserve<size_t>(B);
   p.source_spans = a.reserve<std::span<const int32_t>>(B);

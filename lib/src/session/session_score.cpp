@@ -69,6 +69,9 @@ void Session::Impl::force_targets(int B, const TranslateOptions& options,
   detail::DecoderState state = decoder_state(1);
   state.row_slot = live;  // slot b and sentence b are both the sentence's index
   state.row_source = live;
+  state.alignment_row = live;
+  float* alignments = plan.finished_alignments != 0 ? at<float>(plan.finished_alignments) : nullptr;
+  const size_t S = size_t(plan.S);
   const detail::DecoderBuffers buffers = decoder_buffers();
   size_t steps = 0;
   for (int b = 0; b < B; ++b) {
@@ -84,6 +87,10 @@ void Session::Impl::force_targets(int B, const TranslateOptions& options,
       tokens[n++] = t == 0 ? cfg.start_id() : target[t - 1];
     }
     ++decoder_steps;
+    if (alignments != nullptr) {  // row t of each sentence's first finished slot
+      state.alignment = alignments + t * S;
+      state.alignment_stride = K * T * S;
+    }
     transformer->decode_step(tokens, n, int(t), state, buffers, logits);
     pool->parallel_for(n, [&](int i, int) {
       const int b = live[i];
@@ -107,7 +114,11 @@ void Session::Impl::force_targets(int B, const TranslateOptions& options,
     for (size_t t = 0; t <= length; ++t) sum += log_probs[row + t];
     const float score =
         detail::normalized_score(sum, int(length) + 1 + length_offset, options.length_penalty);
-    hypotheses[size_t(b) * K] = {{rows + row, length}, score, sum, {log_probs + row, length + 1}};
+    hypotheses[size_t(b) * K] = {{rows + row, length}, score, sum, {log_probs + row, length + 1}, {}};
+    if (alignments != nullptr) {
+      const int* offsets = at<int>(plan.source_offsets);
+      hypotheses[size_t(b) * K].alignment = {alignments + row * S, length + 1, size_t(offsets[b + 1] - offsets[b]), S};
+    }
     counts[b] = 1;
   }
 }

@@ -149,6 +149,7 @@ Status Session::Impl::text_results(int B, TextTranslations* results) {
       length = detail::replace_line_breaks(out, length);
       texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
       texts[slot].token_log_probs = hyps[slot].token_log_probs;
+      texts[slot].alignment = hyps[slot].alignment;
       if (plan.token_ranges != 0) MT_RETURN_IF_ERROR(add_quality(slot, texts[slot]));
     }
   }

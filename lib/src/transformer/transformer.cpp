@@ -209,16 +209,35 @@ struct Transformer::Ops {
     const int C = tr.config_.d_model, H = tr.config_.heads, dh = head_dim();
     const int sequences = incremental ? M : M / T, queries = incremental ? 1 : T;
     const float* kv = state->cross_kv + layer * state->cross_kv_stride;
+    const auto source_of = [&](int s) {
+      return state->row_source != nullptr ? state->row_source[s] : s / state->rows_per_source;
+    };
+    const bool align = incremental && state->alignment != nullptr && int(layer) == state->alignment_layer;
+    const size_t S = size_t(state->alignment_columns);
     tr.pool_.parallel_for(sequences * H, [&](int task, int thread) {
       const int s = task / H, h = task % H;
-      const int source = state->row_source != nullptr ? state->row_source[s] : s / state->rows_per_source;
-      const int begin = state->source_offsets[source];
-      const int len = state->source_offsets[source + 1] - begin;
+      const int begin = state->source_offsets[source_of(s)];
+      const int len = state->source_offsets[source_of(s) + 1] - begin;
       const float* k = kv + size_t(begin) * 2 * C + size_t(h) * dh;
       tr.k_.attention_f32(q + size_t(s) * queries * C + size_t(h) * dh, size_t(C), k, k + C, 2 * size_t(C),
                           out + size_t(s) * queries * C + size_t(h) * dh, size_t(C), queries, len, dh, scale(), -1,
                           scratch(thread));
+      // The kernel leaves the query's weights in the scratch (kernels.h).
+      if (align) std::memcpy(state->alignment_heads + (size_t(s) * H + h) * S, scratch(thread), size_t(len) * sizeof(float));
     });
+    if (align) {
+      for (int s = 0; s < sequences; ++s) {
+        const int len = state->source_offsets[source_of(s) + 1] - state->source_offsets[source_of(s)];
+        float* row = state->alignment + size_t(state->alignment_row != nullptr ? state->alignment_row[s] : s) *
+                                            state->alignment_stride;
+        const float* heads = state->alignment_heads + size_t(s) * H * S;
+        for (int j = 0; j < len; ++j) {
+          float sum = 0.0f;
+          for (int h = 0; h < H; ++h) sum += heads[size_t(h) * S + size_t(j)];
+          row[j] = sum / float(H);
+        }
+      }
+    }
     return 0;
   }
 };

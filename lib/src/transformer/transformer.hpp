@@ -34,6 +34,18 @@ struct DecoderState {
   // i / rows_per_source.
   const int* row_slot = nullptr;
   const int* row_source = nullptr;
+  // Word alignments (SessionOptions::alignments), incremental steps only: at
+  // decoder layer alignment_layer, row r's cross-attention weights averaged
+  // over the heads (summed in head order, so the same in any batch and on
+  // any thread) go to alignment + alignment_row[r] * alignment_stride (null
+  // map: r), one float per token of its source. alignment_heads: [R, heads,
+  // alignment_columns] scratch.
+  float* alignment = nullptr;
+  size_t alignment_stride = 0;
+  const int* alignment_row = nullptr;
+  int alignment_layer = -1;
+  float* alignment_heads = nullptr;
+  int alignment_columns = 0;
 };
 
 // Sees the input of every linear layer before it is multiplied (calibration

@@ -89,7 +89,9 @@ using EmbedF32 = void (*)(const float* table_packed, int C, int id, float scale,
 //   out[i] = sum_j softmax_j(scale * q[i] . k[j]) v[j],   j < min(Tk, i + causal_offset + 1)
 // or j < Tk when causal_offset < 0 (no causal mask). Rows are dh floats:
 // q[i] at q + i * q_stride, k[j] at k + j * kv_stride, v[j] at v + j * kv_stride,
-// out[i] at out + i * out_stride. scratch holds Tk floats.
+// out[i] at out + i * out_stride. scratch holds Tk floats; after the call it
+// holds the last query's attention weights (its softmax, one per key it saw),
+// which word alignments read.
 // Padding is expressed by Tk: keys past the sentence are never read.
 using AttentionF32 = void (*)(const float* q, size_t q_stride, const float* k, const float* v, size_t kv_stride,
                               float* out, size_t out_stride, int Tq, int Tk, int dh, float scale, int causal_offset,
