@@ -290,3 +290,36 @@ TEST_CASE("Multi30k: the attention finds the lexicon's source word (layer chosen
   CHECK(accuracy >= MT_ALIGNMENT_BAR);
   WARN(file << " layer " << best_layer << " on test: " << accuracy * 100 << "% of " << cases << " words");
 }
+
+TEST_CASE("text: source ranges put each source piece on its bytes; target ranges too", "[alignments]") {
+  mt::Session session = make_session("en-de-tiny.int8.mtm", 42, 1);
+  const mt::VocabularyData& vocabulary = *session.model().vocabulary();
+  std::vector<std::string> lines = shipped_sentences();
+  lines.push_back("  Two   dogs\tplay ﬁne.");  // extra spaces, a tab, a ligature NFKC rewrites
+  lines.push_back("");
+  std::vector<std::string_view> views(lines.begin(), lines.end());
+  mt::TextTranslations text;
+  REQUIRE(session.translate_text(views, {}, &text).ok());
+  const auto ids = encode_all(session.model(), lines);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto ranges = text.source_ranges(i);
+    INFO(lines[i]);
+    REQUIRE(ranges.size() == ids[i].size() + 1);  // the tokens and EOS
+    size_t at = 0;
+    for (size_t t = 0; t < ids[i].size(); ++t) {
+      CHECK(ranges[t].begin == at);
+      CHECK(ranges[t].end >= ranges[t].begin);
+      at = ranges[t].end;
+      // A plain ASCII piece is its own bytes, after the spaces before it.
+      std::string piece = vocabulary.pieces[size_t(ids[i][t])].text;
+      if (piece.rfind("\xe2\x96\x81", 0) == 0) piece = piece.substr(3);
+      std::string bytes = lines[i].substr(ranges[t].begin, ranges[t].end - ranges[t].begin);
+      bytes.erase(0, bytes.find_first_not_of(" \t"));
+      if (piece != "\xef\xac\x81" && i < 40) CHECK(bytes == piece);
+    }
+    CHECK(ranges.back().begin == lines[i].size());  // EOS: the end
+    const mt::TextHypothesis& h = text[i][0];
+    CHECK(h.token_ranges.size() == h.tokens.size());
+    CHECK(h.alignment.rows == h.token_log_probs.size());
+  }
+}

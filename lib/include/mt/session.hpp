@@ -297,9 +297,22 @@ class TextTranslations {
   bool truncated(size_t i) const { return truncated_[i] != 0; }
   // Whether sentence i was stopped (on_token returned true) or cancelled before it ended.
   bool stopped(size_t i) const { return stopped_[i] != 0; }
+  // With SessionOptions::alignments: each column of sentence i's alignments
+  // (source_prefix ids, its tokens, EOS) as bytes of its source text (ids
+  // that stand for no text: empty). Found by matching the tokens' decoded
+  // text to the source: exact unless normalization rewrote a character,
+  // then at that character.
+  std::span<const ByteRange> source_ranges(size_t i) const {
+    return source_ranges_ == nullptr ? std::span<const ByteRange>()
+                                     : std::span<const ByteRange>(source_ranges_ + i * source_stride_,
+                                                                  size_t(source_columns_[i]));
+  }
 
  private:
   friend class Session;
+  const ByteRange* source_ranges_ = nullptr;
+  const int* source_columns_ = nullptr;
+  size_t source_stride_ = 0;
   const TextHypothesis* hypotheses_ = nullptr;
   const int* counts_ = nullptr;
   const int* truncated_ = nullptr;

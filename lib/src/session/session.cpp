@@ -133,6 +133,9 @@ void Session::Impl::bind() {
   // Hypothesis holds spans: start their lifetimes in the arena.
   for (int i = 0; i < plan.B * plan.K; ++i) new (at<Hypothesis>(plan.hypotheses) + i) Hypothesis{};
   for (int i = 0; i < plan.B; ++i) new (at<std::span<const int32_t>>(plan.source_spans) + i) std::span<const int32_t>{};
+  if (plan.source_texts != 0) {
+    for (int i = 0; i < plan.B; ++i) new (at<std::string_view>(plan.source_texts) + i) std::string_view{};
+  }
   if (plan.text_hypotheses != 0) {
     for (int i = 0; i < plan.B * plan.K; ++i) new (at<TextHypothesis>(plan.text_hypotheses) + i) TextHypothesis{};
   }

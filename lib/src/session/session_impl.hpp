@@ -63,7 +63,10 @@ struct SessionPlan : TransformerBufferPlan {
   size_t text_out = 0, text_out_stride = 0, text_hypotheses = 0;
   // SessionOptions::quality_scores: [B * K, T] token ranges and words, and
   // one decoding's scratch.
-  size_t token_ranges = 0, word_scores = 0, decode_scratch = 0;
+  size_t token_ranges = 0, word_scores = 0, decode_scratch = 0, decode_scratch_bytes = 0;
+  // SessionOptions::alignments, text: each source token's bytes [B, S] of
+  // its text (source_texts [B], as encoded).
+  size_t source_ranges = 0, source_texts = 0, source_columns = 0;
   size_t paragraph_pieces = 0;  // translate_paragraphs: what each source of a batch is
   // score() targets or TranslateOptions::prefixes: the spans grouped by
   // lane; text ones' ids [B, T] and spans, and one encoding's scratch row.
@@ -171,8 +174,11 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // SessionOptions::quality_scores: token ranges, words and quality of the
   // text hypothesis in slot `slot`.
   Status add_quality(size_t slot, TextHypothesis& h);
-  // The TextTranslations of the B hypotheses in the results.
-  Status text_results(int B, TextTranslations* results);
+  // The TextTranslations of the B hypotheses in the results (`prefix`
+  // source ids before each source, for the source ranges).
+  Status text_results(int B, TextTranslations* results, size_t prefix = 0);
+  // SessionOptions::alignments: sentence b's source token ranges.
+  Status add_source_ranges(int b, size_t prefix);
   // Checks score()'s targets against the sources and the session.
   [[nodiscard]] Status check_targets(size_t sources, std::span<const std::span<const int32_t>> targets,
                        const TranslateOptions& options) const;

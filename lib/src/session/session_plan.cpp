@@ -141,10 +141,17 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
     p.text_out = a.reserve<char>(ArenaPlanner::product(B * K, p.text_out_stride));
     p.text_hypotheses = a.reserve<TextHypothesis>(B * K);
     p.paragraph_pieces = a.reserve<ParagraphPiece>(B);
-    if (o.quality_scores) {
+    if (o.quality_scores || o.alignments) {
       p.token_ranges = a.reserve<ByteRange>(B * K * T);
       p.word_scores = a.reserve<WordScore>(B * K * T);
-      p.decode_scratch = a.reserve<char>(p.text_out_stride);
+      // Target hypotheses decoded one at a time; a source twice (whole, and each token prefix).
+      p.decode_scratch_bytes = std::max(p.text_out_stride, 2 * tok->max_decoded_bytes(size_t(p.S)));
+      p.decode_scratch = a.reserve<char>(p.decode_scratch_bytes);
+    }
+    if (o.alignments) {
+      p.source_ranges = a.reserve<ByteRange>(B * size_t(p.S));
+      p.source_texts = a.reserve<std::string_view>(B);
+      p.source_columns = a.reserve<int>(B);
     }
     // Target text is encoded into a scratch row, then kept as [B, T] ids.
     p.target_scratch_stride = target->max_encoded_ids(text_bytes);

@@ -163,7 +163,7 @@ Status Session::score_text(std::span<const std::string_view> sources, std::span<
   MT_RETURN_IF_ERROR(s.load_sources({s.at<std::span<const int32_t>>(s.plan.source_spans), B}, scoring));
   if (B == 0) return {};
   MT_RETURN_IF_ERROR(s.run(int(B), scoring, ids));
-  return s.text_results(int(B), results);
+  return s.text_results(int(B), results, scoring.source_prefix.size());
 }
 
 }  // namespace mt

@@ -55,6 +55,7 @@ Status Session::Impl::encode_source_texts(std::span<const std::string_view> sour
     const Status encoded = tokenizer->encode(text, workspace, {ids, plan.text_ids_stride}, &count);
     if (!encoded.ok()) return Status::error(encoded.code(), "sentence %zu: %s", b, encoded.message());
     spans[b] = {ids, count};
+    if (plan.source_texts != 0) at<std::string_view>(plan.source_texts)[b] = text;
   }
   return {};
 }
@@ -135,7 +136,78 @@ Status Session::Impl::add_quality(size_t slot, TextHypothesis& h) {
   return {};
 }
 
-Status Session::Impl::text_results(int B, TextTranslations* results) {
+namespace {
+
+bool is_space_byte(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+size_t utf8_length(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
+
+}  // namespace
+
+// Where offsets of a decoded text fall in the original it was encoded from,
+// asked in ascending order: both texts walked together, equal bytes matched,
+// extra whitespace on either side skipped, and any other difference (a
+// character normalization rewrote) taken as one character for one.
+class DecodedToOriginal {
+ public:
+  DecodedToOriginal(std::string_view decoded, std::string_view original) : decoded_(decoded), original_(original) {}
+  size_t map(size_t offset) {
+    const size_t target = std::min(offset, decoded_.size());
+    while (i_ < target) {
+      if (j_ < original_.size() && decoded_[i_] == original_[j_]) {
+        ++i_, ++j_;
+      } else if (j_ < original_.size() && is_space_byte(original_[j_])) {
+        ++j_;
+      } else if (is_space_byte(decoded_[i_]) || j_ >= original_.size()) {
+        ++i_;
+      } else {
+        i_ += utf8_length(static_cast<unsigned char>(decoded_[i_]));
+        j_ = std::min(original_.size(), j_ + utf8_length(static_cast<unsigned char>(original_[j_])));
+      }
+    }
+    return j_;
+  }
+
+ private:
+  std::string_view decoded_, original_;
+  size_t i_ = 0, j_ = 0;
+};
+
+Status Session::Impl::add_source_ranges(int b, size_t prefix) {
+  const detail::Tokenizer& source = *detail::tokenizer_of(*model);
+  const std::span<const int32_t> ids = at<std::span<const int32_t>>(plan.source_spans)[b];
+  const std::string_view text = at<std::string_view>(plan.source_texts)[b];
+  ByteRange* ranges = at<ByteRange>(plan.source_ranges) + size_t(b) * size_t(plan.S);
+  const int* offsets = at<int>(plan.source_offsets);
+  const size_t columns = size_t(offsets[b + 1] - offsets[b]);
+  at<int>(plan.source_columns)[b] = int(columns);
+  // The columns: the prefix (none before an empty source), the tokens (as
+  // many as fit: a truncated source has fewer), EOS (if the model has it).
+  if (ids.empty()) prefix = 0;
+  const size_t eos = model->config().source_eos || ids.empty() ? 1 : 0;
+  const size_t tokens = std::min(ids.size(), columns - std::min(columns, prefix + eos));
+  char* scratch = at<char>(plan.decode_scratch);
+  // Half the scratch for the whole decoding, half for each token prefix's.
+  const size_t half = plan.decode_scratch_bytes / 2;
+  size_t decoded_length = 0;
+  if (!source.decode(ids.first(tokens), {scratch, half}, &decoded_length).ok()) decoded_length = 0;
+  DecodedToOriginal mapper({scratch, decoded_length}, text);
+  // Token i ends where tokens [0, i] decoded end (held to the whole
+  // decoding and to the ends before: a byte piece inside a character).
+  size_t previous = 0;
+  for (size_t i = 0; i < tokens; ++i) {
+    size_t length = decoded_length;
+    if (!source.decode(ids.first(i + 1), {scratch + half, half}, &length).ok()) length = decoded_length;
+    previous = std::max(previous, std::min(length, decoded_length));
+    ranges[prefix + i] = {i == 0 ? 0 : ranges[prefix + i - 1].end, std::max(i == 0 ? 0 : ranges[prefix + i - 1].end,
+                                                                            mapper.map(previous))};
+  }
+  for (size_t c = 0; c < prefix; ++c) ranges[c] = {0, 0};
+  for (size_t c = prefix + tokens; c < columns; ++c) ranges[c] = {text.size(), text.size()};
+  return {};
+}
+
+Status Session::Impl::text_results(int B, TextTranslations* results, size_t prefix) {
   const Hypothesis* hyps = at<Hypothesis>(plan.hypotheses);
   TextHypothesis* texts = at<TextHypothesis>(plan.text_hypotheses);
   const int* counts = at<int>(plan.hypothesis_counts);
@@ -152,6 +224,12 @@ Status Session::Impl::text_results(int B, TextTranslations* results) {
       texts[slot].alignment = hyps[slot].alignment;
       if (plan.token_ranges != 0) MT_RETURN_IF_ERROR(add_quality(slot, texts[slot]));
     }
+    if (plan.source_ranges != 0) MT_RETURN_IF_ERROR(add_source_ranges(b, prefix));
+  }
+  if (plan.source_ranges != 0) {
+    results->source_ranges_ = at<ByteRange>(plan.source_ranges);
+    results->source_columns_ = at<int>(plan.source_columns);
+    results->source_stride_ = size_t(plan.S);
   }
   results->hypotheses_ = texts;
   results->counts_ = counts;
@@ -180,7 +258,7 @@ Status Session::translate_text(std::span<const std::string_view> sources, const 
   const int B = int(sources.size());
   MT_RETURN_IF_ERROR(s.translate_spans({s.at<std::span<const int32_t>>(s.plan.source_spans), size_t(B)}, with_prefixes));
   if (B == 0) return {};
-  return s.text_results(B, results);
+  return s.text_results(B, results, options.source_prefix.size());
 }
 
 }  // namespace mt
