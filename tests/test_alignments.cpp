@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "mt/mt.h"
 #include "mt/mt.hpp"
 #include "test_util.hpp"
 
@@ -248,7 +250,9 @@ double lexicon_accuracy(mt::Session& session, const std::vector<std::string>& li
       const mt::Hypothesis& h = results[i][0];
       const auto source_words = words_of(vocabulary, spans[i]);
       const auto target_words = words_of(vocabulary, h.tokens);
-      for (const auto& [en, de] : pairs) {
+      for (const auto& pair : pairs) {
+        const std::string& en = pair.first;  // not a structured binding: lambdas capture it
+        const std::string& de = pair.second;
         const auto count = [](const std::vector<Word>& ws, const std::string& w) {
           return std::count_if(ws.begin(), ws.end(), [&](const Word& x) { return x.text == w; });
         };
@@ -322,4 +326,43 @@ TEST_CASE("text: source ranges put each source piece on its bytes; target ranges
     CHECK(h.token_ranges.size() == h.tokens.size());
     CHECK(h.alignment.rows == h.token_log_probs.size());
   }
+}
+
+TEST_CASE("C API: alignments and source ranges", "[alignments][c_api]") {
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(MT_MODELS_DIR "/en-de-tiny.int8.mtm", &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  CHECK(so.alignments == 0);
+  CHECK(so.alignment_layer == -1);
+  so.alignments = 1;
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, &so, &session) == MT_OK);
+  const char* texts[] = {"A man is riding a bicycle."};
+  const size_t lengths[] = {std::strlen(texts[0])};
+  REQUIRE(mt_translate_text(session, texts, lengths, 1, nullptr) == MT_OK);
+  const float* weights = nullptr;
+  size_t rows = 0, columns = 0, stride = 0;
+  REQUIRE(mt_result_alignment(session, 0, 0, &weights, &rows, &columns, &stride) == MT_OK);
+  CHECK(rows > 1);
+  const mt_byte_range* ranges = nullptr;
+  size_t count = 0;
+  REQUIRE(mt_result_source_ranges(session, 0, &ranges, &count) == MT_OK);
+  CHECK(count == columns);
+  CHECK(ranges[1].begin == 1);
+  CHECK(ranges[1].end == 5);
+  for (size_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (size_t c = 0; c < columns; ++c) sum += weights[r * stride + c];
+    CHECK(std::fabs(sum - 1.0) <= 1e-5);
+  }
+  CHECK(mt_result_alignment(session, 1, 0, &weights, &rows, &columns, &stride) == MT_ERROR_INVALID_ARGUMENT);
+  mt_session_free(session);
+  so.alignments = 0;
+  REQUIRE(mt_session_create(model, &so, &session) == MT_OK);
+  REQUIRE(mt_translate_text(session, texts, lengths, 1, nullptr) == MT_OK);
+  CHECK(mt_result_alignment(session, 0, 0, &weights, &rows, &columns, &stride) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::strstr(mt_last_error(), "alignments") != nullptr);
+  mt_session_free(session);
+  mt_model_free(model);
 }

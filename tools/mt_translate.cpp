@@ -106,6 +106,10 @@ constexpr Option kOptions[] = {
      "word quality scores: each translation followed by \"<TAB>QUALITY<TAB>SCORES\",\n"
      "one score per word (the mean log-probability of its tokens; low: doubtful)\n"
      "and QUALITY their mean (with --nbest: \" ||| QUALITY ||| SCORES\")"},
+    {"--alignments", nullptr, nullptr,
+     "word alignments: each translation followed by \" ||| \" and the pairs S-T of\n"
+     "the source and target words (counted from 0, split at spaces) whose tokens the\n"
+     "attention links, as Marian and Moses write them"},
     {"--no-repeat-ngram-size", nullptr, "N", "no N tokens in a row occur twice in a translation (default off)"},
     {"--repetition-penalty", nullptr, "P",
      "P > 1: tokens a translation already has are less likely (default 1: off)"},
@@ -209,6 +213,7 @@ struct Settings {
   bool score = false;    // --score: the second file's lines are scored
   bool prefix = false;   // --prefix: the second file's lines start the translations
   bool quality = false;  // --quality
+  bool alignments = false;  // --alignments
   int max_source = 256;  // tokens, as the user counts them (EOS not included)
   size_t max_line_bytes = 65536;
 };
@@ -281,6 +286,35 @@ std::string refusal(const Settings& s, size_t number, const std::string& message
   return "line " + std::to_string(number) + ": " + message;
 }
 
+// The index of the space-separated word of `text` at or after byte `at`.
+size_t word_index(std::string_view text, size_t at) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+  size_t words = 0;
+  for (size_t i = 0; i < at && i < text.size(); ++i) {
+    const bool space = text[i] == ' ' || text[i] == '\t';
+    const bool next_word = i + 1 < text.size() && text[i + 1] != ' ' && text[i + 1] != '\t';
+    words += space && next_word && i + 1 <= at;
+  }
+  return words;
+}
+
+// --alignments: "S-T ..." of the words each target token's strongest source token links.
+std::string word_alignment(const mt::TextHypothesis& h, std::string_view source,
+                           std::span<const mt::ByteRange> source_ranges) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t t = 0; t < h.tokens.size() && t < h.alignment.rows; ++t) {
+    const mt::ByteRange s = source_ranges[h.alignment.argmax(t)];
+    const mt::ByteRange target = h.token_ranges[t];
+    if (s.begin == s.end || target.begin == target.end) continue;  // a prefix id or EOS; a control token
+    pairs.emplace_back(word_index(source, s.begin), word_index(h.text, target.begin));
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::string out;
+  for (const auto& [s, t] : pairs) out += (out.empty() ? "" : " ") + std::to_string(s) + "-" + std::to_string(t);
+  return out;
+}
+
 // --quality's QUALITY and word scores of a text hypothesis.
 std::pair<std::string, std::string> quality_fields(const mt::TextHypothesis& h) {
   std::string words;
@@ -289,7 +323,8 @@ std::pair<std::string, std::string> quality_fields(const mt::TextHypothesis& h) 
 }
 
 void format_hypothesis(const Settings& s, std::string* out, size_t index, size_t k, size_t count,
-                       const std::string& text, const mt::TextHypothesis* th, const mt::Hypothesis* h) {
+                       const std::string& text, const mt::TextHypothesis* th, const mt::Hypothesis* h,
+                       std::string_view source = {}, std::span<const mt::ByteRange> source_ranges = {}) {
   const float score = th != nullptr ? th->score : h->score;
   const float log_prob = th != nullptr ? th->log_prob : h->log_prob;
   if (s.score) {  // SCORE, LOGPROB, each token's log-probability
@@ -306,6 +341,7 @@ void format_hypothesis(const Settings& s, std::string* out, size_t index, size_t
       const auto [quality, words] = quality_fields(*th);
       *out += " ||| " + quality + " ||| " + words;
     }
+    if (s.alignments && th != nullptr) *out += " ||| " + word_alignment(*th, source, source_ranges);
     if (k + 1 < count) *out += "\n";
   } else {
     *out = (s.scores ? std::to_string(score) + "\t" : std::string()) + text;
@@ -313,6 +349,7 @@ void format_hypothesis(const Settings& s, std::string* out, size_t index, size_t
       const auto [quality, words] = quality_fields(*th);
       *out += "\t" + quality + "\t" + words;
     }
+    if (s.alignments && th != nullptr) *out += " ||| " + word_alignment(*th, source, source_ranges);
   }
 }
 
@@ -407,7 +444,8 @@ std::string translate_window(const Settings& s, SessionHolder& holder, std::vect
       if (s.text_mode) {
         const auto hyps = text_results[j];
         for (size_t k = 0; k < hyps.size(); ++k)
-          format_hypothesis(s, &line.output, index, k, hyps.size(), std::string(hyps[k].text), &hyps[k], nullptr);
+          format_hypothesis(s, &line.output, index, k, hyps.size(), std::string(hyps[k].text), &hyps[k], nullptr,
+                            line.text, text_results.source_ranges(j));
         nothing = hyps.size() == 1 && hyps[0].text.empty() && hyps[0].score == 0.0f;
       } else {
         const auto hyps = id_results[j];
@@ -517,6 +555,7 @@ int run(int argc, char** argv) {
   s.score = args.has("--score");
   s.prefix = args.has("--prefix");
   s.quality = args.has("--quality");
+  s.alignments = args.has("--alignments");
   const int alternatives = args.get_int("--alternatives", 0, 1, 256);
   topts.no_repeat_ngram_size = args.get_int("--no-repeat-ngram-size", 0, 1, 65536);
   topts.repetition_penalty = args.get_float("--repetition-penalty", 1.0f, 1.0f, 100.0f);
@@ -541,6 +580,8 @@ int run(int argc, char** argv) {
     topts.alternatives = topts.beam_size = topts.num_hypotheses = alternatives;
   }
   if (s.quality && (paragraphs || args.has("--stream"))) return usage("--quality writes whole lines: no --paragraphs or --stream");
+  if (args.has("--alignments") && (paragraphs || args.has("--stream") || s.score))
+    return usage("--alignments writes whole lines: no --paragraphs, --stream or --score");
   const int cache_size = args.get_int("--cache-size", 0, 1, 1 << 24);
   if (!args.ok()) return usage(args.error());
   if (args.has("--stream")) {
@@ -593,7 +634,10 @@ int run(int argc, char** argv) {
     topts.cache = cache.get();
   }
   if (s.quality && !s.text_mode) return usage("--quality scores words of text: not with --ids");
+  if (s.alignments && !s.text_mode) return usage("--alignments links words of text: not with --ids");
   sopts.quality_scores = s.quality;
+  sopts.alignments = s.alignments;
+  if (s.alignments && cache_size > 0) return usage("--alignments and --cache-size: choose one (cached lines hold no alignments)");
   std::optional<mt::cli::Input> second;  // --score's or --prefix's file
   if (s.score || s.prefix) {
     second.emplace(args.get(s.score ? "--score" : "--prefix", ""));

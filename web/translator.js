@@ -21,7 +21,7 @@
 // this file does not know included.
 const SESSION_FIELDS = ['max_batch_size', 'max_source_length', 'max_target_length', 'max_beam_size',
                         'num_threads', 'max_text_bytes', 'device', 'cuda_device', 'allow_tf32', 'thread_split',
-                        'quality_scores'];
+                        'quality_scores', 'alignments', 'alignment_layer'];
 // [name, type, slot]: the option's 4-byte slot in mt_translate_options.
 const TRANSLATE_FIELDS = [['beam_size', 'i32', 0], ['num_hypotheses', 'i32', 1], ['length_penalty', 'f32', 2],
                           ['max_decoding_length', 'i32', 3], ['max_length_ratio', 'f32', 4],
@@ -107,6 +107,7 @@ class Translator {
       fillOptions(m, scratch, SESSION_FIELDS, sessionOptions, 'session');
       this.maxBatch = m.HEAP32[scratch >> 2];
       this.qualityScores = m.HEAP32[(scratch >> 2) + 10] !== 0;
+      this.alignments = m.HEAP32[(scratch >> 2) + 11] !== 0;
       const out = m._malloc(4);
       try {
         this.check(m._mt_session_create(this.model, scratch, out));
@@ -165,8 +166,11 @@ class Translator {
 
   // translate() with every hypothesis and its numbers: per line { truncated,
   // stopped, hypotheses: [{ text, score, log_prob, token_log_probs, words,
-  // quality }] }; words ([{ begin, end, score }], string indices that tile
-  // the text) and quality only for a translator made with quality_scores.
+  // quality, alignment }], sourceRanges }; words ([{ begin, end, score }],
+  // string indices that tile the text) and quality only for a translator made
+  // with quality_scores; alignment (a row of weights over the source's tokens
+  // per token, then EOS) and sourceRanges (each source token's [begin, end]
+  // in the line) with alignments.
   translateDetailed(lines, options = {}) {
     const results = [];
     this.eachBatch(lines, null, options, (i) => results.push(this.detailedResult(i)));
@@ -199,6 +203,7 @@ class Translator {
       for (let b = 0; b < lines.length; b += this.maxBatch) {
         this.streamBase = b;  // onToken's sentence index: this batch's first line
         const batch = lines.slice(b, b + this.maxBatch).map((line) => encoder.encode(line));
+        this.lineBytes = batch;  // detailedResult's source ranges: indices into these
         const n = batch.length;
         const second = (targets || prefixes || []).slice(b, b + n).map((s) => encoder.encode(s || ''));
         const bytes = batch.concat(second).reduce((k, t) => k + t.length, 0);
@@ -282,9 +287,33 @@ class Translator {
             h.words.push({ begin: indices[2 * w], end: indices[2 * w + 1], score: m.HEAPF32[words + 3 * w + 2] });
           }
         }
+        if (this.alignments) {
+          this.check(m._mt_result_alignment(this.session, i, k, out, out + 4, out + 8, out + 12));
+          const at = m.HEAPU32[out >> 2] >> 2, rows = m.HEAPU32[(out >> 2) + 1];
+          const columns = m.HEAPU32[(out >> 2) + 2], stride = m.HEAPU32[(out >> 2) + 3];
+          h.alignment = [];
+          for (let r = 0; r < rows; ++r) {
+            h.alignment.push(Array.from(m.HEAPF32.subarray(at + r * stride, at + r * stride + columns)));
+          }
+        }
         hypotheses.push(h);
       }
-      return { truncated, stopped, hypotheses };
+      const result = { truncated, stopped, hypotheses };
+      if (this.alignments) {
+        // mt_byte_range: begin, end (size_t: 4 bytes each in wasm32), bytes of the line as encoded.
+        this.check(m._mt_result_source_ranges(this.session, i, out, out + 4));
+        const at = m.HEAPU32[out >> 2] >> 2, n = m.HEAPU32[(out >> 2) + 1];
+        const bytes = this.lineBytes[i];
+        let byte = 0, index = 0;
+        const indexOf = (o) => {
+          index += decoder.decode(bytes.subarray(byte, o)).length;
+          byte = o;
+          return index;
+        };
+        result.sourceRanges = [];
+        for (let c = 0; c < n; ++c) result.sourceRanges.push([indexOf(m.HEAPU32[at + 2 * c]), indexOf(m.HEAPU32[at + 2 * c + 1])]);
+      }
+      return result;
     } finally {
       m._free(out);
     }

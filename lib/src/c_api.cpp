@@ -79,6 +79,8 @@ mt::SessionOptions to_cpp(const mt_session_options* o) {
     s.thread_split = o->thread_split >= 0 && o->thread_split <= 2 ? static_cast<mt::ThreadSplit>(o->thread_split)
                                                                   : static_cast<mt::ThreadSplit>(255);
     s.quality_scores = o->quality_scores != 0;
+    s.alignments = o->alignments != 0;
+    s.alignment_layer = o->alignment_layer;
   }
   return s;
 }
@@ -233,7 +235,9 @@ void mt_session_options_init(mt_session_options* o) {
         d.cuda_device,
         d.allow_tf32 ? 1 : 0,
         static_cast<int>(d.thread_split),
-        d.quality_scores ? 1 : 0};
+        d.quality_scores ? 1 : 0,
+        d.alignments ? 1 : 0,
+        d.alignment_layer};
 }
 
 void mt_translate_options_init(mt_translate_options* o) {
@@ -446,14 +450,49 @@ mt_status mt_result_log_probs(const mt_session* session, size_t sentence, size_t
   return MT_OK;
 }
 
+mt_status mt_result_alignment(const mt_session* session, size_t sentence, size_t k, const float** weights,
+                              size_t* rows, size_t* columns, size_t* stride) {
+  if (session == nullptr || weights == nullptr || rows == nullptr || columns == nullptr || stride == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "session, weights, rows, columns and stride must not be null");
+  if (!session->session.options().alignments)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "alignments need a session created with alignments");
+  mt::Alignment a;
+  if (session->have_text) {
+    const mt::TextHypothesis* h = nullptr;
+    if (const mt_status s = last_text_hypothesis(session, sentence, k, &h); s != MT_OK) return s;
+    a = h->alignment;
+  } else {
+    std::span<const mt::Hypothesis> hyps;
+    if (const mt_status s = last_hypotheses(session, sentence, &hyps); s != MT_OK) return s;
+    if (k >= hyps.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "hypothesis index out of range");
+    a = hyps[k].alignment;
+  }
+  *weights = a.data, *rows = a.rows, *columns = a.columns, *stride = a.stride;
+  return MT_OK;
+}
+
+mt_status mt_result_source_ranges(const mt_session* session, size_t sentence, const mt_byte_range** ranges,
+                                  size_t* count) {
+  if (session == nullptr || ranges == nullptr || count == nullptr)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "session, ranges and count must not be null");
+  if (!session->session.options().alignments)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "source ranges need a session created with alignments");
+  if (!session->have_text) return fail(MT_ERROR_INVALID_ARGUMENT, "no text translation results");
+  if (sentence >= session->text_results.size()) return fail(MT_ERROR_INVALID_ARGUMENT, "sentence index out of range");
+  const auto r = session->text_results.source_ranges(sentence);
+  *ranges = reinterpret_cast<const mt_byte_range*>(r.data());
+  *count = r.size();
+  return MT_OK;
+}
+
 mt_status mt_result_token_ranges(const mt_session* session, size_t sentence, size_t k, const mt_byte_range** ranges,
                                  size_t* count) {
   if (session == nullptr || ranges == nullptr || count == nullptr)
     return fail(MT_ERROR_INVALID_ARGUMENT, "session, ranges and count must not be null");
   const mt::TextHypothesis* h = nullptr;
   if (const mt_status s = last_text_hypothesis(session, sentence, k, &h); s != MT_OK) return s;
-  if (!session->session.options().quality_scores)
-    return fail(MT_ERROR_INVALID_ARGUMENT, "token ranges need a session created with quality_scores");
+  if (!session->session.options().quality_scores && !session->session.options().alignments)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "token ranges need a session created with quality_scores or alignments");
   *ranges = reinterpret_cast<const mt_byte_range*>(h->token_ranges.data());
   *count = h->token_ranges.size();
   return MT_OK;

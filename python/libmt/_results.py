@@ -18,16 +18,22 @@ class TranslationResult:
       str indices of the hypothesis (the space before a word included, so they tile it) and the
       mean log-probability of its tokens; else None
     quality: with quality_scores, each hypothesis' mean word score; else None
+    alignments: with Translator(alignments=True), each hypothesis' soft alignment: a row per token
+      (then EOS's) of weights over the source's tokens as encoded (source prefix, tokens, EOS),
+      each row summing to 1; else None
+    source_ranges: with alignments, text: each alignment column's (begin, end) str indices in the
+      source (ids standing for no text: empty); else None
     """
 
     __slots__ = ("hypotheses", "ids", "scores", "log_probs", "truncated", "stopped", "token_log_probs", "words",
-                 "quality")
+                 "quality", "alignments", "source_ranges")
 
     def __init__(self, hypotheses: Optional[List[str]], ids: List[List[int]], scores: List[float],
                  log_probs: List[float], truncated: bool = False, stopped: bool = False,
                  token_log_probs: Optional[List[List[float]]] = None,
                  words: Optional[List[List[Tuple[int, int, float]]]] = None,
-                 quality: Optional[List[float]] = None) -> None:
+                 quality: Optional[List[float]] = None, alignments: Optional[List[List[List[float]]]] = None,
+                 source_ranges: Optional[List[Tuple[int, int]]] = None) -> None:
         self.hypotheses = hypotheses
         self.ids = ids
         self.scores = scores
@@ -37,12 +43,14 @@ class TranslationResult:
         self.token_log_probs = token_log_probs if token_log_probs is not None else [[] for _ in ids]
         self.words = words
         self.quality = quality
+        self.alignments = alignments
+        self.source_ranges = source_ranges
 
     def __repr__(self) -> str:
         return ("TranslationResult(hypotheses=%r, ids=%r, scores=%r, log_probs=%r, truncated=%r, stopped=%r, "
-                "token_log_probs=%r, words=%r, quality=%r)") % (
+                "token_log_probs=%r, words=%r, quality=%r, alignments=%r, source_ranges=%r)") % (
             self.hypotheses, self.ids, self.scores, self.log_probs, self.truncated, self.stopped,
-            self.token_log_probs, self.words, self.quality)
+            self.token_log_probs, self.words, self.quality, self.alignments, self.source_ranges)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TranslationResult):

@@ -41,6 +41,11 @@ struct SentenceResult {
   // its text, and the score) and quality.
   std::vector<std::vector<std::tuple<size_t, size_t, float>>> words;
   std::vector<float> qualities;
+  // SessionOptions::alignments: each hypothesis' rows, and (text) each
+  // source column's str indices.
+  std::vector<std::vector<std::vector<float>>> alignments;
+  std::vector<std::pair<size_t, size_t>> source_ranges;
+  bool has_source_ranges = false;
 };
 
 // The options of a call beyond the common ones (Translator.translate's
@@ -189,6 +194,10 @@ Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model
       out->scores.push_back(h.score);
       out->log_probs.push_back(h.log_prob);
       out->token_log_probs.emplace_back(h.token_log_probs.begin(), h.token_log_probs.end());
+      if (!h.alignment.empty()) {
+        auto& rows = out->alignments.emplace_back();
+        for (size_t r = 0; r < h.alignment.rows; ++r) rows.emplace_back(h.alignment.row(r).begin(), h.alignment.row(r).end());
+      }
     }
     if constexpr (std::is_same_v<Hyp, TextHypothesis>) {
       out->texts.emplace_back(h.text);
@@ -207,6 +216,17 @@ Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model
     }
   }
   return {};
+}
+
+// SessionOptions::alignments: sentence i's source columns as str indices of its text.
+void copy_source_ranges(const TextTranslations& translations, size_t i, std::string_view text, SentenceResult* out) {
+  const std::span<const ByteRange> ranges = translations.source_ranges(i);
+  if (ranges.empty()) return;
+  std::vector<size_t> bytes;
+  for (const ByteRange& r : ranges) bytes.insert(bytes.end(), {r.begin, r.end});
+  const std::vector<size_t> chars = str_offsets(text, bytes);
+  for (size_t c = 0; c < ranges.size(); ++c) out->source_ranges.emplace_back(chars[2 * c], chars[2 * c + 1]);
+  out->has_source_ranges = true;
 }
 
 // Translates `count` sources in batches of the session's max_batch_size;
@@ -250,7 +270,9 @@ py::object python_results(const std::vector<SentenceResult>& results, bool detai
     }
     out[i] = py::make_tuple(texts, py::cast(r.ids), py::cast(r.scores), py::cast(r.log_probs), r.truncated, r.stopped,
                             py::cast(r.token_log_probs), r.words.empty() ? py::object(py::none()) : py::cast(r.words),
-                            r.qualities.empty() ? py::object(py::none()) : py::cast(r.qualities));
+                            r.qualities.empty() ? py::object(py::none()) : py::cast(r.qualities),
+                            r.alignments.empty() ? py::object(py::none()) : py::cast(r.alignments),
+                            r.has_source_ranges ? py::cast(r.source_ranges) : py::object(py::none()));
   }
   return out;
 }
@@ -312,7 +334,8 @@ void bind_translator(py::module_& m) {
   py::class_<PyTranslator>(m, "_Translator")
       .def(py::init([](py::handle model, const std::string& device, int device_index, int num_threads,
                        const std::string& thread_split, int max_batch_size, py::object max_source_length,
-                       py::object max_target_length, int max_beam_size, int max_text_bytes, bool quality_scores) {
+                       py::object max_target_length, int max_beam_size, int max_text_bytes, bool quality_scores,
+                       bool alignments, int alignment_layer) {
              auto t = std::make_unique<PyTranslator>();
              SessionOptions o;
              o.device = device_of(device);
@@ -323,6 +346,8 @@ void bind_translator(py::module_& m) {
              o.max_beam_size = max_beam_size;
              o.max_text_bytes = max_text_bytes;
              o.quality_scores = quality_scores;
+             o.alignments = alignments;
+             o.alignment_layer = alignment_layer;
              t->model = model_argument(model);
              const int positions = t->model->config().max_positions;
              o.max_source_length = length_option(max_source_length, "max_source_length", 256, positions - 1) + 1;
@@ -333,7 +358,8 @@ void bind_translator(py::module_& m) {
            py::arg("model"), py::kw_only(), py::arg("device") = "cpu", py::arg("device_index") = 0,
            py::arg("num_threads") = 1, py::arg("thread_split") = "automatic", py::arg("max_batch_size") = 16,
            py::arg("max_source_length") = py::none(), py::arg("max_target_length") = py::none(),
-           py::arg("max_beam_size") = 4, py::arg("max_text_bytes") = 4096, py::arg("quality_scores") = false)
+           py::arg("max_beam_size") = 4, py::arg("max_text_bytes") = 4096, py::arg("quality_scores") = false,
+           py::arg("alignments") = false, py::arg("alignment_layer") = -1)
       .def("_translate_text",
            [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
@@ -374,6 +400,7 @@ void bind_translator(py::module_& m) {
                      MT_RETURN_IF_ERROR(
                          copy_nbest(translations[i], translations.truncated(i), model, true, detail, &out[i]));
                      out[i].stopped = translations.stopped(i);
+                     if (detail) copy_source_ranges(translations, i, texts[begin + i], &out[i]);
                    }
                    return Status{};
                  });
@@ -487,6 +514,7 @@ void bind_translator(py::module_& m) {
                                                         {target_views.data() + begin, end - begin}, options, &scored));
                for (size_t i = 0; i < scored.size(); ++i) {
                  MT_RETURN_IF_ERROR(copy_nbest(scored[i], scored.truncated(i), model, true, true, &out[i]));
+                 copy_source_ranges(scored, i, texts[begin + i], &out[i]);
                }
                return Status{};
              });
@@ -546,6 +574,7 @@ void bind_translator(py::module_& m) {
       .def_property_readonly(
           "max_target_length", [](const PyTranslator& t) { return t.session->options().max_target_length; },
           "Most tokens generated, EOS included.")
+      .def_property_readonly("alignments", [](const PyTranslator& t) { return t.session->options().alignments; })
       .def_property_readonly("quality_scores",
                              [](const PyTranslator& t) { return t.session->options().quality_scores; })
       .def_property_readonly("max_text_bytes",

@@ -103,3 +103,26 @@ def test_words_and_quality(translator, sources):
     plain = libmt.Translator(str(MODEL), max_batch_size=2)
     assert not plain.quality_scores
     assert plain.translate(sources[:1], return_scores=True)[0].words is None
+
+
+def test_alignments(sources):
+    translator = libmt.Translator(str(MODEL), max_batch_size=8, alignments=True)
+    assert translator.alignments
+    results = translator.translate(sources[:4], beam_size=2, num_hypotheses=2)
+    for source, r in zip(sources[:4], results):
+        assert len(r.alignments) == 2
+        for ids, lps, rows in zip(r.ids, r.token_log_probs, r.alignments):
+            assert len(rows) == len(lps)
+            assert all(sum(row) == pytest.approx(1.0, abs=1e-5) for row in rows)
+        assert len(r.source_ranges) == len(r.alignments[0][0])
+        begin, end = r.source_ranges[1]  # "man" in "A man ..."
+        assert source[begin:end].strip() == source.split(" ")[1]
+    # A teacher-forced pass gives the same rows.
+    scored = translator.score_batch([translator.model.vocabulary.encode(s) for s in sources[:4]],
+                                    [r.ids[0] for r in results])
+    for r, s in zip(results, scored):
+        for a, b in zip(r.alignments[0], s.alignments[0]):
+            assert a == pytest.approx(b, abs=1e-5)
+    assert libmt.Translator(str(MODEL)).translate(sources[:1], return_scores=True)[0].alignments is None
+    with pytest.raises(ValueError, match="alignment_layer"):
+        libmt.Translator(str(MODEL), alignments=True, alignment_layer=7)

@@ -300,6 +300,18 @@ check "--quality: the translations, then quality and word scores" \
 check "--quality: a score per word" \
   test -z "$(awk -F'\t' '{ if (NF != 3 || split($1, w, " ") != split($3, s, " ") || $2 > 0) print }' "$dir/out.txt")"
 usage_error "--quality with --ids" "not with --ids" mt_translate -m "$model" --quality --ids -i "$dir/five.en"
+# --alignments: "TEXT ||| S-T ...", word indices within each side's words.
+run mt_translate -m "$model" --beam 1 -i "$dir/five.en" --alignments
+check "--alignments: the translations, then ' ||| '" test "$(sed 's/ ||| .*//' "$dir/out.txt")" = "$(cat "$dir/greedy.de")"
+paste "$dir/five.en" "$dir/out.txt" | awk -F'\t' '{
+  n = split($1, src, " "); split($2, parts, " [|][|][|] "); m = split(parts[1], tgt, " ");
+  k = split(parts[2], pairs, " "); if (k == 0) print "no pairs: " $0;
+  for (i = 1; i <= k; ++i) { split(pairs[i], st, "-"); if (st[1] >= n || st[2] >= m) print "out of range: " pairs[i] }
+}' > "$dir/bad-pairs.txt"
+check "--alignments: pairs within the sentences' words" test ! -s "$dir/bad-pairs.txt"
+check "--alignments: 'man' (word 1) links 'Mann' (word 1) in line 1" grep -q ' ||| .*\b1-1\b' <(sed -n 1p "$dir/out.txt")
+usage_error "--alignments with --cache-size" "choose one" mt_translate -m "$model" --alignments --cache-size 10
+
 # Repetition guards: the tiny model's "Salat Salat Salat." for "salad", no longer.
 printf 'salad\n' > "$dir/salad.en"
 run mt_translate -m "$model" --beam 1 -i "$dir/salad.en"

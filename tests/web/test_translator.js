@@ -129,6 +129,17 @@ async function main() {
   assert.throws(() => q.translate(['x'], { repetition_penalty: 0.5 }), (e) => /repetition_penalty/.test(e.message));
   assert.throws(() => q.translate(['x'], { prefixes: 'Ein' }), /prefixes/);
   q.free();
+  const a = await Translator.create(createLibmt, model, { max_batch_size: 4, alignments: 1 });
+  const aligned = a.translateDetailed(['A man is riding a bicycle.', 'Two dogs play.'], { beam_size: 2, num_hypotheses: 2 });
+  for (const r of aligned) {
+    for (const h of r.hypotheses) {
+      assert.strictEqual(h.alignment.length, h.token_log_probs.length);
+      for (const row of h.alignment) assert.ok(Math.abs(row.reduce((s, w) => s + w, 0) - 1) < 1e-5);
+      assert.strictEqual(h.alignment[0].length, r.sourceRanges.length);
+    }
+  }
+  assert.deepStrictEqual(aligned[0].sourceRanges[1], [1, 5]);  // " man"
+  a.free();
 
   const damaged = Buffer.from(model);
   damaged.fill(0, 0, 64);

@@ -68,6 +68,10 @@ typedef struct mt_session_options {
    * scores (mt_result_token_ranges, mt_result_words), memory planned for
    * them (default 0) */
   int quality_scores;
+  /* Nonzero: word alignments (mt_result_alignment), memory planned for them; CPU only (default 0) */
+  int alignments;
+  /* The decoder layer whose attention aligns: -1 for the model's metadata alignment_layer, else its last (default -1) */
+  int alignment_layer;
 } mt_session_options;
 
 /* One token as it becomes final (mt::TokenEvent): the source's index, the
@@ -313,6 +317,16 @@ MT_API mt_status mt_result_token_ranges(const mt_session* session, size_t senten
  * (Bergamot's unsupervised estimate); quality may be NULL. */
 MT_API mt_status mt_result_words(const mt_session* session, size_t sentence, size_t k, const mt_word_score** words,
                                  size_t* count, float* quality);
+/* A session created with alignments: hypothesis k of sentence i's soft
+ * alignment, *rows rows (its tokens, then EOS when it ended with it) of
+ * *columns weights (the source's tokens as encoded: source_prefix, tokens,
+ * EOS), row r at weights + r * *stride, each summing to 1 (owned by the session). */
+MT_API mt_status mt_result_alignment(const mt_session* session, size_t sentence, size_t k, const float** weights,
+                                     size_t* rows, size_t* columns, size_t* stride);
+/* Text results of a session created with alignments: each alignment column's
+ * bytes of source text i (*count of them; ids that stand for no text: empty). */
+MT_API mt_status mt_result_source_ranges(const mt_session* session, size_t sentence, const mt_byte_range** ranges,
+                                         size_t* count);
 /* Whether sentence i of the last translation was truncated to fit (0 or 1). */
 MT_API mt_status mt_result_truncated(const mt_session* session, size_t sentence, int* truncated);
 
