@@ -321,9 +321,23 @@ class TextTranslations {
   size_t sentences_ = 0;
 };
 
+// What translate_paragraphs' text is.
+enum class TextFormat : uint8_t {
+  plain = 0,
+  // HTML: tags, attributes, comments, <script> and <style> kept; entities
+  // decoded for translation and written again; block-level tags end
+  // sentences, inline ones (<b>, <a>, <span>, ...) move with the words they
+  // wrap, by the word alignment: needs a session with
+  // SessionOptions::alignments. <code>, <kbd>, <samp>, <var>, <math>, <svg>
+  // stay whole. Allocates in proportion to the markup; the sink's sentence()
+  // is not called. See docs/html.md.
+  html = 1,
+};
+
 // How translate_paragraphs reads its text.
 struct ParagraphOptions {
   SplitMode mode = SplitMode::lines;
+  TextFormat format = TextFormat::plain;
   // The non-breaking prefixes of the source language (kept alive by the
   // caller during the call); null: model_nonbreaking_prefixes(model).
   const NonBreakingPrefixes* prefixes = nullptr;

@@ -18,14 +18,38 @@
 
 namespace mt::detail {
 
+class Tokenizer;
+
 // One source of a translate_paragraphs batch: a sentence, or a piece of one
 // too long for the session's limits.
 struct ParagraphPiece {
   SentenceRange sentence;
+  size_t begin = 0, end = 0;  // the piece's bytes of the text
   bool first = false;      // the sentence's first piece
   bool last = false;       // and its last
   bool truncated = false;  // one character encodes to more tokens than a source may have: cut
 };
+
+// translate_paragraphs' pieces as they are translated, for HTML's markup:
+// the piece's source bytes of the text, its ids, the bytes of its
+// translation in the output, and its hypothesis (alignment included).
+class PieceObserver {
+ public:
+  virtual ~PieceObserver() = default;
+  virtual Status piece(const ParagraphPiece& piece, std::span<const int32_t> source_ids, size_t target_begin,
+                       size_t target_end, std::string_view target_text, const Hypothesis& hypothesis) = 0;
+};
+
+// translate_paragraphs with ParagraphOptions::format html (session_html.cpp).
+Status translate_html(Session& session, std::string_view text, const ParagraphOptions& paragraphs,
+                      const TranslateOptions& options, ParagraphSink* sink);
+
+// Each token's bytes of `text`, the text `ids` were encoded from or decoded
+// to, in order and tiling it: the decoded end of each token prefix, walked
+// along the text (exact unless normalization rewrote a character).
+// `scratch` holds two decodings of `ids`.
+Status token_byte_ranges(const Tokenizer& tokenizer, std::span<const int32_t> ids, std::string_view text,
+                         std::span<char> scratch, ByteRange* out);
 
 // Sizes every buffer from (config, options); offsets into one arena. The
 // forward pass's buffers are TransformerBufferPlan's.
@@ -177,6 +201,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // The TextTranslations of the B hypotheses in the results (`prefix`
   // source ids before each source, for the source ranges).
   Status text_results(int B, TextTranslations* results, size_t prefix = 0);
+  // translate_paragraphs' pieces (HTML), or null.
+  detail::PieceObserver* piece_observer = nullptr;
   // SessionOptions::alignments: sentence b's source token ranges.
   Status add_source_ranges(int b, size_t prefix);
   // Checks score()'s targets against the sources and the session.

@@ -58,6 +58,10 @@ Expected<NonBreakingPrefixes> model_nonbreaking_prefixes(const Model& model) {
 Status Session::translate_paragraphs(std::string_view text, const ParagraphOptions& paragraphs,
                                      const TranslateOptions& options, ParagraphSink* sink) {
   Impl& s = *impl_;
+  if (paragraphs.format == TextFormat::html) return detail::translate_html(*this, text, paragraphs, options, sink);
+  if (paragraphs.format != TextFormat::plain) {
+    return Status::error(Errc::invalid_argument, "unknown text format %d", int(paragraphs.format));
+  }
   if (sink == nullptr) return Status::error(Errc::invalid_argument, "sink must not be null");
   const detail::Tokenizer* tokenizer = detail::tokenizer_of(*s.model);
   if (tokenizer == nullptr) {
@@ -132,7 +136,7 @@ Status Session::translate_paragraphs(std::string_view text, const ParagraphOptio
       size_t next_from = end;
       while (next_from < sentence.end && is_blank_or_newline(text[next_from])) ++next_from;
       const bool last = next_from >= sentence.end;
-      pieces[n] = {sentence, first, last, cut};
+      pieces[n] = {sentence, piece_from, end, first, last, cut};
       ++n;
       if (last) {
         have = splitter.next(text, &cursor, &sentence);
@@ -155,7 +159,12 @@ Status Session::translate_paragraphs(std::string_view text, const ParagraphOptio
       MT_RETURN_IF_ERROR(target->decode(hyps[size_t(i) * s.plan.K].tokens, {out, s.plan.text_out_stride}, &length));
       length = detail::replace_line_breaks(out, length);
       if (!piece.first && length > 0 && written > record.target_begin) MT_RETURN_IF_ERROR(write(" "));
+      const size_t target_begin = written;
       MT_RETURN_IF_ERROR(write({out, length}));
+      if (s.piece_observer != nullptr) {
+        MT_RETURN_IF_ERROR(s.piece_observer->piece(piece, spans[i], target_begin, written, {out, length},
+                                                   hyps[size_t(i) * s.plan.K]));
+      }
       ++record.pieces;
       record.truncated = record.truncated || piece.truncated;
       if (piece.last) {

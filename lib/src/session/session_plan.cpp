@@ -145,7 +145,8 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
       p.token_ranges = a.reserve<ByteRange>(B * K * T);
       p.word_scores = a.reserve<WordScore>(B * K * T);
       // Target hypotheses decoded one at a time; a source twice (whole, and each token prefix).
-      p.decode_scratch_bytes = std::max(p.text_out_stride, 2 * tok->max_decoded_bytes(size_t(p.S)));
+      p.decode_scratch_bytes = std::max({p.text_out_stride, 2 * tok->max_decoded_bytes(size_t(p.S)),
+                                         2 * target->max_decoded_bytes(size_t(p.T))});
       p.decode_scratch = a.reserve<char>(p.decode_scratch_bytes);
     }
     if (o.alignments) {

@@ -173,6 +173,31 @@ class DecodedToOriginal {
   size_t i_ = 0, j_ = 0;
 };
 
+namespace detail {
+
+Status token_byte_ranges(const Tokenizer& tokenizer, std::span<const int32_t> ids, std::string_view text,
+                         std::span<char> scratch, ByteRange* out) {
+  // Half the scratch for the whole decoding, half for each token prefix's.
+  const size_t half = scratch.size() / 2;
+  size_t decoded_length = 0;
+  MT_RETURN_IF_ERROR(tokenizer.decode(ids, {scratch.data(), half}, &decoded_length));
+  DecodedToOriginal mapper({scratch.data(), decoded_length}, text);
+  // Token i ends where tokens [0, i] decoded end (held to the whole
+  // decoding and to the ends before: a byte piece inside a character).
+  size_t previous = 0, end = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    size_t length = decoded_length;
+    if (!tokenizer.decode(ids.first(i + 1), {scratch.data() + half, half}, &length).ok()) length = decoded_length;
+    previous = std::max(previous, std::min(length, decoded_length));
+    const size_t begin = end;
+    end = std::max(begin, mapper.map(previous));
+    out[i] = {begin, end};
+  }
+  return {};
+}
+
+}  // namespace detail
+
 Status Session::Impl::add_source_ranges(int b, size_t prefix) {
   const detail::Tokenizer& source = *detail::tokenizer_of(*model);
   const std::span<const int32_t> ids = at<std::span<const int32_t>>(plan.source_spans)[b];
@@ -186,22 +211,9 @@ Status Session::Impl::add_source_ranges(int b, size_t prefix) {
   if (ids.empty()) prefix = 0;
   const size_t eos = model->config().source_eos || ids.empty() ? 1 : 0;
   const size_t tokens = std::min(ids.size(), columns - std::min(columns, prefix + eos));
-  char* scratch = at<char>(plan.decode_scratch);
-  // Half the scratch for the whole decoding, half for each token prefix's.
-  const size_t half = plan.decode_scratch_bytes / 2;
-  size_t decoded_length = 0;
-  if (!source.decode(ids.first(tokens), {scratch, half}, &decoded_length).ok()) decoded_length = 0;
-  DecodedToOriginal mapper({scratch, decoded_length}, text);
-  // Token i ends where tokens [0, i] decoded end (held to the whole
-  // decoding and to the ends before: a byte piece inside a character).
-  size_t previous = 0;
-  for (size_t i = 0; i < tokens; ++i) {
-    size_t length = decoded_length;
-    if (!source.decode(ids.first(i + 1), {scratch + half, half}, &length).ok()) length = decoded_length;
-    previous = std::max(previous, std::min(length, decoded_length));
-    ranges[prefix + i] = {i == 0 ? 0 : ranges[prefix + i - 1].end, std::max(i == 0 ? 0 : ranges[prefix + i - 1].end,
-                                                                            mapper.map(previous))};
-  }
+  MT_RETURN_IF_ERROR(detail::token_byte_ranges(source, ids.first(tokens), text,
+                                               {at<char>(plan.decode_scratch), plan.decode_scratch_bytes},
+                                               ranges + prefix));
   for (size_t c = 0; c < prefix; ++c) ranges[c] = {0, 0};
   for (size_t c = prefix + tokens; c < columns; ++c) ranges[c] = {text.size(), text.size()};
   return {};
