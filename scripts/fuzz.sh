@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for a while
 # on a scratch copy of its committed seed corpus (fuzz/corpus/):
-#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]    (default 60; model_file tokenizer translate sentence_splitter)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]    (default 60; model_file tokenizer translate sentence_splitter html)
 #   FUZZ_PARALLEL=1 scripts/fuzz.sh 60                  (all targets at once, as CI runs them)
 # A crash stops with the reproducing input saved as build-fuzz/crash-*; turn it
 # into a regression test, fix, and add the input to the corpus. Any target
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(model_file tokenizer translate sentence_splitter)
+[ ${#targets[@]} -gt 0 ] || targets=(model_file tokenizer translate sentence_splitter html)
 # Per input: libFuzzer's default (1200 s) is longer than a CI run, so a hang
 # would pass unseen. Inputs take well under a millisecond on average (CI: ~400k
 # executions per target in 60 s, three targets on two cores, under ASan);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mt/mt.h"
 #include "mt/mt.hpp"
 #include "test_util.hpp"
 #include "text/html_markup.hpp"
@@ -328,4 +329,31 @@ TEST_CASE("html needs a session with alignments", "[html][model]") {
   auto refused = created->translate_paragraphs("<b>x</b>", html, {});
   CHECK(refused.status().code() == mt::Errc::invalid_argument);
   CHECK_THAT(refused.status().message(), Catch::Contains("alignments"));
+}
+
+TEST_CASE("C API: mt_translate_paragraphs with MT_FORMAT_HTML", "[html][c_api]") {
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(MT_MODELS_DIR "/en-de-tiny.int8.mtm", &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  so.alignments = 1;
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, &so, &session) == MT_OK);
+  mt_paragraph_options po;
+  mt_paragraph_options_init(&po);
+  CHECK(po.format == MT_FORMAT_PLAIN);
+  std::string out;
+  po.format = MT_FORMAT_HTML;
+  po.user_data = &out;
+  po.write_text = [](void* user, const char* bytes, size_t length) {
+    static_cast<std::string*>(user)->append(bytes, length);
+    return 0;
+  };
+  const std::string page = "<p>A <b>dog</b> runs.</p>";
+  REQUIRE(mt_translate_paragraphs(session, page.data(), page.size(), &po, nullptr) == MT_OK);
+  CHECK(out == "<p>Ein <b>Hund</b> rennt.</p>");
+  po.format = 7;
+  CHECK(mt_translate_paragraphs(session, page.data(), page.size(), &po, nullptr) == MT_ERROR_INVALID_ARGUMENT);
+  mt_session_free(session);
+  mt_model_free(model);
 }

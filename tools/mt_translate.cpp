@@ -110,6 +110,10 @@ constexpr Option kOptions[] = {
      "word alignments: each translation followed by \" ||| \" and the pairs S-T of\n"
      "the source and target words (counted from 0, split at spaces) whose tokens the\n"
      "attention links, as Marian and Moses write them"},
+    {"--format", nullptr, "F",
+     "text (default) or html: the whole input is one HTML document, written back\n"
+     "with its tags, the text between them translated, inline tags (<b>, <a>, ...)\n"
+     "moved with the words they wrap (docs/html.md)"},
     {"--no-repeat-ngram-size", nullptr, "N", "no N tokens in a row occur twice in a translation (default off)"},
     {"--repetition-penalty", nullptr, "P",
      "P > 1: tokens a translation already has are less likely (default 1: off)"},
@@ -486,6 +490,30 @@ class FileSink final : public mt::ParagraphSink {
 
 // --paragraphs: windows of whole paragraphs, each translated and written
 // before the next is read.
+// --format html: the whole input, one document.
+int run_html(const Settings& s, const std::shared_ptr<const mt::Model>& model, mt::cli::Input& input,
+             mt::cli::Output& output) {
+  std::string document;
+  constexpr size_t kMaxDocument = size_t(64) << 20;
+  char buffer[1 << 16];
+  while (input.stream()->read(buffer, sizeof(buffer)) || input.stream()->gcount() > 0) {
+    document.append(buffer, size_t(input.stream()->gcount()));
+    if (document.size() > kMaxDocument) return fail(input.name() + " is larger than 64 MiB: split the document");
+  }
+  if (input.stream()->bad()) return fail("error reading " + input.name());
+  mt::SessionOptions o = s.sopts;
+  o.max_text_bytes = 4096;  // longer sentences in pieces
+  o.alignments = true;
+  auto session = mt::Session::create(model, o);
+  if (!session) return fail(session.status().message());
+  mt::ParagraphOptions po;
+  po.format = mt::TextFormat::html;
+  FileSink sink(output.file(), false);
+  if (mt::Status st = session->translate_paragraphs(document, po, s.topts, &sink); !st.ok()) return fail(st.message());
+  if (std::fflush(output.file()) != 0) return fail("error writing " + output.name());
+  return 0;
+}
+
 int run_paragraphs(const Settings& s, mt::cli::Args& args, const std::shared_ptr<const mt::Model>& model,
                    mt::cli::Input& input, mt::cli::Output& output, bool interactive) {
   const mt::SplitMode mode = args.get("--paragraphs", "") == "wrapped" ? mt::SplitMode::wrapped : mt::SplitMode::lines;
@@ -569,6 +597,12 @@ int run(int argc, char** argv) {
     return usage("--nbest-format applies to --nbest 2 or more");
   if (topts.min_decoding_length > max_length) return usage("--min-length must not exceed --max-length");
   const bool paragraphs = args.has("--paragraphs");
+  const bool html = args.get_choice("--format", {"text", "html"}, "text") == "html";
+  if (html && (paragraphs || args.has("--stream") || args.has("--nbest") || s.scores || args.has("--score") ||
+               args.has("--prefix") || args.has("--alternatives") || args.has("--quality") ||
+               args.has("--alignments") || args.has("--ids") || args.has("--cache-size")))
+    return usage("--format html writes the document back: no --paragraphs, --stream, --nbest, --scores, --score, "
+                 "--prefix, --alternatives, --quality, --alignments, --ids or --cache-size");
   if (s.score && s.prefix) return usage("--score and --prefix: choose one");
   if (s.score && (args.has("--nbest") || args.has("--alternatives") || args.has("--stream") || paragraphs))
     return usage("--score writes one line of scores per input line: no --nbest, --alternatives, --stream or --paragraphs");
@@ -643,6 +677,10 @@ int run(int argc, char** argv) {
     second.emplace(args.get(s.score ? "--score" : "--prefix", ""));
     if (second->stream() == nullptr) return fail(second->error());
     if (second->is_stdin() && input.is_stdin()) return usage("the input and the --score/--prefix file cannot both be standard input");
+  }
+  if (html) {
+    if (!s.text_mode) return fail("--format html needs a model with a vocabulary");
+    return run_html(s, model.value(), input, output);
   }
   if (paragraphs) {
     if (!s.text_mode) return fail("--paragraphs needs a model with a vocabulary");

@@ -374,10 +374,14 @@ class Translator {
   // paragraph, pieces, truncated }] }, indices into the JavaScript strings.
   // Options: mode ('lines', 'wrapped' or 'sentence'), prefixes (a
   // non-breaking prefix list's text) or prefix_language ('en', 'de', ...;
-  // neither: the model's list), and translate()'s options.
+  // neither: the model's list), format ('plain' or 'html': tags kept, inline
+  // ones moved with their words; needs a translator made with alignments;
+  // sentences is then empty), and translate()'s options.
   translateParagraphs(text, options = {}) {
     const m = this.m;
-    const { mode = 'lines', prefixes, prefix_language, ...rest } = options;
+    const { mode = 'lines', prefixes, prefix_language, format = 'plain', ...rest } = options;
+    const formats = { plain: 0, html: 1 };
+    if (!(format in formats)) throw new TypeError(`format '${format}': must be 'plain' or 'html'`);
     const modes = { sentence: 0, lines: 1, wrapped: 2 };
     if (!(mode in modes)) throw new TypeError(`mode '${mode}': must be 'sentence', 'lines' or 'wrapped'`);
     if (prefixes !== undefined && prefix_language !== undefined) {
@@ -416,6 +420,7 @@ class Translator {
       m.HEAPU32[(po >> 2) + 1] = prefixHandle;
       m.HEAPU32[(po >> 2) + 2] = writeText;
       m.HEAPU32[(po >> 2) + 3] = writeSentence;
+      m.HEAP32[(po >> 2) + 5] = formats[format];  // after user_data
       this.withTranslateOptions(rest, (opts) =>
         this.check(m._mt_translate_paragraphs(this.session, textAt, source.length, po, opts)));
     } finally {

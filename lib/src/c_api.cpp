@@ -651,8 +651,11 @@ mt_status mt_translate_paragraphs(mt_session* session, const char* text, size_t 
   if (paragraphs->write_text == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "write_text must not be null");
   if (paragraphs->split_mode < MT_SPLIT_SENTENCE || paragraphs->split_mode > MT_SPLIT_WRAPPED)
     return fail(MT_ERROR_INVALID_ARGUMENT, "split_mode must be MT_SPLIT_SENTENCE, MT_SPLIT_LINES or MT_SPLIT_WRAPPED");
+  if (paragraphs->format != MT_FORMAT_PLAIN && paragraphs->format != MT_FORMAT_HTML)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "format must be MT_FORMAT_PLAIN or MT_FORMAT_HTML");
   mt::ParagraphOptions p;
   p.mode = static_cast<mt::SplitMode>(paragraphs->split_mode);
+  p.format = static_cast<mt::TextFormat>(paragraphs->format);
   p.prefixes = paragraphs->prefixes != nullptr ? &paragraphs->prefixes->prefixes : nullptr;
   return guarded([&] {
     CallbackSink sink(*paragraphs);

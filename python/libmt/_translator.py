@@ -197,7 +197,7 @@ class Translator(_libmt._Translator):
                              target_language: Optional[str] = None, source_prefix: Sequence[int] = (),
                              target_prefix: Sequence[int] = (),
                              cache: Optional["_libmt.TranslationCache"] = None, no_repeat_ngram_size: int = 0,
-                             repetition_penalty: float = 1.0) -> ParagraphTranslation:
+                             repetition_penalty: float = 1.0, format: str = "plain") -> ParagraphTranslation:
         """Translates running text: splits it into sentences, translates
         them in batches and puts the translations where the sentences were,
         every space and line break between them kept as it is. Sentences
@@ -213,6 +213,9 @@ class Translator(_libmt._Translator):
           "No #NUMERIC_ONLY#" for one that holds only before a number);
           prefix_language: libmt's own list for a language ("en", "de", "fr",
           "cs", "es"). Neither: the model's list, or libmt's for its source language.
+        format: "plain", or "html": tags, attributes, comments, <script> and <style> kept, inline
+          elements (<b>, <a>, ...) moved with the words they wrap by the word alignment (a
+          translator made with alignments=True); sentences is then empty (docs/html.md).
         Other options as translate() (cache too: an edited text re-translates only the sentences
         that changed); the best hypothesis of each sentence is written.
         """
@@ -220,7 +223,7 @@ class Translator(_libmt._Translator):
         translated, sentences = self._translate_paragraphs(
             text, mode, prefixes, prefix_language, beam_size, length_penalty, max_decoding_length, max_length_ratio,
             max_length_offset, min_decoding_length, source_ids + list(source_prefix), target_ids + list(target_prefix),
-            cache, _extra_options(None, 0, no_repeat_ngram_size, repetition_penalty))
+            cache, dict(_extra_options(None, 0, no_repeat_ngram_size, repetition_penalty), format=format))
         return ParagraphTranslation(translated, [TranslatedSentence(*s) for s in sentences])
 
     def translate_batch(self, source_ids: Sequence[Sequence[int]], *, beam_size: int = 1, num_hypotheses: int = 1,

@@ -455,6 +455,11 @@ void bind_translator(py::module_& m) {
              const std::optional<NonBreakingPrefixes> list = prefixes_of(prefixes, prefix_language);
              ParagraphOptions po;
              po.mode = split_mode_of(mode);
+             const std::string format = extra_options.contains("format") ? extra_options["format"].cast<std::string>()
+                                                                         : std::string("plain");
+             if (format != "plain" && format != "html")
+               throw py::value_error("format = '" + format + "': must be 'plain' or 'html'");
+             po.format = format == "html" ? TextFormat::html : TextFormat::plain;
              po.prefixes = list ? &*list : nullptr;
              Expected<ParagraphTranslation> result = [&] {
                py::gil_scoped_release release;

@@ -2,6 +2,7 @@
 alternatives, repetition guards and word quality scores from Python: the
 same numbers as the C++ session gives, through the package's own API."""
 import math
+import re
 import pathlib
 
 import pytest
@@ -126,3 +127,17 @@ def test_alignments(sources):
     assert libmt.Translator(str(MODEL)).translate(sources[:1], return_scores=True)[0].alignments is None
     with pytest.raises(ValueError, match="alignment_layer"):
         libmt.Translator(str(MODEL), alignments=True, alignment_layer=7)
+
+
+def test_html_paragraphs():
+    translator = libmt.Translator(str(MODEL), max_batch_size=8, alignments=True)
+    page = '<p>A <b>dog</b> runs.</p><ul><li>A <a href="x">woman</a> is reading.</li></ul><!-- c --><script>x<y</script>'
+    out = translator.translate_paragraphs(page, format="html")
+    assert "<b>Hund</b>" in out.text
+    assert out.text.endswith("<!-- c --><script>x<y</script>")
+    assert sorted(re.findall(r"<[^>]*>", out.text)) == sorted(re.findall(r"<[^>]*>", page))
+    assert out.sentences == []
+    with pytest.raises(ValueError, match="alignments"):
+        libmt.Translator(str(MODEL)).translate_paragraphs(page, format="html")
+    with pytest.raises(ValueError, match="format"):
+        translator.translate_paragraphs(page, format="xml")

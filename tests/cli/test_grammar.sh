@@ -312,6 +312,17 @@ check "--alignments: pairs within the sentences' words" test ! -s "$dir/bad-pair
 check "--alignments: 'man' (word 1) links 'Mann' (word 1) in line 1" grep -q ' ||| .*\b1-1\b' <(sed -n 1p "$dir/out.txt")
 usage_error "--alignments with --cache-size" "choose one" mt_translate -m "$model" --alignments --cache-size 10
 
+# --format html: the document back with its tags, the text translated.
+printf '<html><body>\n<h1>A <b>dog</b> runs.</h1>\n<p>A <i>woman</i> is reading &amp; <a href="x.html">a man</a> sleeps.</p><script>var a = "<p>";</script>\n</body></html>\n' > "$dir/page.html"
+run mt_translate -m "$model" --format html -i "$dir/page.html"
+check "--format html: exit 0" test $rc -eq 0
+check "--format html: the same tags in the same number" \
+  test "$(grep -o '<[^>]*>' "$dir/page.html" | sort | tr -d '\n')" = "$(grep -o '<[^>]*>' "$dir/out.txt" | sort | tr -d '\n')"
+check "--format html: <b> on Hund" grep -q '<b>Hund</b>' "$dir/out.txt"
+check "--format html: the script as it was" grep -qF '<script>var a = "<p>";</script>' "$dir/out.txt"
+usage_error "--format html with --nbest" "writes the document back" mt_translate -m "$model" --format html --beam 2 --nbest 2
+usage_error "--format xml" "expected one of text, html" mt_translate -m "$model" --format xml
+
 # Repetition guards: the tiny model's "Salat Salat Salat." for "salad", no longer.
 printf 'salad\n' > "$dir/salad.en"
 run mt_translate -m "$model" --beam 1 -i "$dir/salad.en"

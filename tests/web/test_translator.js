@@ -139,6 +139,14 @@ async function main() {
     }
   }
   assert.deepStrictEqual(aligned[0].sourceRanges[1], [1, 5]);  // " man"
+  const htmlPage = '<p>A <b>dog</b> runs.</p><script>x<y</script>';
+  const html = a.translateParagraphs(htmlPage, { format: 'html' });
+  assert.ok(html.text.includes('<b>Hund</b>'), html.text);
+  assert.ok(html.text.endsWith('<script>x<y</script>'));
+  assert.throws(() => a.translateParagraphs(htmlPage, { format: 'xml' }), /format 'xml'/);
+  const plain = await Translator.create(createLibmt, model, { max_batch_size: 2 });
+  assert.throws(() => plain.translateParagraphs(htmlPage, { format: 'html' }), (e) => /alignments/.test(e.message));
+  plain.free();
   a.free();
 
   const damaged = Buffer.from(model);

@@ -249,6 +249,12 @@ MT_API mt_status mt_prefixes_parse(const char* list, size_t length, mt_prefixes*
 MT_API mt_status mt_prefixes_builtin(const char* language, mt_prefixes** prefixes);
 MT_API void mt_prefixes_free(mt_prefixes* prefixes);
 
+/* What mt_translate_paragraphs' text is (mt::TextFormat). */
+typedef enum mt_text_format {
+  MT_FORMAT_PLAIN = 0,
+  MT_FORMAT_HTML = 1 /* tags kept, inline ones moved with their words (docs/html.md) */
+} mt_text_format;
+
 typedef struct mt_translated_sentence {
   size_t source_begin, source_end; /* bytes of the source text */
   size_t target_begin, target_end; /* bytes of the translated text */
@@ -267,6 +273,9 @@ typedef struct mt_paragraph_options {
   /* After each sentence's translation; may be NULL. Nonzero stops the call. */
   int (*write_sentence)(void* user_data, const mt_translated_sentence* sentence);
   void* user_data; /* passed to both */
+  /* An mt_text_format (default MT_FORMAT_PLAIN); MT_FORMAT_HTML needs a
+   * session created with alignments, and calls no write_sentence. */
+  int format;
 } mt_paragraph_options;
 MT_API void mt_paragraph_options_init(mt_paragraph_options* options);
 
