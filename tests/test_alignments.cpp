@@ -164,7 +164,7 @@ TEST_CASE("alignments are the same alone, in a batch and on two threads", "[alig
   }
 }
 
-TEST_CASE("alignments: planned only when asked; no cache; the layer checked", "[alignments]") {
+TEST_CASE("alignments: planned only when asked, no cache, the layer checked", "[alignments]") {
   mt::SessionOptions o;
   const size_t plain = *mt::Session::required_memory(*model_of("en-de-tiny.int8.mtm"), o);
   o.alignments = true;
@@ -274,28 +274,35 @@ TEST_CASE("Multi30k: the attention finds the lexicon's source word (layer chosen
           "[alignments][shared_data]") {
   const std::string val = MT_SHARED_DATA_DIR "/multi30k/val.en", test = MT_SHARED_DATA_DIR "/multi30k/test_2016_flickr.en";
   if (!std::filesystem::exists(val) || !std::filesystem::exists(test)) MT_SKIP(val << " is absent (../shared/data)");
-  const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-de-tiny.mtm");
-  const int layers = model_of(file)->config().decoder_layers;
+  // The layer is chosen on the int8 model (the fp32 file carries the same,
+  // measured once: docs/alignments.md); both are reported on test.
+  const int layers = model_of("en-de-tiny.int8.mtm")->config().decoder_layers;
   double best = 0.0;
   int best_layer = -1;
   for (int layer = 0; layer < layers; ++layer) {
-    mt::Session session = make_session(file, 32, 1, 1, layer);
+    mt::Session session = make_session("en-de-tiny.int8.mtm", 32, 1, 1, layer);
     size_t cases = 0;
     const double accuracy = lexicon_accuracy(session, read_lines(val), &cases);
-    WARN(file << " decoder layer " << layer << " on val: " << accuracy * 100 << "% of " << cases << " words");
+    WARN("int8 decoder layer " << layer << " on val: " << accuracy * 100 << "% of " << cases << " words");
     if (accuracy > best) best = accuracy, best_layer = layer;
   }
-  // The model's own layer (metadata alignment_layer, set by mt_model set) is val's best.
-  mt::Session session = make_session(file, 32, 1);
-  size_t cases = 0;
-  CHECK(lexicon_accuracy(session, read_lines(val), &cases) == best);
-  const double accuracy = lexicon_accuracy(session, read_lines(test), &cases);
-  CHECK(cases >= 200);
-  CHECK(accuracy >= MT_ALIGNMENT_BAR);
-  WARN(file << " layer " << best_layer << " on test: " << accuracy * 100 << "% of " << cases << " words");
+  for (const char* file : {"en-de-tiny.int8.mtm", "en-de-tiny.mtm"}) {
+    // The model's own layer (metadata alignment_layer, set by mt_model set) is val's best.
+    std::string stored;
+    for (const mt::KeyValue& kv : model_of(file)->metadata().extra) {
+      if (kv.key == "alignment_layer") stored = kv.value;
+    }
+    CHECK(stored == std::to_string(best_layer));
+    mt::Session session = make_session(file, 32, 1);
+    size_t cases = 0;
+    const double accuracy = lexicon_accuracy(session, read_lines(test), &cases);
+    CHECK(cases >= 200);
+    CHECK(accuracy >= MT_ALIGNMENT_BAR);
+    WARN(file << " layer " << best_layer << " on test: " << accuracy * 100 << "% of " << cases << " words");
+  }
 }
 
-TEST_CASE("text: source ranges put each source piece on its bytes; target ranges too", "[alignments]") {
+TEST_CASE("text: source ranges put each source piece on its bytes, target ranges too", "[alignments]") {
   mt::Session session = make_session("en-de-tiny.int8.mtm", 42, 1);
   const mt::VocabularyData& vocabulary = *session.model().vocabulary();
   std::vector<std::string> lines = shipped_sentences();

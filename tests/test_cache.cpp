@@ -102,7 +102,7 @@ TEST_CASE("Multi30k's test set twice: 1,000 hits, no decoder step, the same outp
   CHECK(mt::detail::decoder_steps(session) == steps);
 }
 
-TEST_CASE("options that change the output miss; those that do not, hit", "[cache]") {
+TEST_CASE("options that change the output miss, those that do not, hit", "[cache]") {
   const std::vector<std::string> lines = {"A dog runs in the park.", "Two men walk down the street."};
   mt::Session session = make_session();
   auto cache = make_cache(100);

@@ -140,7 +140,7 @@ void check_scores_match(mt::Session& translator, mt::Session& scorer,
 
 }  // namespace
 
-TEST_CASE("token_log_probs: one per token, then EOS's; summed in order, log_prob", "[forced]") {
+TEST_CASE("token_log_probs: one per token, then EOS's, summed in order, log_prob", "[forced]") {
   const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-de-tiny.mtm");
   const int beam = GENERATE(1, 4);
   mt::Session session = make_session(file, 40, 4);
@@ -204,7 +204,7 @@ TEST_CASE("a pair scores the same to the bit alone and in a batch of 32", "[forc
   }
 }
 
-TEST_CASE("score: EOS alone for an empty target; bad targets refused naming the sentence", "[forced]") {
+TEST_CASE("score: EOS alone for an empty target, bad targets refused naming the sentence", "[forced]") {
   mt::Session session = make_session("en-de-tiny.int8.mtm", 4, 1);
   const auto sources = encode_all(session.model(), {shipped_sentences()[0], shipped_sentences()[1]});
   const auto empty = score(session, {sources[0]}, {{}});
@@ -314,7 +314,7 @@ TEST_CASE("a divergent prefix starts every hypothesis, scored as score() scores 
   }
 }
 
-TEST_CASE("prefixes: per sentence in a batch, on lanes too; bad ones refused", "[forced][prefix]") {
+TEST_CASE("prefixes: per sentence in a batch, on lanes too, bad ones refused", "[forced][prefix]") {
 #ifdef __EMSCRIPTEN__
   const int threads = 1;  // no threads in WebAssembly
 #else
@@ -512,7 +512,7 @@ TEST_CASE("guards and prefixes are part of a cache entry's key", "[forced][cache
   CHECK(!repeats_ngram(b[0][0].tokens, 1));
 }
 
-TEST_CASE("Multi30k: score(x, translation) gives back token_log_probs; 3-gram guard costs <= 0.1 BLEU",
+TEST_CASE("Multi30k: score(x, translation) gives back token_log_probs, 3-gram guard costs <= 0.1 BLEU",
           "[forced][shared_data]") {
   const std::string path = MT_SHARED_DATA_DIR "/multi30k/test_2016_flickr.en";
   if (!std::filesystem::exists(path)) MT_SKIP(path << " is absent (../shared/data)");

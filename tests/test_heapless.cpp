@@ -294,7 +294,7 @@ TEST_CASE("a translation cache looks up and stores with the heap forbidden", "[h
   mt_cache_free(cache);
 }
 
-TEST_CASE("scores, prefixes, alternatives, guards and word scores with the heap forbidden", "[heapless]") {
+TEST_CASE("scores, prefixes, alternatives, guards, word scores and alignments with the heap forbidden", "[heapless]") {
   const int threads = GENERATE(1, 2);
   INFO("threads " << threads);
   mt_session_options so;
@@ -303,6 +303,7 @@ TEST_CASE("scores, prefixes, alternatives, guards and word scores with the heap 
   so.num_threads = threads;
   so.thread_split = MT_THREAD_SPLIT_SENTENCES;
   so.quality_scores = 1;
+  so.alignments = 1;
   const HeaplessSession h(so);
   mt_session* session = h.session;
   const ShippedSentences sentences;
@@ -317,11 +318,15 @@ TEST_CASE("scores, prefixes, alternatives, guards and word scores with the heap 
   mt_status status = MT_ERROR_INTERNAL;
   const mt_word_score* words = nullptr;
   const float* log_probs = nullptr;
-  size_t count = 0;
+  const float* weights = nullptr;
+  const mt_byte_range* ranges = nullptr;
+  size_t count = 0, rows = 0, columns = 0, stride = 0, range_count = 0;
   const long refused = mt::test::refused_allocations_during([&] {
     status = mt_score_text(session, sentences.texts.data(), sentences.lengths.data(), targets, target_lengths, 8, &to);
     if (status == MT_OK) status = mt_result_words(session, 0, 0, &words, &count, nullptr);
     if (status == MT_OK) status = mt_result_log_probs(session, 7, 0, &log_probs, &count, nullptr);
+    if (status == MT_OK) status = mt_result_alignment(session, 3, 0, &weights, &rows, &columns, &stride);
+    if (status == MT_OK) status = mt_result_source_ranges(session, 3, &ranges, &range_count);
     to.text_prefixes = prefixes;
     to.text_prefix_lengths = prefix_lengths;
     to.text_prefix_count = 3;
@@ -339,6 +344,8 @@ TEST_CASE("scores, prefixes, alternatives, guards and word scores with the heap 
   CHECK(count == 3);
   REQUIRE(mt_result_text(session, 0, 2, &text, &length, nullptr) == MT_OK);
   CHECK(std::string_view(text, length).substr(0, 9) == "Eine Frau");
+  CHECK(rows > 1);
+  CHECK(range_count == columns);
 }
 
 TEST_CASE("a refused allocation is seen by the hooks", "[heapless]") {

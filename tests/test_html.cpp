@@ -143,7 +143,7 @@ TEST_CASE("html: an identity translation gives the document back", "[html]") {
   }
 }
 
-TEST_CASE("html: block tags end blocks, inline tags do not; script, style and comments are not text", "[html]") {
+TEST_CASE("html: block tags end blocks, inline tags do not, script, style and comments are not text", "[html]") {
   const Document d = Document::parse("<p>One <b>two</b>.</p><div>Three<br>four</div><script>x</script><!--y-->");
   std::vector<std::string> texts;
   for (size_t b = 0; b < d.block_count(); ++b) {
@@ -181,7 +181,7 @@ TEST_CASE("html: inline markup moves with the words it wraps", "[html]") {
   CHECK(tags.text == "c b a");
 }
 
-TEST_CASE("html: malformed input keeps every tag once; deep nesting does not recurse without bound", "[html]") {
+TEST_CASE("html: malformed input keeps every tag once, deep nesting does not recurse without bound", "[html]") {
   const char* documents[] = {"<b>unclosed and <i>more", "</i>stray close", "<p unterminated", "<b><i>crossed</b></i>",
                              "<!-- never closed", "<code>never closed", "<a href=\"no end>text"};
   for (const char* html : documents) {

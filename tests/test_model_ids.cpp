@@ -36,7 +36,7 @@ Expected<std::shared_ptr<const Model>> write_and_load(const Remapped& r, const s
 
 }  // namespace
 
-TEST_CASE("a vocabulary with model ids encodes into them; the target vocabulary decodes", "[text]") {
+TEST_CASE("a vocabulary with model ids encodes into them, the target vocabulary decodes", "[text]") {
   const Remapped r = remapped(420, 7);
   auto loaded = write_and_load(r, "model-ids.mtm");
   INFO(loaded.status().message());

@@ -141,3 +141,14 @@ def test_html_paragraphs():
         libmt.Translator(str(MODEL)).translate_paragraphs(page, format="html")
     with pytest.raises(ValueError, match="format"):
         translator.translate_paragraphs(page, format="xml")
+
+
+def test_batch_prefixes_by_ids(translator, sources):
+    source_ids = [translator.model.vocabulary.encode(s) for s in sources[:3]]
+    free = translator.translate_batch(source_ids)
+    prefix = free[1].ids[0][:2]
+    given = translator.translate_batch(source_ids, prefixes=[None, prefix])
+    assert given[1].ids == free[1].ids
+    assert given[0].ids == free[0].ids and given[2].ids == free[2].ids
+    other = translator.translate_batch(source_ids, prefixes=[free[2].ids[0][:1]], alternatives=2)
+    assert all(ids[0] == free[2].ids[0][0] for ids in other[0].ids)
