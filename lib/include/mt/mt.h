@@ -317,8 +317,8 @@ MT_API mt_status mt_score_text(mt_session* session, const char* const* sources, 
  * output may be NULL). */
 MT_API mt_status mt_result_log_probs(const mt_session* session, size_t sentence, size_t k, const float** log_probs,
                                      size_t* count, float* log_prob);
-/* Text results of a session created with quality_scores: each token's bytes
- * of the text (they tile it), *count of them. */
+/* Text results of a session created with quality_scores or alignments: each
+ * token's bytes of the text (they tile it), *count of them. */
 MT_API mt_status mt_result_token_ranges(const mt_session* session, size_t sentence, size_t k,
                                         const mt_byte_range** ranges, size_t* count);
 /* Text results of a session created with quality_scores: its words with
