@@ -21,15 +21,11 @@
 #include "test_util.hpp"
 
 using mt::test::read_lines;
+using mt::test::shipped_sentences;
+using mt::test::shipped_model;
+using mt::test::encode_lines;
 
 namespace {
-
-std::shared_ptr<const mt::Model> model_of(const std::string& file) {
-  static std::map<std::string, std::shared_ptr<const mt::Model>> models;
-  auto& m = models[file];
-  if (m == nullptr) m = *mt::Model::load(std::string(MT_MODELS_DIR "/") + file);
-  return m;
-}
 
 mt::Session make_session(const std::string& file, int batch, int beam, int threads = 1, int layer = -1,
                          bool alignments = true) {
@@ -39,7 +35,7 @@ mt::Session make_session(const std::string& file, int batch, int beam, int threa
   o.num_threads = threads;
   o.alignments = alignments;
   o.alignment_layer = layer;
-  auto session = mt::Session::create(model_of(file), o);
+  auto session = mt::Session::create(shipped_model(file), o);
   INFO(session.status().message());
   REQUIRE(session.ok());
   return std::move(session.value());
@@ -74,24 +70,13 @@ std::vector<std::vector<Aligned>> translate(mt::Session& session, const std::vec
   return out;
 }
 
-std::vector<std::vector<int32_t>> encode_all(const mt::Model& model, const std::vector<std::string>& lines) {
-  std::vector<std::vector<int32_t>> ids(lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) REQUIRE(model.encode(lines[i], &ids[i]).ok());
-  return ids;
-}
-
-const std::vector<std::string>& shipped_sentences() {
-  static const std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
-  return lines;
-}
-
 }  // namespace
 
 TEST_CASE("alignment rows are distributions over the source and its EOS, one per token and EOS", "[alignments]") {
   const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-de-tiny.mtm");
   const int beam = GENERATE(1, 4);
   mt::Session session = make_session(file, 40, 4);
-  const auto sources = encode_all(session.model(), shipped_sentences());
+  const auto sources = encode_lines(session.model(), shipped_sentences());
   mt::TranslateOptions o;
   o.beam_size = o.num_hypotheses = beam;
   std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
@@ -118,7 +103,7 @@ TEST_CASE("greedy and beam alignments equal a teacher-forced pass over the same 
   const int beam = GENERATE(1, 4);
   mt::Session translator = make_session(file, 40, 4);
   mt::Session scorer = make_session(file, 40, 1);
-  const auto sources = encode_all(translator.model(), shipped_sentences());
+  const auto sources = encode_lines(translator.model(), shipped_sentences());
   mt::TranslateOptions o;
   o.beam_size = o.num_hypotheses = beam;
   const auto translated = translate(translator, sources, o);
@@ -152,7 +137,7 @@ TEST_CASE("alignments are the same alone, in a batch and on two threads", "[alig
   mt::Session threaded = make_session("en-de-tiny.int8.mtm", 40, 4, 2);
 #endif
   mt::Session alone = make_session("en-de-tiny.int8.mtm", 1, 4);
-  const auto sources = encode_all(batched.model(), shipped_sentences());
+  const auto sources = encode_lines(batched.model(), shipped_sentences());
   mt::TranslateOptions o;
   o.beam_size = beam;
   const auto a = translate(batched, sources, o);
@@ -166,14 +151,14 @@ TEST_CASE("alignments are the same alone, in a batch and on two threads", "[alig
 
 TEST_CASE("alignments: planned only when asked, no cache, the layer checked", "[alignments]") {
   mt::SessionOptions o;
-  const size_t plain = *mt::Session::required_memory(*model_of("en-de-tiny.int8.mtm"), o);
+  const size_t plain = *mt::Session::required_memory(*shipped_model("en-de-tiny.int8.mtm"), o);
   o.alignments = true;
-  const size_t with = *mt::Session::required_memory(*model_of("en-de-tiny.int8.mtm"), o);
+  const size_t with = *mt::Session::required_memory(*shipped_model("en-de-tiny.int8.mtm"), o);
   const size_t floats = size_t(o.max_batch_size) * o.max_beam_size * o.max_target_length * o.max_source_length;
   CHECK(with > plain + floats * sizeof(float));
   CHECK(with < plain + 3 * floats * sizeof(float));
   mt::Session session = make_session("en-de-tiny.int8.mtm", 2, 1, 1, -1, false);
-  const auto sources = encode_all(session.model(), {shipped_sentences()[0]});
+  const auto sources = encode_lines(session.model(), {shipped_sentences()[0]});
   CHECK(translate(session, sources, {})[0][0].rows.empty());
 
   mt::Session aligned = make_session("en-de-tiny.int8.mtm", 2, 1);
@@ -187,7 +172,7 @@ TEST_CASE("alignments: planned only when asked, no cache, the layer checked", "[
   CHECK(refused.code() == mt::Errc::invalid_argument);
   CHECK_THAT(refused.message(), Catch::Contains("alignments"));
   o.alignment_layer = 4;
-  auto bad = mt::Session::create(model_of("en-de-tiny.int8.mtm"), o);
+  auto bad = mt::Session::create(shipped_model("en-de-tiny.int8.mtm"), o);
   CHECK(bad.status().code() == mt::Errc::invalid_argument);
   CHECK_THAT(bad.status().message(), Catch::Contains("alignment_layer"));
 }
@@ -237,7 +222,7 @@ std::vector<std::pair<std::string, std::string>> lexicon() {
 double lexicon_accuracy(mt::Session& session, const std::vector<std::string>& lines, size_t* cases) {
   const mt::VocabularyData& vocabulary = *session.model().vocabulary();
   const auto pairs = lexicon();
-  const auto sources = encode_all(session.model(), lines);
+  const auto sources = encode_lines(session.model(), lines);
   size_t right = 0;
   *cases = 0;
   const size_t batch = size_t(session.options().max_batch_size);
@@ -277,7 +262,7 @@ TEST_CASE("Multi30k: the attention finds the lexicon's source word (layer chosen
   if (MT_SLOW_BUILD) MT_SKIP("six passes over Multi30k under sanitizers or WebAssembly: the release build measures them");
   // The layer is chosen on the int8 model (the fp32 file carries the same,
   // measured once: docs/alignments.md); both are reported on test.
-  const int layers = model_of("en-de-tiny.int8.mtm")->config().decoder_layers;
+  const int layers = shipped_model("en-de-tiny.int8.mtm")->config().decoder_layers;
   double best = 0.0;
   int best_layer = -1;
   for (int layer = 0; layer < layers; ++layer) {
@@ -290,7 +275,7 @@ TEST_CASE("Multi30k: the attention finds the lexicon's source word (layer chosen
   for (const char* file : {"en-de-tiny.int8.mtm", "en-de-tiny.mtm"}) {
     // The model's own layer (metadata alignment_layer, set by mt_model set) is val's best.
     std::string stored;
-    for (const mt::KeyValue& kv : model_of(file)->metadata().extra) {
+    for (const mt::KeyValue& kv : shipped_model(file)->metadata().extra) {
       if (kv.key == "alignment_layer") stored = kv.value;
     }
     CHECK(stored == std::to_string(best_layer));
@@ -312,7 +297,7 @@ TEST_CASE("text: source ranges put each source piece on its bytes, target ranges
   std::vector<std::string_view> views(lines.begin(), lines.end());
   mt::TextTranslations text;
   REQUIRE(session.translate_text(views, {}, &text).ok());
-  const auto ids = encode_all(session.model(), lines);
+  const auto ids = encode_lines(session.model(), lines);
   for (size_t i = 0; i < lines.size(); ++i) {
     const auto ranges = text.source_ranges(i);
     INFO(lines[i]);

@@ -20,22 +20,18 @@
 #include "test_util.hpp"
 
 using mt::test::read_lines;
+using mt::test::shipped_sentences;
+using mt::test::shipped_model;
+using mt::test::encode_lines;
 
 namespace {
-
-std::shared_ptr<const mt::Model> model_of(const std::string& file) {
-  static std::map<std::string, std::shared_ptr<const mt::Model>> models;
-  auto& m = models[file];
-  if (m == nullptr) m = *mt::Model::load(std::string(MT_MODELS_DIR "/") + file);
-  return m;
-}
 
 mt::Session make_session(const std::string& file, int batch, int beam, int threads = 1) {
   mt::SessionOptions o;
   o.max_batch_size = batch;
   o.max_beam_size = beam;
   o.num_threads = threads;
-  auto session = mt::Session::create(model_of(file), o);
+  auto session = mt::Session::create(shipped_model(file), o);
   REQUIRE(session.ok());
   return std::move(session.value());
 }
@@ -86,17 +82,6 @@ std::vector<Hyp> score(mt::Session& session, const std::vector<std::vector<int32
   return out;
 }
 
-std::vector<std::vector<int32_t>> encode_all(const mt::Model& model, const std::vector<std::string>& lines) {
-  std::vector<std::vector<int32_t>> ids(lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) REQUIRE(model.encode(lines[i], &ids[i]).ok());
-  return ids;
-}
-
-const std::vector<std::string>& shipped_sentences() {
-  static const std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
-  return lines;
-}
-
 float sum_in_order(const std::vector<float>& v) {
   float sum = 0.0f;
   for (const float x : v) sum += x;
@@ -144,7 +129,7 @@ TEST_CASE("token_log_probs: one per token, then EOS's, summed in order, log_prob
   const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-de-tiny.mtm");
   const int beam = GENERATE(1, 4);
   mt::Session session = make_session(file, 40, 4);
-  const auto sources = encode_all(session.model(), shipped_sentences());
+  const auto sources = encode_lines(session.model(), shipped_sentences());
   mt::TranslateOptions o;
   o.beam_size = beam;
   o.num_hypotheses = beam;
@@ -160,7 +145,7 @@ TEST_CASE("token_log_probs: one per token, then EOS's, summed in order, log_prob
 
 TEST_CASE("a hypothesis cut at the length limit has no EOS log-probability", "[forced]") {
   mt::Session session = make_session("en-de-tiny.int8.mtm", 4, 4);
-  const auto sources = encode_all(session.model(), {shipped_sentences()[0]});
+  const auto sources = encode_lines(session.model(), {shipped_sentences()[0]});
   mt::TranslateOptions o;
   o.max_decoding_length = 3;
   o.beam_size = GENERATE(1, 4);
@@ -181,7 +166,7 @@ TEST_CASE("score of a translation gives back its token_log_probs (greedy and bea
   INFO(file << " beam " << beam << " threads " << threads);
   mt::Session translator = make_session(file, 40, 4, threads);
   mt::Session scorer = make_session(file, 32, 1, threads);
-  const auto sources = encode_all(translator.model(), shipped_sentences());
+  const auto sources = encode_lines(translator.model(), shipped_sentences());
   mt::TranslateOptions o;
   o.beam_size = beam;
   o.num_hypotheses = beam;
@@ -191,7 +176,7 @@ TEST_CASE("score of a translation gives back its token_log_probs (greedy and bea
 TEST_CASE("a pair scores the same to the bit alone and in a batch of 32", "[forced]") {
   const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-de-tiny.mtm");
   mt::Session session = make_session(file, 32, 1);
-  const auto sources = encode_all(session.model(), shipped_sentences());
+  const auto sources = encode_lines(session.model(), shipped_sentences());
   const std::vector<std::vector<int32_t>> first(sources.begin(), sources.begin() + 32);
   auto targets = translate(session, first, {});
   std::vector<std::vector<int32_t>> ids;
@@ -206,7 +191,7 @@ TEST_CASE("a pair scores the same to the bit alone and in a batch of 32", "[forc
 
 TEST_CASE("score: EOS alone for an empty target, bad targets refused naming the sentence", "[forced]") {
   mt::Session session = make_session("en-de-tiny.int8.mtm", 4, 1);
-  const auto sources = encode_all(session.model(), {shipped_sentences()[0], shipped_sentences()[1]});
+  const auto sources = encode_lines(session.model(), {shipped_sentences()[0], shipped_sentences()[1]});
   const auto empty = score(session, {sources[0]}, {{}});
   REQUIRE(empty[0].token_log_probs.size() == 1);
   CHECK(empty[0].token_log_probs[0] < 0.0f);
@@ -251,14 +236,14 @@ TEST_CASE("score_text equals score of the target's pieces", "[forced]") {
                          {text[i][0].token_log_probs.begin(), text[i][0].token_log_probs.end()},
                          text[i][0].log_prob, text[i][0].score});
   }
-  const auto ids = encode_all(session.model(), {std::string(sources[0]), std::string(sources[1])});
+  const auto ids = encode_lines(session.model(), {std::string(sources[0]), std::string(sources[1])});
   const auto scored = score(session, ids, {from_text[0].tokens, from_text[1].tokens});
   for (size_t i = 0; i < 2; ++i) CHECK(scored[i].token_log_probs == from_text[i].token_log_probs);
 }
 
 TEST_CASE("a prefix the search would choose changes neither output nor scores", "[forced][prefix]") {
   mt::Session session = make_session("en-de-tiny.int8.mtm", 1, 1);
-  const auto sources = encode_all(session.model(), shipped_sentences());
+  const auto sources = encode_lines(session.model(), shipped_sentences());
   for (size_t i = 0; i < sources.size(); ++i) {
     const Hyp free = translate(session, {sources[i]}, {})[0][0];
     for (size_t k = 0; k <= free.tokens.size(); ++k) {
@@ -299,7 +284,7 @@ TEST_CASE("a divergent prefix starts every hypothesis, scored as score() scores 
   const std::vector<int32_t> prefix(prefix_scored[0][0].tokens.begin(), prefix_scored[0][0].tokens.end());
   REQUIRE(prefix.size() >= 2);
   // The id form gives the same hypotheses.
-  const auto ids = encode_all(session.model(), {std::string(sources[0])});
+  const auto ids = encode_lines(session.model(), {std::string(sources[0])});
   const std::span<const int32_t> prefixes[] = {prefix};
   mt::TranslateOptions by_ids;
   by_ids.beam_size = by_ids.num_hypotheses = 4;
@@ -323,7 +308,7 @@ TEST_CASE("prefixes: per sentence in a batch, on lanes too, bad ones refused", "
   mt::Session session = make_session("en-de-tiny.int8.mtm", 8, 1, threads);
   mt::Session alone = make_session("en-de-tiny.int8.mtm", 1, 1);
   const std::vector<std::string> lines(shipped_sentences().begin(), shipped_sentences().begin() + 6);
-  const auto sources = encode_all(session.model(), lines);
+  const auto sources = encode_lines(session.model(), lines);
   const auto free = translate(session, sources, {});
   // Sentence i gets its own output's first token replaced by the next sentence's first token.
   std::vector<std::vector<int32_t>> prefix_ids;
@@ -359,7 +344,7 @@ TEST_CASE("prefixes: per sentence in a batch, on lanes too, bad ones refused", "
 TEST_CASE("alternatives: the N most probable next tokens after the prefix, each completed greedily",
           "[forced][alternatives]") {
   mt::Session session = make_session("en-de-tiny.mtm", 1, 5);
-  const auto sources = encode_all(session.model(), {shipped_sentences()[0], shipped_sentences()[3]});
+  const auto sources = encode_lines(session.model(), {shipped_sentences()[0], shipped_sentences()[3]});
   const int V = session.model().config().target_vocab_size;
   for (const auto& source : sources) {
     const Hyp free = translate(session, {source}, {})[0][0];
@@ -422,7 +407,7 @@ TEST_CASE("no_repeat_ngram_size: no hypothesis repeats an n-gram (greedy and bea
   // Inputs that make a small model loop.
   for (const char* word : {"increasingly", "salad", "the the the the", "Hello"}) lines.push_back(word);
   session = make_session("en-de-tiny.int8.mtm", int(lines.size()), 4);
-  const auto sources = encode_all(session.model(), lines);
+  const auto sources = encode_lines(session.model(), lines);
   mt::TranslateOptions o;
   o.beam_size = o.num_hypotheses = beam;
   o.no_repeat_ngram_size = n;
@@ -439,7 +424,7 @@ TEST_CASE("no_repeat_ngram_size: no hypothesis repeats an n-gram (greedy and bea
 TEST_CASE("a one-word input never yields more than two copies of a word with the guards", "[guards]") {
   mt::Session session = make_session("en-de-tiny.int8.mtm", 8, 4);
   const std::vector<std::string> words = {"increasingly", "salad", "Hello", "yes", "the", "dog", "again", "never"};
-  const auto sources = encode_all(session.model(), words);
+  const auto sources = encode_lines(session.model(), words);
   mt::TranslateOptions o;
   o.no_repeat_ngram_size = 2;
   o.beam_size = GENERATE(1, 4);
@@ -465,7 +450,7 @@ TEST_CASE("a one-word input never yields more than two copies of a word with the
 
 TEST_CASE("repetition_penalty: each greedy pick is the argmax of the penalised logits", "[guards]") {
   mt::Session session = make_session("en-de-tiny.mtm", 1, 1);
-  const auto sources = encode_all(session.model(), {shipped_sentences()[0], "salad", "the the the the"});
+  const auto sources = encode_lines(session.model(), {shipped_sentences()[0], "salad", "the the the the"});
   const int V = session.model().config().target_vocab_size;
   const int32_t eos = session.model().config().eos_id;
   const float penalty = 1.5f;
@@ -498,7 +483,7 @@ TEST_CASE("guards and prefixes are part of a cache entry's key", "[forced][cache
   auto created = mt::TranslationCache::create({100, 0});
   REQUIRE(created.ok());
   const std::shared_ptr<mt::TranslationCache> cache = created.value();
-  const auto sources = encode_all(session.model(), {"salad"});
+  const auto sources = encode_lines(session.model(), {"salad"});
   mt::TranslateOptions plain;
   plain.cache = cache.get();
   mt::TranslateOptions guarded = plain;
@@ -521,7 +506,7 @@ TEST_CASE("Multi30k: score(x, translation) gives back token_log_probs", "[forced
   for (const char* file : {"en-de-tiny.int8.mtm", "en-de-tiny.mtm"}) {
     mt::Session translator = make_session(file, 32, 4);
     mt::Session scorer = make_session(file, 32, 1);
-    const auto sources = encode_all(translator.model(), lines);
+    const auto sources = encode_lines(translator.model(), lines);
     for (const int beam : {1, 4}) {
       INFO(file << " beam " << beam);
       mt::TranslateOptions o;
@@ -617,7 +602,7 @@ TEST_CASE("quality scores: token ranges and words tile the text, words score the
   so.max_batch_size = 40;
   so.max_beam_size = 2;
   so.quality_scores = true;
-  auto session = mt::Session::create(model_of(file), so);
+  auto session = mt::Session::create(shipped_model(file), so);
   REQUIRE(session.ok());
   const auto sources = views(shipped_sentences());
   mt::TranslateOptions o;
@@ -641,7 +626,7 @@ TEST_CASE("quality scores flag the word a translation got wrong", "[forced][qual
   mt::SessionOptions so;
   so.max_batch_size = 2;
   so.quality_scores = true;
-  auto session = mt::Session::create(model_of("en-de-tiny.mtm"), so);
+  auto session = mt::Session::create(shipped_model("en-de-tiny.mtm"), so);
   REQUIRE(session.ok());
   const std::string_view source = "A man in a blue shirt is riding a bicycle down the street.";
   const std::string_view sources[] = {source, source};
@@ -692,7 +677,7 @@ TEST_CASE("C API: score, token log-probabilities, prefixes, alternatives, guards
   cpp_options.max_batch_size = 2;
   cpp_options.max_beam_size = 3;
   cpp_options.quality_scores = true;
-  auto cpp = mt::Session::create(model_of("en-de-tiny.int8.mtm"), cpp_options);
+  auto cpp = mt::Session::create(shipped_model("en-de-tiny.int8.mtm"), cpp_options);
   REQUIRE(cpp.ok());
   const std::string_view views_of[] = {texts[0], texts[1]};
   mt::TextTranslations want;
@@ -718,7 +703,7 @@ TEST_CASE("C API: score, token log-probabilities, prefixes, alternatives, guards
   CHECK(mt_result_log_probs(session, 2, 0, nullptr, nullptr, nullptr) == MT_ERROR_INVALID_ARGUMENT);
 
   // Score the translations' ids: their log-probabilities come back.
-  std::vector<std::vector<int32_t>> source_ids = encode_all(*model_of("en-de-tiny.int8.mtm"), {texts[0], texts[1]});
+  std::vector<std::vector<int32_t>> source_ids = encode_lines(*shipped_model("en-de-tiny.int8.mtm"), {texts[0], texts[1]});
   std::vector<std::vector<int32_t>> target_ids;
   for (size_t i = 0; i < 2; ++i) target_ids.emplace_back(want[i][0].tokens.begin(), want[i][0].tokens.end());
   const int32_t* sources[] = {source_ids[0].data(), source_ids[1].data()};

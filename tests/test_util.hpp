@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -56,11 +57,16 @@ inline const std::filesystem::path& scratch_dir() {
 inline std::string scratch_path(const std::string& name) { return (scratch_dir() / name).string(); }
 
 #ifdef MT_MODELS_DIR
-// The shipped English-German int8 model, loaded once per test program.
-inline std::shared_ptr<const Model> shipped_int8_model() {
-  static const std::shared_ptr<const Model> model = *Model::load(MT_MODELS_DIR "/en-de-tiny.int8.mtm");
-  return model;
+// A shipped model (models/FILE), loaded once per test program.
+inline std::shared_ptr<const Model> shipped_model(const std::string& file) {
+  static std::map<std::string, std::shared_ptr<const Model>> models;
+  std::shared_ptr<const Model>& m = models[file];
+  if (m == nullptr) m = *Model::load(std::string(MT_MODELS_DIR "/") + file);
+  return m;
 }
+
+// The shipped English-German int8 model.
+inline std::shared_ptr<const Model> shipped_int8_model() { return shipped_model("en-de-tiny.int8.mtm"); }
 
 // A session of it with these options.
 inline Session shipped_session(const SessionOptions& options) {
@@ -77,6 +83,21 @@ inline std::vector<std::string> read_lines(const std::string& path) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
 }
+
+// Each line as the model's source ids.
+inline std::vector<std::vector<int32_t>> encode_lines(const Model& model, const std::vector<std::string>& lines) {
+  std::vector<std::vector<int32_t>> ids(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) REQUIRE(model.encode(lines[i], &ids[i]).ok());
+  return ids;
+}
+
+#ifdef MT_TEST_DATA_DIR
+// The 40 committed sentences (tests/data/shipped_sentences.en).
+inline const std::vector<std::string>& shipped_sentences() {
+  static const std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
+  return lines;
+}
+#endif
 
 // 64-byte aligned memory, as Model::from_buffer and sessions in caller
 // memory ask for; under ASan a read past `size` is a report.

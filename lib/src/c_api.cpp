@@ -99,6 +99,22 @@ bool c_token_callback(void* data, const mt::TokenEvent& e) {
 static_assert(sizeof(mt_byte_range) == sizeof(mt::ByteRange) && offsetof(mt_byte_range, end) == offsetof(mt::ByteRange, end));
 static_assert(sizeof(mt_word_score) == sizeof(mt::WordScore) && offsetof(mt_word_score, score) == offsetof(mt::WordScore, score));
 
+// Copies a call's `count` inputs (data[i] of lengths[i] elements) into the
+// session's views, sized at creation; an error for a null pointer with a length.
+template <class T, class View>
+mt_status take_inputs(const T* const* data, const size_t* lengths, size_t count, std::vector<View>* views,
+                      const char* what) {
+  for (size_t i = 0; i < count; ++i) {
+    if (data[i] == nullptr && lengths[i] != 0) {
+      char message[64];
+      std::snprintf(message, sizeof(message), "a %s pointer is null", what);
+      return fail(MT_ERROR_INVALID_ARGUMENT, message);
+    }
+    (*views)[i] = {data[i], lengths[i]};
+  }
+  return MT_OK;
+}
+
 // Options' per-sentence prefixes into the session's span arrays (sized at
 // creation: nothing allocated); an error for more than the batch holds or a
 // null pointer with a length.
@@ -109,11 +125,9 @@ mt_status to_cpp_prefixes(const mt_translate_options* o, mt_session* session, mt
       return fail(MT_ERROR_INVALID_ARGUMENT, "prefixes and prefix_lengths must not be null with prefix_count > 0");
     if (o->prefix_count > session->targets.size())
       return fail(MT_ERROR_INVALID_ARGUMENT, "prefix_count exceeds the session's max_batch_size");
-    for (size_t i = 0; i < o->prefix_count; ++i) {
-      if (o->prefixes[i] == nullptr && o->prefix_lengths[i] != 0)
-        return fail(MT_ERROR_INVALID_ARGUMENT, "a prefix pointer is null");
-      session->targets[i] = {o->prefixes[i], o->prefix_lengths[i]};
-    }
+    if (const mt_status s = take_inputs(o->prefixes, o->prefix_lengths, o->prefix_count, &session->targets, "prefix");
+        s != MT_OK)
+      return s;
     t->prefixes = {session->targets.data(), o->prefix_count};
   }
   if (o->text_prefix_count > 0) {
@@ -122,11 +136,10 @@ mt_status to_cpp_prefixes(const mt_translate_options* o, mt_session* session, mt
                   "text_prefixes and text_prefix_lengths must not be null with text_prefix_count > 0");
     if (o->text_prefix_count > session->target_texts.size())
       return fail(MT_ERROR_INVALID_ARGUMENT, "text_prefix_count exceeds the session's max_batch_size");
-    for (size_t i = 0; i < o->text_prefix_count; ++i) {
-      if (o->text_prefixes[i] == nullptr && o->text_prefix_lengths[i] != 0)
-        return fail(MT_ERROR_INVALID_ARGUMENT, "a text prefix pointer is null");
-      session->target_texts[i] = {o->text_prefixes[i], o->text_prefix_lengths[i]};
-    }
+    if (const mt_status s = take_inputs(o->text_prefixes, o->text_prefix_lengths, o->text_prefix_count,
+                                        &session->target_texts, "text prefix");
+        s != MT_OK)
+      return s;
     t->text_prefixes = {session->target_texts.data(), o->text_prefix_count};
   }
   return MT_OK;
@@ -335,10 +348,7 @@ mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, c
     return fail(MT_ERROR_INVALID_ARGUMENT, "sources and lengths must not be null");
   }
   if (const mt_status s = check_count(session, count); s != MT_OK) return s;
-  for (size_t i = 0; i < count; ++i) {
-    if (sources[i] == nullptr && lengths[i] != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "a source pointer is null");
-    session->sources[i] = {sources[i], lengths[i]};
-  }
+  if (const mt_status s = take_inputs(sources, lengths, count, &session->sources, "source"); s != MT_OK) return s;
   mt::TranslateOptions cpp = to_cpp(options);
   if (const mt_status s = to_cpp_prefixes(options, session, &cpp); s != MT_OK) return s;
   return guarded([&] {
@@ -357,10 +367,7 @@ mt_status mt_translate_text(mt_session* session, const char* const* texts, const
     return fail(MT_ERROR_INVALID_ARGUMENT, "texts and lengths must not be null");
   }
   if (const mt_status s = check_count(session, count); s != MT_OK) return s;
-  for (size_t i = 0; i < count; ++i) {
-    if (texts[i] == nullptr && lengths[i] != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "a text pointer is null");
-    session->texts[i] = {texts[i], lengths[i]};
-  }
+  if (const mt_status s = take_inputs(texts, lengths, count, &session->texts, "text"); s != MT_OK) return s;
   mt::TranslateOptions cpp = to_cpp(options);
   if (const mt_status s = to_cpp_prefixes(options, session, &cpp); s != MT_OK) return s;
   return guarded([&] {
@@ -380,12 +387,10 @@ mt_status mt_score_ids(mt_session* session, const int32_t* const* sources, const
     return fail(MT_ERROR_INVALID_ARGUMENT, "sources, targets and their lengths must not be null");
   }
   if (const mt_status s = check_count(session, count); s != MT_OK) return s;
-  for (size_t i = 0; i < count; ++i) {
-    if ((sources[i] == nullptr && source_lengths[i] != 0) || (targets[i] == nullptr && target_lengths[i] != 0))
-      return fail(MT_ERROR_INVALID_ARGUMENT, "a source or target pointer is null");
-    session->sources[i] = {sources[i], source_lengths[i]};
-    session->targets[i] = {targets[i], target_lengths[i]};
-  }
+  if (const mt_status s = take_inputs(sources, source_lengths, count, &session->sources, "source"); s != MT_OK)
+    return s;
+  if (const mt_status s = take_inputs(targets, target_lengths, count, &session->targets, "target"); s != MT_OK)
+    return s;
   return guarded([&] {
     const mt_status s = report(session->session.score({session->sources.data(), count},
                                                       {session->targets.data(), count}, to_cpp(options),
@@ -404,12 +409,10 @@ mt_status mt_score_text(mt_session* session, const char* const* sources, const s
     return fail(MT_ERROR_INVALID_ARGUMENT, "sources, targets and their lengths must not be null");
   }
   if (const mt_status s = check_count(session, count); s != MT_OK) return s;
-  for (size_t i = 0; i < count; ++i) {
-    if ((sources[i] == nullptr && source_lengths[i] != 0) || (targets[i] == nullptr && target_lengths[i] != 0))
-      return fail(MT_ERROR_INVALID_ARGUMENT, "a source or target pointer is null");
-    session->texts[i] = {sources[i], source_lengths[i]};
-    session->target_texts[i] = {targets[i], target_lengths[i]};
-  }
+  if (const mt_status s = take_inputs(sources, source_lengths, count, &session->texts, "source"); s != MT_OK)
+    return s;
+  if (const mt_status s = take_inputs(targets, target_lengths, count, &session->target_texts, "target"); s != MT_OK)
+    return s;
   return guarded([&] {
     const mt_status s = report(session->session.score_text({session->texts.data(), count},
                                                            {session->target_texts.data(), count}, to_cpp(options),

@@ -1,22 +1,15 @@
 """Translator.score / score_batch, token log-probabilities, prefixes,
 alternatives, repetition guards and word quality scores from Python: the
 same numbers as the C++ session gives, through the package's own API."""
-import math
 import re
-import pathlib
 
 import pytest
 
 import libmt
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODEL = ROOT / "models" / "en-de-tiny.int8.mtm"
-DATA = ROOT / "tests" / "data"
+from conftest import SHIPPED
 
-
-@pytest.fixture(scope="module")
-def sources():
-    return (DATA / "shipped_sentences.en").read_text(encoding="utf-8").splitlines()
+MODEL = SHIPPED["de-tiny-int8"]
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +25,10 @@ def in_order(values):
 
 
 @pytest.mark.parametrize("beam_size", [1, 4])
-def test_score_gives_back_the_translation_log_probs(translator, sources, beam_size):
-    results = translator.translate(sources, beam_size=beam_size, return_scores=True)
-    scored = translator.score(sources, [r.hypotheses[0] for r in results])
-    by_ids = translator.score_batch([translator.model.vocabulary.encode(s) for s in sources], [r.ids[0] for r in results])
+def test_score_gives_back_the_translation_log_probs(translator, sentences, beam_size):
+    results = translator.translate(sentences, beam_size=beam_size, return_scores=True)
+    scored = translator.score(sentences, [r.hypotheses[0] for r in results])
+    by_ids = translator.score_batch([translator.model.vocabulary.encode(s) for s in sentences], [r.ids[0] for r in results])
     for result, text, ids in zip(results, scored, by_ids):
         assert len(result.token_log_probs[0]) == len(result.ids[0]) + 1
         assert ids.token_log_probs[0] == pytest.approx(result.token_log_probs[0], abs=1e-5)
@@ -47,34 +40,34 @@ def test_score_gives_back_the_translation_log_probs(translator, sources, beam_si
         assert in_order(result.token_log_probs[0]) == pytest.approx(result.log_probs[0], abs=1e-4)
 
 
-def test_score_errors(translator, sources):
+def test_score_errors(translator, sentences):
     with pytest.raises(ValueError, match="one target per source"):
-        translator.score(sources[:2], ["Ein Mann."])
+        translator.score(sentences[:2], ["Ein Mann."])
     with pytest.raises(ValueError, match="target 1 token 0"):
         translator.score_batch([[10, 11], [12]], [[5], [10 ** 6]])
     with pytest.raises(TypeError):
-        translator.score(sources[:1], [None])
+        translator.score(sentences[:1], [None])
 
 
-def test_prefixes_and_alternatives(translator, sources):
-    free = translator.translate(sources[:1], return_scores=True)[0]
-    same = translator.translate(sources[:1], prefixes=[free.hypotheses[0].split(" ")[0]], return_scores=True)[0]
+def test_prefixes_and_alternatives(translator, sentences):
+    free = translator.translate(sentences[:1], return_scores=True)[0]
+    same = translator.translate(sentences[:1], prefixes=[free.hypotheses[0].split(" ")[0]], return_scores=True)[0]
     assert same.ids == free.ids
     assert same.log_probs[0] == pytest.approx(free.log_probs[0], abs=1e-5)
-    woman = translator.translate(sources[:1], prefixes=["Eine Frau"], beam_size=4, num_hypotheses=4)[0]
+    woman = translator.translate(sentences[:1], prefixes=["Eine Frau"], beam_size=4, num_hypotheses=4)[0]
     assert all(h.startswith("Eine Frau") for h in woman.hypotheses)
-    alternatives = translator.translate(sources[:1], prefixes=["Ein"], alternatives=3)[0]
+    alternatives = translator.translate(sentences[:1], prefixes=["Ein"], alternatives=3)[0]
     assert len(alternatives.hypotheses) == 3
     assert len({tuple(ids) for ids in alternatives.ids}) == 3
     assert all(h.startswith("Ein") for h in alternatives.hypotheses)
     with pytest.raises(TypeError, match="one prefix per source"):
-        translator.translate(sources[:1], prefixes="Ein")
+        translator.translate(sentences[:1], prefixes="Ein")
     with pytest.raises(ValueError, match="alternatives"):
-        translator.translate(sources[:1], alternatives=99)
+        translator.translate(sentences[:1], alternatives=99)
     # Prefixes beyond the first batch go with their own sentences.
-    many = translator.translate(sources[:20], prefixes=[None] * 17 + ["Eine Frau"])
+    many = translator.translate(sentences[:20], prefixes=[None] * 17 + ["Eine Frau"])
     assert many[17].startswith("Eine Frau")
-    assert many[:17] == translator.translate(sources[:17])
+    assert many[:17] == translator.translate(sentences[:17])
 
 
 def test_repetition_guards(translator):
@@ -89,28 +82,28 @@ def test_repetition_guards(translator):
     assert isinstance(text, str)
 
 
-def test_words_and_quality(translator, sources):
-    result = translator.translate(sources[:3], return_scores=True)
+def test_words_and_quality(translator, sentences):
+    result = translator.translate(sentences[:3], return_scores=True)
     for r in result:
         text, words = r.hypotheses[0], r.words[0]
         assert words[0][0] == 0 and words[-1][1] == len(text)
         assert all(a[1] == b[0] for a, b in zip(words, words[1:]))
         assert r.quality[0] == pytest.approx(sum(w[2] for w in words) / len(words), abs=1e-5)
-    scored = translator.score([sources[0]] * 2, ["Ein Mann in einem blauen Hemd fährt Fahrrad.",
+    scored = translator.score([sentences[0]] * 2, ["Ein Mann in einem blauen Hemd fährt Fahrrad.",
                                                  "Ein Mann in einem grünen Hemd fährt Fahrrad."])
     blue = [w for w in scored[0].words[0] if "blauen" in scored[0].hypotheses[0][w[0]:w[1]]][0]
     green = [w for w in scored[1].words[0] if "grünen" in scored[1].hypotheses[0][w[0]:w[1]]][0]
     assert green[2] < blue[2]
     plain = libmt.Translator(str(MODEL), max_batch_size=2)
     assert not plain.quality_scores
-    assert plain.translate(sources[:1], return_scores=True)[0].words is None
+    assert plain.translate(sentences[:1], return_scores=True)[0].words is None
 
 
-def test_alignments(sources):
+def test_alignments(sentences):
     translator = libmt.Translator(str(MODEL), max_batch_size=8, alignments=True)
     assert translator.alignments
-    results = translator.translate(sources[:4], beam_size=2, num_hypotheses=2)
-    for source, r in zip(sources[:4], results):
+    results = translator.translate(sentences[:4], beam_size=2, num_hypotheses=2)
+    for source, r in zip(sentences[:4], results):
         assert len(r.alignments) == 2
         for ids, lps, rows in zip(r.ids, r.token_log_probs, r.alignments):
             assert len(rows) == len(lps)
@@ -119,12 +112,12 @@ def test_alignments(sources):
         begin, end = r.source_ranges[1]  # "man" in "A man ..."
         assert source[begin:end].strip() == source.split(" ")[1]
     # A teacher-forced pass gives the same rows.
-    scored = translator.score_batch([translator.model.vocabulary.encode(s) for s in sources[:4]],
+    scored = translator.score_batch([translator.model.vocabulary.encode(s) for s in sentences[:4]],
                                     [r.ids[0] for r in results])
     for r, s in zip(results, scored):
         for a, b in zip(r.alignments[0], s.alignments[0]):
             assert a == pytest.approx(b, abs=1e-5)
-    assert libmt.Translator(str(MODEL)).translate(sources[:1], return_scores=True)[0].alignments is None
+    assert libmt.Translator(str(MODEL)).translate(sentences[:1], return_scores=True)[0].alignments is None
     with pytest.raises(ValueError, match="alignment_layer"):
         libmt.Translator(str(MODEL), alignments=True, alignment_layer=7)
 
@@ -143,8 +136,8 @@ def test_html_paragraphs():
         translator.translate_paragraphs(page, format="xml")
 
 
-def test_batch_prefixes_by_ids(translator, sources):
-    source_ids = [translator.model.vocabulary.encode(s) for s in sources[:3]]
+def test_batch_prefixes_by_ids(translator, sentences):
+    source_ids = [translator.model.vocabulary.encode(s) for s in sentences[:3]]
     free = translator.translate_batch(source_ids)
     prefix = free[1].ids[0][:2]
     given = translator.translate_batch(source_ids, prefixes=[None, prefix])

@@ -310,15 +310,17 @@ Status Session::translate(std::span<const std::span<const int32_t>> sources, con
   *results = Translations{};
   std::fill_n(s.at<int>(s.plan.truncated), s.plan.B, 0);
   MT_RETURN_IF_ERROR(s.translate_spans(sources, options));
-  const int B = int(sources.size());
-  if (B == 0) return {};
-  results->hypotheses_ = s.at<Hypothesis>(s.plan.hypotheses);
-  results->counts_ = s.at<int>(s.plan.hypothesis_counts);
-  results->truncated_ = s.at<int>(s.plan.truncated);
-  results->stopped_ = s.at<int>(s.plan.stopped);
-  results->stride_ = size_t(s.plan.K);
-  results->sentences_ = size_t(B);
+  if (!sources.empty()) s.id_results(int(sources.size()), results);
   return {};
+}
+
+void Session::Impl::id_results(int B, Translations* results) {
+  results->hypotheses_ = at<Hypothesis>(plan.hypotheses);
+  results->counts_ = at<int>(plan.hypothesis_counts);
+  results->truncated_ = at<int>(plan.truncated);
+  results->stopped_ = at<int>(plan.stopped);
+  results->stride_ = size_t(plan.K);
+  results->sentences_ = size_t(B);
 }
 
 namespace detail {

@@ -26,8 +26,7 @@ class LinkCollector final : public detail::PieceObserver {
         prefix_(prefix) {}
 
   Status piece(const detail::ParagraphPiece& piece, std::span<const int32_t> source_ids, size_t target_begin,
-               size_t target_end, std::string_view target_text, const Hypothesis& h) override {
-    (void)target_end;
+               std::string_view target_text, const Hypothesis& h) override {
     const std::string_view source_text = joined_.substr(piece.begin, piece.end - piece.begin);
     source_ranges_.resize(source_ids.size());
     target_ranges_.resize(h.tokens.size());

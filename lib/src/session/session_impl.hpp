@@ -31,13 +31,13 @@ struct ParagraphPiece {
 };
 
 // translate_paragraphs' pieces as they are translated, for HTML's markup:
-// the piece's source bytes of the text, its ids, the bytes of its
-// translation in the output, and its hypothesis (alignment included).
+// the piece's source bytes of the text, its ids, where its translation
+// starts in the output and its text, and its hypothesis (alignment included).
 class PieceObserver {
  public:
   virtual ~PieceObserver() = default;
   virtual Status piece(const ParagraphPiece& piece, std::span<const int32_t> source_ids, size_t target_begin,
-                       size_t target_end, std::string_view target_text, const Hypothesis& hypothesis) = 0;
+                       std::string_view target_text, const Hypothesis& hypothesis) = 0;
 };
 
 // translate_paragraphs with ParagraphOptions::format html (session_html.cpp).
@@ -198,6 +198,8 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // SessionOptions::quality_scores: token ranges, words and quality of the
   // text hypothesis in slot `slot`.
   Status add_quality(size_t slot, TextHypothesis& h);
+  // The Translations of the B sentences' hypotheses in the results.
+  void id_results(int B, Translations* results);
   // The TextTranslations of the B hypotheses in the results (`prefix`
   // source ids before each source, for the source ranges).
   Status text_results(int B, TextTranslations* results, size_t prefix = 0);

@@ -162,8 +162,8 @@ Status Session::translate_paragraphs(std::string_view text, const ParagraphOptio
       const size_t target_begin = written;
       MT_RETURN_IF_ERROR(write({out, length}));
       if (s.piece_observer != nullptr) {
-        MT_RETURN_IF_ERROR(s.piece_observer->piece(piece, spans[i], target_begin, written, {out, length},
-                                                   hyps[size_t(i) * s.plan.K]));
+        MT_RETURN_IF_ERROR(
+            s.piece_observer->piece(piece, spans[i], target_begin, {out, length}, hyps[size_t(i) * s.plan.K]));
       }
       ++record.pieces;
       record.truncated = record.truncated || piece.truncated;

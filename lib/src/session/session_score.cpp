@@ -136,12 +136,7 @@ Status Session::score(std::span<const std::span<const int32_t>> sources,
   const int B = int(sources.size());
   if (B == 0) return {};
   MT_RETURN_IF_ERROR(s.run(B, scoring, targets));
-  results->hypotheses_ = s.at<Hypothesis>(s.plan.hypotheses);
-  results->counts_ = s.at<int>(s.plan.hypothesis_counts);
-  results->truncated_ = s.at<int>(s.plan.truncated);
-  results->stopped_ = s.at<int>(s.plan.stopped);
-  results->stride_ = size_t(s.plan.K);
-  results->sentences_ = size_t(B);
+  s.id_results(B, results);
   return {};
 }
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "session/session_impl.hpp"
+#include "text/unicode_classes.hpp"
 #include "tokenizer/line_breaks.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "tokenizer/utf8.hpp"
 #include "access.hpp"
 
 namespace mt {
@@ -136,13 +138,8 @@ Status Session::Impl::add_quality(size_t slot, TextHypothesis& h) {
   return {};
 }
 
-namespace {
-
-bool is_space_byte(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-size_t utf8_length(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
-
-}  // namespace
+using detail::text::is_blank_or_newline;
+using detail::utf8_char_length;
 
 // Where offsets of a decoded text fall in the original it was encoded from,
 // asked in ascending order: both texts walked together, equal bytes matched,
@@ -156,13 +153,13 @@ class DecodedToOriginal {
     while (i_ < target) {
       if (j_ < original_.size() && decoded_[i_] == original_[j_]) {
         ++i_, ++j_;
-      } else if (j_ < original_.size() && is_space_byte(original_[j_])) {
+      } else if (j_ < original_.size() && is_blank_or_newline(original_[j_])) {
         ++j_;
-      } else if (is_space_byte(decoded_[i_]) || j_ >= original_.size()) {
+      } else if (is_blank_or_newline(decoded_[i_]) || j_ >= original_.size()) {
         ++i_;
       } else {
-        i_ += utf8_length(static_cast<unsigned char>(decoded_[i_]));
-        j_ = std::min(original_.size(), j_ + utf8_length(static_cast<unsigned char>(original_[j_])));
+        i_ += utf8_char_length(static_cast<uint8_t>(decoded_[i_]));
+        j_ = std::min(original_.size(), j_ + utf8_char_length(static_cast<uint8_t>(original_[j_])));
       }
     }
     return j_;

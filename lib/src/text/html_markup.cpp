@@ -1,5 +1,7 @@
 #include "text/html_markup.hpp"
 
+#include "text/unicode_classes.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -9,7 +11,7 @@ namespace mt::detail::html {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+using text::is_blank_or_newline;
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
          c == ':' || c == '.';
@@ -186,7 +188,7 @@ Document Document::parse(std::string_view html) {
       if (!item.paired) item.text_end = item.text_begin;
       while (item.parent >= 0 && !block.items[size_t(item.parent)].paired) item.parent = block.items[size_t(item.parent)].parent;
     }
-    block.translatable = std::any_of(block.text.begin(), block.text.end(), [](char c) { return !is_space(c); });
+    block.translatable = std::any_of(block.text.begin(), block.text.end(), [](char c) { return !is_blank_or_newline(c); });
     d.segments_.push_back({block.input_begin, at, int(d.blocks_.size())});
     d.blocks_.push_back(std::move(block));
     verbatim_from = at;
@@ -338,7 +340,7 @@ size_t target_position(std::span<const Link> links, size_t source, std::string_v
                         !is_word_byte(text[source]);
   if (boundary) {
     while (best < translation.size() && is_word_byte(translation[best])) ++best;  // the rest of its word
-    if (source > 0 && source <= text.size() && is_space(text[source - 1])) {
+    if (source > 0 && source <= text.size() && is_blank_or_newline(text[source - 1])) {
       while (best < translation.size() && is_word_space(translation[best])) ++best;
     }
   }
@@ -363,7 +365,7 @@ void Document::restore_block(const Block& block, std::string_view translation, s
         if (l.source_begin >= item.text_end || l.source_end <= item.text_begin) continue;
         // The linked source token must have text inside the element, not just its leading space.
         size_t first = l.source_begin;
-        while (first < l.source_end && is_space(block.text[first])) ++first;
+        while (first < l.source_end && is_blank_or_newline(block.text[first])) ++first;
         if (first >= item.text_end || l.source_end <= std::max(first, item.text_begin)) continue;
         p.begin = any ? std::min(p.begin, l.target_begin) : l.target_begin;
         p.end = any ? std::max(p.end, l.target_end) : l.target_end;
