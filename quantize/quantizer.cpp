@@ -213,6 +213,7 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
   ModelMetadata metadata = fp32.metadata();
   if (const VocabularyData* v = fp32.vocabulary()) writer.set_vocabulary(*v);
   if (const VocabularyData* v = fp32.target_vocabulary()) writer.set_target_vocabulary(*v);
+  if (const ShortlistView* s = fp32.shortlist()) writer.set_shortlist(s->to_data());
   bool any_int8 = false;
   for (const TensorSpec& spec : model_tensor_specs(cfg)) {
     const TensorView* t = fp32.find_tensor(spec.name);

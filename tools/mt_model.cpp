@@ -220,6 +220,11 @@ int info(const std::string& path) {
   } else {
     std::printf("tokenizer       none (translates token ids)\n");
   }
+  if (const mt::ShortlistView* s = (*model)->shortlist()) {
+    std::printf("shortlist       %zu target ids over %d source ids (longest row %d), %zu frequent%s%.*s\n",
+                s->targets.size(), c.source_vocab_size, s->longest_row, s->frequent.size(),
+                s->method.empty() ? "" : ": ", int(s->method.size()), s->method.data());
+  }
   if (!m.tool.empty()) {
     std::printf("written by      %s%s%s\n", m.tool.c_str(), m.tool_version.empty() ? "" : " ", m.tool_version.c_str());
   }

@@ -117,6 +117,10 @@ constexpr Option kOptions[] = {
     {"--no-repeat-ngram-size", nullptr, "N", "no N tokens in a row occur twice in a translation (default off)"},
     {"--repetition-penalty", nullptr, "P",
      "P > 1: tokens a translation already has are less likely (default 1: off)"},
+    {"--shortlist", nullptr, nullptr,
+     "translate each line over the model's vocabulary shortlist (mt_shortlist build):\n"
+     "the default when the model has one; an error when it has none"},
+    {"--no-shortlist", nullptr, nullptr, "translate over the whole vocabulary even when the model has a shortlist"},
     {"--thread-split", nullptr, "S",
      "how threads share a batch: layers, sentences or automatic (default:\n"
      "sentences; with a model of 24 MB or more, layers for smaller batches)"},
@@ -671,6 +675,10 @@ int run(int argc, char** argv) {
   if (s.alignments && !s.text_mode) return usage("--alignments links words of text: not with --ids");
   sopts.quality_scores = s.quality;
   sopts.alignments = s.alignments;
+  if (args.has("--shortlist") && args.has("--no-shortlist")) return usage("--shortlist and --no-shortlist: choose one");
+  if (args.has("--shortlist") && (*model)->shortlist() == nullptr)
+    return fail(args.get("--model", "") + " has no vocabulary shortlist (mt_shortlist build gives it one)");
+  sopts.shortlist = !args.has("--no-shortlist");
   if (s.alignments && cache_size > 0) return usage("--alignments and --cache-size: choose one (cached lines hold no alignments)");
   std::optional<mt::cli::Input> second;  // --score's or --prefix's file
   if (s.score || s.prefix) {

@@ -128,6 +128,34 @@ struct ModelMetadata {
   std::vector<KeyValue> extra;
 };
 
+// A vocabulary shortlist (mt_shortlist build): the target ids each source id
+// may translate to. A sentence is translated over the union of its source
+// ids' rows, `frequent`, EOS and the ids the caller forces (prefixes): the
+// output layer computes those columns only, and the candidates depend on the
+// sentence alone, never on the batch (SessionOptions::shortlist).
+struct ShortlistData {
+  std::vector<int32_t> frequent;   // ascending
+  std::vector<uint32_t> row_ends;  // one per source id: row s is targets[row_ends[s - 1], row_ends[s])
+  std::vector<int32_t> targets;    // each row ascending, no repeats
+  std::string method;              // how it was made
+};
+
+// The model file's shortlist, read in place (checked at load: ids in range,
+// rows ascending).
+struct MT_API ShortlistView {
+  std::span<const int32_t> frequent;
+  std::span<const uint32_t> row_ends;
+  std::span<const int32_t> targets;
+  std::string_view method;
+  int longest_row = 0;
+
+  std::span<const int32_t> row(int32_t source_id) const {
+    const uint32_t begin = source_id == 0 ? 0 : row_ends[size_t(source_id) - 1];
+    return targets.subspan(begin, row_ends[size_t(source_id)] - begin);
+  }
+  ShortlistData to_data() const;
+};
+
 struct LoadOptions {
   // Also read every fp32 weight and refuse NaN or Inf. This touches all the
   // weight pages (the cost of reading the file once); off by default.
@@ -198,6 +226,8 @@ class MT_API Model {
   // The vocabulary target ids decode with, when the file has one of its own
   // (models whose vocabulary has model_ids); null: vocabulary() decodes too.
   const VocabularyData* target_vocabulary() const;
+  // The file's vocabulary shortlist, or null when it has none.
+  const ShortlistView* shortlist() const;
 
   // The model's tokenizer for callers outside a session (bindings, tools):
   // UTF-8 text -> source ids (no BOS or EOS), exactly as a session tokenizes,
@@ -205,6 +235,9 @@ class MT_API Model {
   // translate_text gives them, each made one space. These allocate; sessions tokenize in their own memory. Error if the
   // model has no vocabulary.
   Status encode(std::string_view text, std::vector<int32_t>* ids) const;
+  // Target text -> target ids, as score_text and text prefixes encode it
+  // (with the target vocabulary when there is one).
+  Status encode_target(std::string_view text, std::vector<int32_t>* ids) const;
   Status decode(std::span<const int32_t> ids, std::string* text, bool line_breaks_as_spaces = false) const;
 
   // Whether the file carries a vocabulary (text in and out), without

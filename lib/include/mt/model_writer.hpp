@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mt/model.hpp"
@@ -35,6 +36,10 @@ class MT_API ModelWriter {
   // Int8 models: how activations are quantized (ModelQuantization::int8 is
   // derived from the tensors and ignored here).
   void set_quantization(const ModelQuantization& quantization) { quantization_ = quantization; }
+  // The vocabulary shortlist (checked against the config when written), or
+  // none (nullopt) to write the model without one.
+  void set_shortlist(std::optional<ShortlistData> shortlist) { shortlist_ = std::move(shortlist); }
+  const std::optional<ShortlistData>& shortlist() const { return shortlist_; }
   // Format version to write; by default the oldest that holds the file: 2,
   // or 3 when it uses a version 3 feature (a config field or vocabulary part of version 3). Tests
   // write version 1 files (fp32, Piece tables) to check older files still
@@ -73,6 +78,7 @@ class MT_API ModelWriter {
   VocabularyData vocabulary_;
   VocabularyData target_vocabulary_;
   ModelQuantization quantization_;
+  std::optional<ShortlistData> shortlist_;
   std::optional<uint32_t> format_version_;
   std::vector<PendingTensor> tensors_;
 };

@@ -101,6 +101,13 @@ struct MT_API SessionOptions {
   // The decoder layer whose heads are averaged: -1 for the model's metadata
   // "alignment_layer" (measured for the model), else its last layer.
   int alignment_layer = -1;
+  // Translate over the model's vocabulary shortlist when its file has one
+  // (Model::shortlist, mt_shortlist build): each sentence's output layer and
+  // search cover only its candidates, which depend on the sentence alone
+  // (never on the batch). Off: the whole vocabulary, as a model without one.
+  // CPU sessions; a CUDA session computes the whole vocabulary. Scoring
+  // (score, score_text) always uses the whole vocabulary.
+  bool shortlist = true;
 
   Status validate(const ModelConfig& config) const;
 };

@@ -68,6 +68,9 @@ struct CudaTransformer::Ops {
     return tr.linear(x, M, w, y, act, residual);
   }
   CudaStatus layer_norm(const float* x, int M, const CudaNorm& norm, float* y) { return tr.layer_norm(x, M, norm, y); }
+  CudaStatus output(const float* x, int M, const CudaLinear& w, float* logits) {
+    return linear(x, M, w, logits, Activation::none, nullptr);
+  }
   // The attention every call shares: heads, head size, scale, output rows.
   CudaAttention attention(float* out) const {
     const int C = tr.config_.d_model, H = tr.config_.heads;

@@ -15,6 +15,7 @@
 #include "model/format_version.hpp"
 #include "support/mapped_file.hpp"
 #include "model_generated.h"
+#include "model/model_shortlist.hpp"
 #include "model/model_weights.hpp"
 #include "mt/model_spec.hpp"
 #include "mt/sentence_splitter.hpp"
@@ -41,6 +42,7 @@ struct Model::Impl {
   mutable std::optional<VocabularyData> vocabulary, target_vocabulary;
   // Device copies of the weights, made by the first CUDA session on each GPU.
   mutable detail::CudaWeightCache cuda_weights;
+  std::optional<ShortlistView> shortlist;  // in the mapping
   // translate_paragraphs' default non-breaking prefixes (text/model_prefixes.hpp).
   NonBreakingPrefixes sentence_prefixes;
   Status sentence_prefixes_status;
@@ -592,6 +594,9 @@ Status parse(Model::Impl& impl, const LoadOptions& options) {
   if (!weights) return weights.status();
   impl.weights = std::move(weights.value());
   impl.metadata = read_metadata(model->metadata());
+  auto shortlist = detail::read_shortlist(model->shortlist(), impl.config);
+  if (!shortlist) return shortlist.status();
+  impl.shortlist = shortlist.value();
   if (auto prefixes = detail::nonbreaking_prefixes_for(impl.metadata)) {
     impl.sentence_prefixes = std::move(prefixes.value());
   } else {
@@ -655,6 +660,7 @@ std::span<const uint8_t> Model::bytes() const { return impl_->bytes; }
 Status Model::save(const std::string& path) const { return detail::write_file_atomically(path, impl_->bytes); }
 const detail::ModelWeights& Model::weights() const { return impl_->weights; }
 detail::CudaWeightCache& Model::cuda_weights() const { return impl_->cuda_weights; }
+const ShortlistView* Model::shortlist() const { return impl_->shortlist ? &*impl_->shortlist : nullptr; }
 const VocabularyData* Model::vocabulary() const {
   if (!impl_->tokenizer) return nullptr;
   std::call_once(impl_->vocabulary_once, [&] { impl_->vocabulary = impl_->tokenizer->vocabulary().to_data(); });

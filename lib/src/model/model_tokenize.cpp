@@ -15,12 +15,9 @@ Status no_vocabulary() {
   return Status::error(Errc::invalid_argument, "this model has no vocabulary (or was loaded without it)");
 }
 
-}  // namespace
-
-Status Model::encode(std::string_view text, std::vector<int32_t>* ids) const {
+Status encode_with(const detail::Tokenizer* t, std::string_view text, std::vector<int32_t>* ids) {
   if (ids == nullptr) return Status::error(Errc::invalid_argument, "ids must not be null");
   ids->clear();
-  const detail::Tokenizer* t = tokenizer();
   if (t == nullptr) return no_vocabulary();
   std::vector<std::byte> workspace(t->encode_workspace_bytes(text.size()));
   ids->resize(t->max_encoded_ids(text.size()));
@@ -28,6 +25,14 @@ Status Model::encode(std::string_view text, std::vector<int32_t>* ids) const {
   const Status status = t->encode(text, workspace, *ids, &count);
   ids->resize(status.ok() ? count : 0);
   return status;
+}
+
+}  // namespace
+
+Status Model::encode(std::string_view text, std::vector<int32_t>* ids) const { return encode_with(tokenizer(), text, ids); }
+
+Status Model::encode_target(std::string_view text, std::vector<int32_t>* ids) const {
+  return encode_with(target_tokenizer(), text, ids);
 }
 
 Status Model::decode(std::span<const int32_t> ids, std::string* text, bool line_breaks_as_spaces) const {

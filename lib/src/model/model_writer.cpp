@@ -7,6 +7,7 @@
 #include "support/alignment.hpp"
 #include "support/atomic_file.hpp"
 #include "model/format_version.hpp"
+#include "model/model_shortlist.hpp"
 #include "model_generated.h"
 #include "mt/kernels.h"
 #include "mt/model_spec.hpp"
@@ -274,6 +275,11 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   }
   flatbuffers::Offset<fb::Quantization> quantization;
   if (any_int8) quantization = build_quantization(b, quantization_);
+  flatbuffers::Offset<fb::Shortlist> shortlist;
+  if (shortlist_) {
+    MT_RETURN_IF_ERROR(detail::check_shortlist(*shortlist_, config_));
+    shortlist = detail::build_shortlist(b, *shortlist_);
+  }
   fb::ModelBuilder mb(b);
   mb.add_format_version(version);
   if (!quantization.IsNull()) mb.add_quantization(quantization);
@@ -282,6 +288,7 @@ Expected<std::vector<uint8_t>> ModelWriter::serialize() const {
   mb.add_metadata(metadata);
   if (!vocabulary.IsNull()) mb.add_vocabulary(vocabulary);
   if (!target_vocabulary.IsNull()) mb.add_target_vocabulary(target_vocabulary);
+  if (!shortlist.IsNull()) mb.add_shortlist(shortlist);
   fb::FinishModelBuffer(b, mb.Finish());
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }
@@ -292,6 +299,7 @@ Expected<ModelWriter> ModelWriter::from_model(const Model& m) {
   if (m.quantization().int8) writer.set_quantization(m.quantization());
   if (m.vocabulary()) writer.set_vocabulary(*m.vocabulary());
   if (m.target_vocabulary()) writer.set_target_vocabulary(*m.target_vocabulary());
+  if (m.shortlist()) writer.set_shortlist(m.shortlist()->to_data());
   for (const TensorSpec& spec : model_tensor_specs(m.config())) {
     const TensorView* t = m.find_tensor(spec.name);
     if (t == nullptr) return Status::error(Errc::invalid_model, "tensor %s is missing", spec.name.c_str());

@@ -23,12 +23,24 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Keeps the `capacity` best tokens of a row, best first, scored base + log
 // prob; ties go to the lower token id, as argmax does, so beam 1 reproduces
 // greedy search.
-void row_top_k(const KernelTable& kernels, const float* log_probs, int V, int capacity, Candidate* top, int* count,
-               float base, int32_t parent) {
+void row_top_k(const KernelTable& kernels, const float* log_probs, const detail::RowVocabulary& vocabulary,
+               int capacity, Candidate* top, int* count, float base, int32_t parent) {
   float values[kTopKMax];
-  int32_t tokens[kTopKMax];
-  kernels.top_k_f32(log_probs, V, capacity, values, tokens, count);
-  for (int i = 0; i < *count; ++i) top[i] = {values[i] + base, tokens[i], parent, values[i]};
+  int32_t columns[kTopKMax];
+  kernels.top_k_f32(log_probs, vocabulary.size, capacity, values, columns, count);
+  for (int i = 0; i < *count; ++i) top[i] = {values[i] + base, vocabulary.id(columns[i]), parent, values[i]};
+}
+
+// -inf at `id`'s column, when the row covers it.
+void mask(float* row, const detail::RowVocabulary& vocabulary, int32_t id) {
+  const int column = vocabulary.column(id);
+  if (column >= 0) row[column] = kNegInf;
+}
+
+// The log-probability the row gives `id` (-inf when it does not cover it).
+float log_prob_of(const detail::StepRow& row, int32_t id) {
+  const int column = row.vocabulary.column(id);
+  return column >= 0 ? row.values[column] : kNegInf;
 }
 
 }  // namespace
@@ -79,7 +91,6 @@ detail::SearchBuffers Session::Impl::search_buffers(bool log_probs) {
 
 void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   const ModelConfig& cfg = model->config();
-  const int V = cfg.target_vocab_size;
   int32_t* step = at<int32_t>(plan.step_tokens);
   float* logits = at<float>(plan.logits);
   int32_t* live_tokens = at<int32_t>(plan.live_tokens);
@@ -88,6 +99,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   state.row_slot = live;  // greedy: slot b and sentence b are both the sentence's index
   state.row_source = live;
   state.alignment_row = live;
+  state.output = shortlist_output;
   const detail::DecoderBuffers buffers = decoder_buffers();
   const detail::SearchBuffers search = search_buffers();
   detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
@@ -121,6 +133,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
       state.alignment_stride = size_t(plan.K) * plan.T * size_t(plan.S);
     }
     transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
+    if (plan.shortlist_width > 0) shortlist_rows(rows, live);
     MT_PROFILE_STAGE(search);
     // Each row's choice on the session's threads (rows are independent), the
     // bookkeeping after it in order.
@@ -128,29 +141,34 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
     {
       MT_PROFILE_STAGE(select);
       pool->parallel_for(rows, [&](int i, int) {
-        float* row = logits + size_t(i) * V;
         const int b = live[i];
         if (size_t(t) < limits.forced_prefix.size()) {  // forced, scored 0 (advance_greedy below)
           chosen[i] = limits.forced_prefix[size_t(t)];
           return;
         }
-        if (t < limits.min_length) row[cfg.eos_id] = kNegInf;
+        const detail::StepRow step = step_row(i, b);
+        float* row = step.values;
+        const detail::RowVocabulary& vocabulary = step.vocabulary;
+        const int n = vocabulary.size;
+        if (t < limits.min_length) mask(row, vocabulary, cfg.eos_id);
         const int32_t* history = tokens_of(b);
-        if (limits.repetition_penalty != 1.0f) detail::penalize_repeats(row, history, t, limits.repetition_penalty);
+        if (limits.repetition_penalty != 1.0f) {
+          detail::penalize_repeats(row, vocabulary, history, t, limits.repetition_penalty);
+        }
         if (t < limits.given_steps(b)) {  // the caller's prefix: scored as the model scores it
           chosen[i] = limits.given_token(b, t);
-          kernels->log_softmax_f32(row, row, V);
+          kernels->log_softmax_f32(row, row, n);
           return;
         }
         float best = 0.0f;
         if (cfg.suppressed_ids.empty() && limits.no_repeat_ngram_size == 0) {
-          chosen[i] = kernels->argmax_f32(row, V, &best);
-          kernels->log_softmax_f32(row, row, V);  // the same log-probabilities beam search ranks by
+          chosen[i] = vocabulary.id(kernels->argmax_f32(row, n, &best));
+          kernels->log_softmax_f32(row, row, n);  // the same log-probabilities beam search ranks by
         } else {                                  // masked after the log-softmax, as beam search does
-          kernels->log_softmax_f32(row, row, V);
-          for (const int32_t id : cfg.suppressed_ids) row[id] = kNegInf;
-          detail::ban_repeated_ngrams(row, history, t, limits.no_repeat_ngram_size);
-          chosen[i] = kernels->argmax_f32(row, V, &best);
+          kernels->log_softmax_f32(row, row, n);
+          for (const int32_t id : cfg.suppressed_ids) mask(row, vocabulary, id);
+          detail::ban_repeated_ngrams(row, vocabulary, history, t, limits.no_repeat_ngram_size);
+          chosen[i] = vocabulary.id(kernels->argmax_f32(row, n, &best));
         }
       });
     }
@@ -158,7 +176,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
     for (int i = 0; i < rows; ++i) {
       const int b = live[i], token = chosen[i];
       step[b] = token;
-      const bool ended = book.advance_greedy(b, t, token, forced ? 0.0f : logits[size_t(i) * V + token]);
+      const bool ended = book.advance_greedy(b, t, token, forced ? 0.0f : log_prob_of(step_row(i, b), token));
       alive -= ended;
       if (!stream.active()) continue;
       const bool eos = token == cfg.eos_id;
@@ -173,7 +191,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
 
 void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   const ModelConfig& cfg = model->config();
-  const int V = cfg.target_vocab_size, K = limits.beam, T = plan.T, C = cfg.d_model;
+  const int K = limits.beam, T = plan.T, C = cfg.d_model;
   const int R = B * K, L = cfg.decoder_layers;
   int32_t* step = at<int32_t>(plan.step_tokens);
   float* scores = at<float>(plan.beam_scores);
@@ -191,6 +209,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   state.row_slot = live_slots;
   state.row_source = live_sources;
   state.alignment_row = live_beams;  // each live row's step alignment at its beam
+  state.output = shortlist_output;
   const detail::DecoderBuffers buffers = decoder_buffers();
   const detail::SearchBuffers search = search_buffers();
   detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
@@ -234,6 +253,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
       live_tokens[rows++] = step[beam];
     }
     transformer->decode_step(live_tokens, rows, t, state, buffers, logits);
+    if (plan.shortlist_width > 0) shortlist_rows(rows, live_sources);
     // Everything below is the search's: selection (nested) and bookkeeping.
     MT_PROFILE_STAGE(search);
     // The 2K best continuations of each live beam, on the session's threads
@@ -248,23 +268,28 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
           row_candidate_count[i] = 1;
           return;
         }
-        float* lp = logits + size_t(i) * V;
+        const detail::StepRow step = step_row(i, b);
+        float* lp = step.values;
+        const detail::RowVocabulary& vocabulary = step.vocabulary;
         const int32_t* history = at<int32_t>(plan.history) + size_t(beam) * T;
-        if (t < limits.min_length) lp[cfg.eos_id] = kNegInf;
-        if (limits.repetition_penalty != 1.0f) detail::penalize_repeats(lp, history, t, limits.repetition_penalty);
-        kernels->log_softmax_f32(lp, lp, V);
+        if (t < limits.min_length) mask(lp, vocabulary, cfg.eos_id);
+        if (limits.repetition_penalty != 1.0f) {
+          detail::penalize_repeats(lp, vocabulary, history, t, limits.repetition_penalty);
+        }
+        kernels->log_softmax_f32(lp, lp, vocabulary.size);
         const int given = limits.given_steps(b);
         if (t < given) {  // the caller's prefix: one continuation, scored as the model scores it
           const int32_t token = limits.given_token(b, t);
-          top[0] = {scores[beam] + lp[token], token, beam % K, lp[token]};
+          const float log_prob = log_prob_of(step, token);
+          top[0] = {scores[beam] + log_prob, token, beam % K, log_prob};
           row_candidate_count[i] = 1;
           return;
         }
-        for (const int32_t id : cfg.suppressed_ids) lp[id] = kNegInf;  // keeping their mass, as HF's bad_words_ids
-        detail::ban_repeated_ngrams(lp, history, t, limits.no_repeat_ngram_size);
+        for (const int32_t id : cfg.suppressed_ids) mask(lp, vocabulary, id);  // keeping their mass, as HF's bad_words_ids
+        detail::ban_repeated_ngrams(lp, vocabulary, history, t, limits.no_repeat_ngram_size);
         // Alternatives: the K best at the first free step, then each completed greedily.
         const int keep = limits.alternatives == 0 ? 2 * K : t == given ? K : 1;
-        row_top_k(*kernels, lp, V, keep, top, &row_candidate_count[i], scores[beam], beam % K);
+        row_top_k(*kernels, lp, vocabulary, keep, top, &row_candidate_count[i], scores[beam], beam % K);
       });
     }
     // ...then each sentence's next beams from its rows' candidates.

@@ -3,6 +3,7 @@
 // session_plan.cpp; lanes: session_lanes.cpp; text: session_text.cpp.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <system_error>
 
@@ -139,6 +140,7 @@ void Session::Impl::bind() {
   if (plan.text_hypotheses != 0) {
     for (int i = 0; i < plan.B * plan.K; ++i) new (at<TextHypothesis>(plan.text_hypotheses) + i) TextHypothesis{};
   }
+  if (plan.shortlist_width > 0) std::memset(at<uint8_t>(plan.shortlist_marks), 0, size_t(cfg.target_vocab_size));
   if (cuda != nullptr) return;  // the forward pass is the GPU's
   if (pool == nullptr) {
     owned_pool = std::make_unique<detail::ThreadPool>(options.num_threads);
@@ -284,6 +286,7 @@ Status Session::Impl::run(int B, const TranslateOptions& options, std::span<cons
     force_targets(B, options, targets);
     return {};
   }
+  if (plan.shortlist_width > 0) prepare_shortlist(B, options);
   detail::SearchLimits search{options.beam_size, options.num_hypotheses, options.min_decoding_length,
                               options.length_penalty, options.target_prefix};
   search.length_offset = length_offset;

@@ -50,6 +50,7 @@ bool Session::Impl::cache_key(int b, std::span<const int32_t> source, const Tran
   put(o.target_prefix.data(), o.target_prefix.size_bytes());
   float repetition = o.repetition_penalty;
   put_int(o.alternatives), put_int(o.no_repeat_ngram_size), put(&repetition, sizeof(repetition));
+  put_int(uses_shortlist() ? 1 : 0);
   const std::span<const int32_t> given = size_t(b) < o.prefixes.size() ? o.prefixes[size_t(b)] : std::span<const int32_t>();
   put_int(int64_t(given.size())), put(given.data(), given.size_bytes());
   put(source.data(), source.size_bytes());

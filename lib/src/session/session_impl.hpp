@@ -11,6 +11,7 @@
 #include "cuda/cuda_session.hpp"
 #include "mt/sentence_splitter.hpp"
 #include "mt/session.hpp"
+#include "search/row_vocabulary.hpp"
 #include "search/search_bookkeeping.hpp"
 #include "search/token_stream.hpp"
 #include "support/thread_pool.hpp"
@@ -50,6 +51,13 @@ Status translate_html(Session& session, std::string_view text, const ParagraphOp
 // `scratch` holds two decodings of `ids`.
 Status token_byte_ranges(const Tokenizer& tokenizer, std::span<const int32_t> ids, std::string_view text,
                          std::span<char> scratch, ByteRange* out);
+
+// One row of a decoder step's logits as the search sees it: its values and
+// the ids they are for.
+struct StepRow {
+  float* values;
+  RowVocabulary vocabulary;
+};
 
 // Sizes every buffer from (config, options); offsets into one arena. The
 // forward pass's buffers are TransformerBufferPlan's.
@@ -92,6 +100,16 @@ struct SessionPlan : TransformerBufferPlan {
   // its text (source_texts [B], as encoded).
   size_t source_ranges = 0, source_texts = 0, source_columns = 0;
   size_t paragraph_pieces = 0;  // translate_paragraphs: what each source of a batch is
+  // SessionOptions::shortlist with a model that has one (session_shortlist.cpp):
+  // each sentence's candidate ids, ascending [B, width], their columns in the
+  // call's logits [B, width] and their count [B]; each live row's logits
+  // over its sentence's candidates [R, width]; the union of a call's
+  // candidates, each id's column in it [V] and a mark per id [V]; the
+  // union's columns of the output layer (up to gather_capacity).
+  int shortlist_width = 0, gather_capacity = 0;
+  size_t shortlist_ids = 0, shortlist_columns = 0, shortlist_counts = 0, shortlist_logits = 0;
+  size_t union_ids = 0, union_columns = 0, shortlist_marks = 0;
+  size_t gathered_weight = 0, gathered_scales = 0, gathered_row_sums = 0, gathered_bias = 0;
   // score() targets or TranslateOptions::prefixes: the spans grouped by
   // lane; text ones' ids [B, T] and spans, and one encoding's scratch row.
   size_t target_spans = 0, target_ids = 0, target_id_spans = 0, target_scratch = 0, target_scratch_stride = 0;
@@ -220,6 +238,19 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // The search's host buffers in the arena, for SearchBookkeeping, with
   // each token's log-probability or without (the GPU's device search).
   detail::SearchBuffers search_buffers(bool log_probs = true);
+  // SessionOptions::shortlist (session_shortlist.cpp). Whether this
+  // session's translations use the model's shortlist (its lanes do the work).
+  bool uses_shortlist() const;
+  // The B loaded sentences' candidates and the call's output layer
+  // (shortlist_output) for them.
+  void prepare_shortlist(int B, const TranslateOptions& options);
+  // After a decoder step over `rows` rows: row i's logits over its
+  // sentence's candidates (sentence_of_row[i]).
+  void shortlist_rows(int rows, const int* sentence_of_row);
+  // Row i of the step (of sentence b) as the search reads it.
+  detail::StepRow step_row(int i, int b);
+  const detail::Linear* shortlist_output = nullptr;  // null: the model's layer
+  detail::Linear gathered_output;
   // TranslateOptions::on_token for this search.
   detail::TokenStream token_stream(const detail::SearchLimits& limits);
 };

@@ -107,7 +107,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.streamed_bytes = a.reserve<size_t>(B);
   p.source_spans = a.reserve<std::span<const int32_t>>(B);
   p.target_spans = a.reserve<std::span<const int32_t>>(B);
-  // 124 bytes of fixed fields (session_cache.cpp), the source with its
+  // 132 bytes of fixed fields (session_cache.cpp), the source with its
   // prefix (S), the target prefix and a sentence's prefix (T each).
   p.cache_key_stride = (64 + size_t(p.S) * 2 + size_t(T) * 2) * sizeof(int32_t);
   p.cache_keys = a.reserve<std::byte>(ArenaPlanner::product(B, p.cache_key_stride));
@@ -116,16 +116,44 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.cache_hypotheses = a.reserve<Hypothesis>(B * K);
   p.cache_counts = a.reserve<int>(B);
   p.cache_truncated = a.reserve<int>(B);
+  const detail::ModelWeights& w = detail::weights_of(model);
   // int8 layers quantize their inputs here: as many rows as the widest call
   // (the encoder's packed tokens or the decoder's rows); longer calls (the
   // full-prefix decoder of the tests) go through in blocks.
-  const detail::ModelWeights& w = detail::weights_of(model);
   if (w.any_int8 && here) {
     p.quantized_rows = std::max(p.N, p.R);
     p.quantized_stride = (size_t(padded_k_i8(w.max_int8_k)) + 63) / 64 * 64;
     p.quantized = a.reserve<uint8_t>(size_t(p.quantized_rows) * p.quantized_stride);
     p.quantized_scales = a.reserve<float>(size_t(p.quantized_rows));
     p.quantized_zeros = a.reserve<int32_t>(size_t(p.quantized_rows));
+  }
+  if (const ShortlistView* shortlist = model.shortlist(); shortlist != nullptr && o.shortlist && here) {
+    // A sentence's candidates: the rows of its (at most S) source ids, the
+    // frequent ids, EOS and its prefixes (fewer than T).
+    const size_t V = size_t(cfg.target_vocab_size);
+    const size_t width = std::min(V, size_t(p.S) * size_t(shortlist->longest_row) + shortlist->frequent.size() + T + 1);
+    p.shortlist_width = int(width);
+    p.shortlist_ids = a.reserve<int32_t>(B * width);
+    p.shortlist_columns = a.reserve<int32_t>(B * width);
+    p.shortlist_counts = a.reserve<int>(B);
+    p.shortlist_logits = a.reserve<float>(ArenaPlanner::product(R, width));
+    const size_t union_capacity = std::min(V, B * width);
+    p.union_ids = a.reserve<int32_t>(union_capacity);
+    p.union_columns = a.reserve<int32_t>(V);
+    p.shortlist_marks = a.reserve<uint8_t>(V);
+    // A union of more than half the vocabulary is computed from the model's
+    // own layer (the same values): copying it would cost more than it saves.
+    p.gather_capacity = int(std::min(union_capacity, (V + 1) / 2));
+    const size_t G = size_t(p.gather_capacity);
+    const Linear& output = w.output;
+    if (output.is_int8()) {
+      p.gathered_weight = a.reserve<int8_t>(packed_size_i8(int(G), output.k));
+      p.gathered_scales = a.reserve<float>(G);
+      if (output.row_sums != nullptr) p.gathered_row_sums = a.reserve<int32_t>(G);
+    } else {
+      p.gathered_weight = a.reserve<float>(packed_size(int(G), output.k));
+    }
+    if (output.bias != nullptr) p.gathered_bias = a.reserve<float>(G);
   }
   if (const Tokenizer* tok = detail::tokenizer_of(model)) {
     const size_t text_bytes = size_t(o.max_text_bytes);

@@ -157,6 +157,12 @@ struct Transformer::Ops {
     tr.layer_norm(x, M, norm, y);
     return 0;
   }
+  // The output projection: the model's, or the state's shortlisted columns.
+  int output(const float* x, int M, const Linear& w, float* logits) {
+    const Linear& layer = incremental && state != nullptr && state->output != nullptr ? *state->output : w;
+    tr.linear(x, M, layer, logits, Activation::none, nullptr);
+    return 0;
+  }
   int head_dim() const { return tr.config_.d_model / tr.config_.heads; }
   float scale() const { return 1.0f / std::sqrt(float(head_dim())); }
   float* scratch(int thread) const { return tr.scratch_ + size_t(thread) * tr.scratch_stride_; }

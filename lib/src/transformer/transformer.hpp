@@ -46,6 +46,10 @@ struct DecoderState {
   int alignment_layer = -1;
   float* alignment_heads = nullptr;
   int alignment_columns = 0;
+  // Incremental steps: the output projection to use instead of the model's
+  // (a vocabulary shortlist's columns, session_shortlist.cpp); logits are
+  // then [R, output->n].
+  const Linear* output = nullptr;
 };
 
 // Sees the input of every linear layer before it is multiplied (calibration

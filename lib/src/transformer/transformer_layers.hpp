@@ -138,7 +138,7 @@ int decoder_layers(Ops& ops, const ModelConfig& cfg, const Weights& w, int M, co
     out = b.y;
   }
   MT_PROFILE_STAGE(output_layer);
-  return ops.linear(out, M, w.output, logits, Activation::none, nullptr);
+  return ops.output(out, M, w.output, logits);
 }
 
 }  // namespace mt::detail
