@@ -89,6 +89,23 @@ std::vector<uint8_t> converted_style() {
   return writer->serialize().value();
 }
 
+// A vocabulary shortlist: two target ids a source id, three frequent ids.
+std::vector<uint8_t> with_shortlist() {
+  const mt::ModelConfig c = mt::fuzz::micro_config();
+  auto writer = mt::random_model_writer(c, 7);
+  if (!writer) std::abort();
+  mt::ShortlistData s;
+  for (int id = 0; id < c.source_vocab_size; ++id) {
+    s.targets.push_back(id % c.target_vocab_size);
+    if ((id + 5) % c.target_vocab_size > id % c.target_vocab_size) s.targets.push_back((id + 5) % c.target_vocab_size);
+    s.row_ends.push_back(uint32_t(s.targets.size()));
+  }
+  s.frequent = {4, 5, 6};
+  s.method = "seed";
+  writer->set_shortlist(s);
+  return writer->serialize().value();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,6 +120,7 @@ int main(int argc, char** argv) {
   write(models / "micro_vocab_v2.mtm", with_vocabulary(2));
   write(models / "micro_vocab_v1.mtm", with_vocabulary(1));
   write(models / "micro_v3_converted.mtm", converted_style());
+  write(models / "micro_shortlist.mtm", with_shortlist());
   auto model = mt::quantize::load_model_bytes(fp32).value();
   mt::quantize::QuantizeOptions o;
   o.max_length = 12;

@@ -36,7 +36,7 @@ typed. A line longer than `--max-source-length` tokens or `--max-line-bytes` byt
 with a warning naming it (as CTranslate2 and Marian do); `--strict` refuses it instead (an empty
 line in its place, the others translated, exit code 1).
 HEAD
-  for tool in mt_translate mt_model mt_vocab mt_bleu mt_quantize mt_train; do
+  for tool in mt_translate mt_model mt_vocab mt_bleu mt_quantize mt_train mt_shortlist; do
     printf '\n## %s\n\n```\n' "$tool"
     "$bin/$tool" --help
     printf '```\n'

@@ -251,3 +251,47 @@ TEST_CASE("C API language prefixes pick the model's tokens and reach the search"
   mt_session_free(session);
   mt_model_free(model);
 }
+
+TEST_CASE("C API shortlist option: on by default, off translates over the whole vocabulary", "[c_api][shortlist]") {
+  // A model whose shortlist lets every source id translate to target id 7 only.
+  auto plain = random_model(tiny_config(), 92, "c_api_plain.mtm");
+  auto writer = mt::ModelWriter::from_model(*plain);
+  REQUIRE(writer.ok());
+  mt::ShortlistData shortlist;
+  for (int s = 0; s < plain->config().source_vocab_size; ++s) {
+    shortlist.targets.push_back(7);
+    shortlist.row_ends.push_back(uint32_t(shortlist.targets.size()));
+  }
+  writer->set_shortlist(shortlist);
+  const std::string path = scratch_path("c_api_shortlist.mtm");
+  REQUIRE(writer->write(path).ok());
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(path.c_str(), &model) == MT_OK);
+  mt_session_options so;
+  mt_session_options_init(&so);
+  CHECK(so.shortlist == 1);
+  so.max_batch_size = 1;
+  const auto tokens_of = [&](int use) {
+    so.shortlist = use;
+    mt_session* session = nullptr;
+    REQUIRE(mt_session_create(model, &so, &session) == MT_OK);
+    mt_translate_options to;
+    mt_translate_options_init(&to);
+    to.max_decoding_length = 6;
+    to.min_decoding_length = 6;
+    const int32_t a[] = {5, 6, 7};
+    const int32_t* sources[] = {a};
+    const size_t lengths[] = {3};
+    REQUIRE(mt_translate_ids(session, sources, lengths, 1, &to) == MT_OK);
+    const int32_t* tokens = nullptr;
+    size_t length = 0;
+    float score = 0;
+    REQUIRE(mt_result_hypothesis(session, 0, 0, &tokens, &length, &score) == MT_OK);
+    std::vector<int32_t> out(tokens, tokens + length);
+    mt_session_free(session);
+    return out;
+  };
+  CHECK(tokens_of(1) == std::vector<int32_t>(6, 7));  // 7 and EOS are its only candidates
+  CHECK(tokens_of(0) != std::vector<int32_t>(6, 7));
+  mt_model_free(model);
+}

@@ -299,6 +299,31 @@ TEST_CASE("a model with every version 3 section and flipped bytes is refused or 
   sweep_flips("converted-style v3 model", path);
 }
 
+// A vocabulary shortlist (mt_shortlist build): flips in its ids and row ends
+// are refused at load or translate over other candidates, never out of bounds.
+TEST_CASE("a model with a vocabulary shortlist and flipped bytes is refused or translates", "[corruption]") {
+  auto shipped = Model::load(model_path("en-de-tiny.int8.mtm"));
+  REQUIRE(shipped.ok());
+  auto writer = ModelWriter::from_model(*shipped.value());
+  REQUIRE(writer.ok());
+  const ModelConfig& c = shipped.value()->config();
+  // 3 ids a row and 1,000 frequent ids: small, so flips also reach the rest of
+  // the structure, yet enough candidates that weight flips still change translations.
+  ShortlistData shortlist;
+  for (int s = 0; s < c.source_vocab_size; ++s) {
+    for (int j = 0; j < 3; ++j) shortlist.targets.push_back(int32_t((s * 7 + j * 2503) % c.target_vocab_size));
+    std::sort(shortlist.targets.end() - 3, shortlist.targets.end());
+    shortlist.row_ends.push_back(uint32_t(shortlist.targets.size()));
+  }
+  for (int j = 0; j < 1000; ++j) shortlist.frequent.push_back(4 + j * 7);
+  writer->set_shortlist(shortlist);
+  const std::string path = test::scratch_path("corruption-shortlist.mtm");
+  const Status written = writer->write(path);
+  INFO(written.message());
+  REQUIRE(written.ok());
+  sweep_flips("shipped int8 model with a shortlist", path);
+}
+
 TEST_CASE("the UTF-8 check of damaged models' output refuses what is not UTF-8", "[corruption]") {
   for (const char* good : {"", "abc", "\xC3\xA4", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xEF\xBF\xBD z"})
     CHECK(valid_utf8(good));

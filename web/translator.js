@@ -21,7 +21,7 @@
 // this file does not know included.
 const SESSION_FIELDS = ['max_batch_size', 'max_source_length', 'max_target_length', 'max_beam_size',
                         'num_threads', 'max_text_bytes', 'device', 'cuda_device', 'allow_tf32', 'thread_split',
-                        'quality_scores', 'alignments', 'alignment_layer'];
+                        'quality_scores', 'alignments', 'alignment_layer', 'shortlist'];
 // [name, type, slot]: the option's 4-byte slot in mt_translate_options.
 const TRANSLATE_FIELDS = [['beam_size', 'i32', 0], ['num_hypotheses', 'i32', 1], ['length_penalty', 'f32', 2],
                           ['max_decoding_length', 'i32', 3], ['max_length_ratio', 'f32', 4],

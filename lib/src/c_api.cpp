@@ -81,6 +81,7 @@ mt::SessionOptions to_cpp(const mt_session_options* o) {
     s.quality_scores = o->quality_scores != 0;
     s.alignments = o->alignments != 0;
     s.alignment_layer = o->alignment_layer;
+    s.shortlist = o->shortlist != 0;
   }
   return s;
 }
@@ -250,7 +251,8 @@ void mt_session_options_init(mt_session_options* o) {
         static_cast<int>(d.thread_split),
         d.quality_scores ? 1 : 0,
         d.alignments ? 1 : 0,
-        d.alignment_layer};
+        d.alignment_layer,
+        d.shortlist ? 1 : 0};
 }
 
 void mt_translate_options_init(mt_translate_options* o) {

@@ -43,6 +43,10 @@ class Translator(_libmt._Translator):
       and, for text, where each source token is (.source_ranges); memory planned only then.
       alignment_layer: the decoder layer whose attention aligns (-1: the model's own, measured
       and stored in it, else its last).
+    shortlist: with a model that has a vocabulary shortlist (mt_shortlist build), translate
+      each sentence over its own candidate target ids (faster; the same sentence gives the
+      same translation in any batch); False: the whole vocabulary. Scores always use the whole
+      vocabulary. CPU only.
 
     All working memory is allocated here, once: memory_size says how much.
     """
@@ -51,12 +55,12 @@ class Translator(_libmt._Translator):
                  num_threads: int = 1, thread_split: str = "automatic", max_batch_size: int = 16,
                  max_source_length: Optional[int] = None, max_target_length: Optional[int] = None,
                  max_beam_size: int = 4, max_text_bytes: int = 4096, quality_scores: bool = False,
-                 alignments: bool = False, alignment_layer: int = -1) -> None:
+                 alignments: bool = False, alignment_layer: int = -1, shortlist: bool = True) -> None:
         super().__init__(model, device=device, device_index=device_index, num_threads=num_threads,
                          thread_split=thread_split, max_batch_size=max_batch_size,
                          max_source_length=max_source_length, max_target_length=max_target_length,
                          max_beam_size=max_beam_size, max_text_bytes=max_text_bytes, quality_scores=quality_scores,
-                         alignments=alignments, alignment_layer=alignment_layer)
+                         alignments=alignments, alignment_layer=alignment_layer, shortlist=shortlist)
 
     def translate(self, sources: Sequence[Text], *, beam_size: int = 1, num_hypotheses: int = 1,
                   length_penalty: float = 1.0, max_decoding_length: int = 0, max_length_ratio: float = 0.0,

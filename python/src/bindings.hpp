@@ -26,6 +26,9 @@ struct PyVocabulary {
   mutable std::unordered_map<std::string, int> ids;  // piece -> id, built on first piece_to_id
 };
 
+// A libmt.Model or a model file's path (loaded).
+std::shared_ptr<const Model> model_argument(pybind11::handle source);
+
 void bind_config(pybind11::module_& m);
 void bind_model(pybind11::module_& m);
 void bind_quantize(pybind11::module_& m);

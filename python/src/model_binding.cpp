@@ -153,6 +153,20 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
             return d;
           },
           "{'int8': bool, 'activations': 'none' | 'dynamic' | 'calibrated', 'method': str}")
+      .def_property_readonly(
+          "shortlist",
+          [](const PyModel& p) -> py::object {
+            const ShortlistView* s = p.model->shortlist();
+            if (s == nullptr) return py::none();
+            py::dict d;
+            d["targets"] = s->targets.size();
+            d["longest_row"] = s->longest_row;
+            d["frequent"] = s->frequent.size();
+            d["method"] = std::string(s->method);
+            return d;
+          },
+          "The vocabulary shortlist (mt_shortlist build): {'targets': ids in all rows, 'longest_row': int, "
+          "'frequent': int, 'method': str}, or None.")
       .def_property_readonly("format_version", [](const PyModel& p) { return p.model->format_version(); })
       .def_property_readonly(
           "file_size", [](const PyModel& p) { return p.model->file_size(); }, "Bytes.")

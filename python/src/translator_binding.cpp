@@ -20,6 +20,18 @@
 namespace py = pybind11;
 
 namespace mt::python {
+
+std::shared_ptr<const Model> model_argument(py::handle source) {
+  if (py::isinstance<PyModel>(source)) return source.cast<const PyModel&>().model;
+  const std::string path = path_of(source);  // TypeError for anything but a path
+  Expected<std::shared_ptr<const Model>> model = [&] {
+    py::gil_scoped_release release;
+    return Model::load(path);
+  }();
+  check(model.status());
+  return std::move(model.value());
+}
+
 namespace {
 
 struct PyTranslator {
@@ -141,16 +153,6 @@ Device device_of(const std::string& name) {
   throw py::value_error("device = '" + name + "': must be 'cpu' or 'cuda'");
 }
 
-std::shared_ptr<const Model> model_argument(py::handle source) {
-  if (py::isinstance<PyModel>(source)) return source.cast<const PyModel&>().model;
-  const std::string path = path_of(source);  // TypeError for anything but a path
-  Expected<std::shared_ptr<const Model>> model = [&] {
-    py::gil_scoped_release release;
-    return Model::load(path);
-  }();
-  check(model.status());
-  return std::move(model.value());
-}
 
 // A length option given in tokens without EOS (as mt_translate's), or None
 // for the default capped to what the model's positions allow.
@@ -335,7 +337,7 @@ void bind_translator(py::module_& m) {
       .def(py::init([](py::handle model, const std::string& device, int device_index, int num_threads,
                        const std::string& thread_split, int max_batch_size, py::object max_source_length,
                        py::object max_target_length, int max_beam_size, int max_text_bytes, bool quality_scores,
-                       bool alignments, int alignment_layer) {
+                       bool alignments, int alignment_layer, bool shortlist) {
              auto t = std::make_unique<PyTranslator>();
              SessionOptions o;
              o.device = device_of(device);
@@ -348,6 +350,7 @@ void bind_translator(py::module_& m) {
              o.quality_scores = quality_scores;
              o.alignments = alignments;
              o.alignment_layer = alignment_layer;
+             o.shortlist = shortlist;
              t->model = model_argument(model);
              const int positions = t->model->config().max_positions;
              o.max_source_length = length_option(max_source_length, "max_source_length", 256, positions - 1) + 1;
@@ -359,7 +362,7 @@ void bind_translator(py::module_& m) {
            py::arg("num_threads") = 1, py::arg("thread_split") = "automatic", py::arg("max_batch_size") = 16,
            py::arg("max_source_length") = py::none(), py::arg("max_target_length") = py::none(),
            py::arg("max_beam_size") = 4, py::arg("max_text_bytes") = 4096, py::arg("quality_scores") = false,
-           py::arg("alignments") = false, py::arg("alignment_layer") = -1)
+           py::arg("alignments") = false, py::arg("alignment_layer") = -1, py::arg("shortlist") = true)
       .def("_translate_text",
            [](PyTranslator& t, py::sequence sources, bool detail, int beam_size, int num_hypotheses,
               float length_penalty, int max_decoding_length, float max_length_ratio, int max_length_offset,
@@ -580,6 +583,13 @@ void bind_translator(py::module_& m) {
           "max_target_length", [](const PyTranslator& t) { return t.session->options().max_target_length; },
           "Most tokens generated, EOS included.")
       .def_property_readonly("alignments", [](const PyTranslator& t) { return t.session->options().alignments; })
+      .def_property_readonly(
+          "shortlist",
+          [](const PyTranslator& t) {
+            const SessionOptions& o = t.session->options();
+            return o.shortlist && o.device == Device::cpu && t.model->shortlist() != nullptr;
+          },
+          "Whether translations use the model's vocabulary shortlist.")
       .def_property_readonly("quality_scores",
                              [](const PyTranslator& t) { return t.session->options().quality_scores; })
       .def_property_readonly("max_text_bytes",

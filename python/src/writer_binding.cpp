@@ -344,6 +344,51 @@ int8 for add_tensor_i8; weights are [out, in]. Errors name the tensor.)")
           },
           py::arg("name"), py::arg("values"), py::arg("scales"), py::kw_only(), py::arg("shape") = py::none(),
           "An int8 tensor [N, K] (row-major) with one float32 scale per row: value = q * scale.")
+      .def_static(
+          "from_model",
+          [](py::handle model) {
+            const std::shared_ptr<const Model> m = model_argument(model);
+            Expected<ModelWriter> copy = ModelWriter::from_model(*m);
+            check(copy.status());
+            auto w = std::make_unique<PyWriter>(m->config());
+            w->writer = std::move(copy.value());
+            std::fill(w->added.begin(), w->added.end(), true);
+            if (const VocabularyData* v = m->vocabulary()) w->vocabulary_pieces = v->pieces.size();
+            return w;
+          },
+          py::arg("model"),
+          "A writer holding all of a model (a libmt.Model or a path): tensors, vocabularies, metadata, "
+          "quantization and shortlist, to write it again with something changed.")
+      .def(
+          "set_shortlist",
+          [](PyWriter& w, py::object rows, const std::vector<int32_t>& frequent, const std::string& method) {
+            if (rows.is_none()) {
+              w.writer.set_shortlist(std::nullopt);
+              return;
+            }
+            std::vector<std::vector<int32_t>> lists;
+            try {
+              lists = rows.cast<std::vector<std::vector<int32_t>>>();
+            } catch (const py::cast_error&) {
+              throw py::type_error("set_shortlist rows: a list of lists of target ids (int), one per source id");
+            }
+            ShortlistData s;
+            for (std::vector<int32_t> row : lists) {
+              std::sort(row.begin(), row.end());
+              row.erase(std::unique(row.begin(), row.end()), row.end());
+              s.targets.insert(s.targets.end(), row.begin(), row.end());
+              s.row_ends.push_back(uint32_t(s.targets.size()));
+            }
+            s.frequent = frequent;
+            std::sort(s.frequent.begin(), s.frequent.end());
+            s.frequent.erase(std::unique(s.frequent.begin(), s.frequent.end()), s.frequent.end());
+            s.method = method;
+            w.writer.set_shortlist(std::move(s));
+          },
+          py::arg("rows"), py::arg("frequent") = std::vector<int32_t>{}, py::arg("method") = "",
+          "The vocabulary shortlist: rows[s] the target ids source id s may translate to (one row per "
+          "source id), `frequent` the target ids every sentence may use; None removes it. Checked when "
+          "written: ids must be in the target vocabulary.")
       .def(
           "serialize",
           [](const PyWriter& w) {

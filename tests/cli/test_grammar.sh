@@ -24,12 +24,12 @@ usage_error() {  # usage_error NAME WORDS TOOL ARGS...: exit 2, one line saying 
 }
 
 # --- every tool: --help, --version, unknown, near-miss, repeated, switch=value, missing value, "--"
-tools=(mt_translate mt_model mt_vocab mt_bleu mt_quantize mt_train)
+tools=(mt_translate mt_model mt_vocab mt_bleu mt_quantize mt_train mt_shortlist)
 # A switch of each tool and an option that takes a value.
 declare -A switch=([mt_translate]=--scores [mt_model]=--pre-norm [mt_vocab]=--byte-fallback [mt_bleu]=--lowercase
-                   [mt_quantize]=--fp32-embeddings [mt_train]=--resume)
+                   [mt_quantize]=--fp32-embeddings [mt_train]=--resume [mt_shortlist]=--force)
 declare -A valued=([mt_translate]=--beam [mt_model]=--seed [mt_vocab]=--vocab-size [mt_bleu]=--tokenize
-                   [mt_quantize]=--threads [mt_train]=--threads)
+                   [mt_quantize]=--threads [mt_train]=--threads [mt_shortlist]=--frequent)
 for tool in "${tools[@]}"; do
   if [ ! -x "$bin/$tool" ]; then
     echo "skip $tool: not built"
@@ -116,6 +116,42 @@ if [ $rc -ne 0 ]; then
   check "--device cuda without a GPU: says why plainly" \
     grep -qE "no NVIDIA GPU driver|built without CUDA|sees no GPU" "$dir/err.txt"
 fi
+
+# mt_shortlist: a shortlist learnt from a few lines, described, used by
+# default, compared with --no-shortlist, removed; its usage errors.
+printf 'A man rides a bike.\nTwo dogs play in the snow.\nA woman is reading a book.\n' > "$dir/sl.en"
+printf 'Ein Mann fährt Fahrrad.\nZwei Hunde spielen im Schnee.\nEine Frau liest ein Buch.\n' > "$dir/sl.de"
+usage_error "mt_shortlist without a command" "a command is required" mt_shortlist
+usage_error "mt_shortlist unknown command" "unknown command 'make'" mt_shortlist make "$model"
+usage_error "mt_shortlist build without a corpus" "build needs --source FILE and --target FILE" \
+  mt_shortlist build "$model" -o "$dir/sl.mtm"
+usage_error "mt_shortlist build without -o" "build needs -o FILE" mt_shortlist build "$model" --source "$dir/sl.en" \
+  --target "$dir/sl.de"
+usage_error "mt_shortlist info with an option it does not read" "does not apply to 'info'" mt_shortlist info "$model" -k 3
+usage_error "mt_shortlist -k 0" "--k" mt_shortlist random "$model" -k 0 -o "$dir/sl.mtm"
+run mt_shortlist build "$model" --source "$dir/sl.en" --target "$dir/five.en" -o "$dir/sl.mtm"
+check "mt_shortlist build with unpaired files: exit 1, says so" test $rc -eq 1 -a -n "$(grep "must pair up" "$dir/err.txt")"
+run mt_shortlist build "$model" --source "$dir/sl.en" --target "$dir/sl.de" -k 5 --frequent 20 -o "$dir/sl.mtm"
+check "mt_shortlist build: exit 0" test $rc -eq 0
+check "mt_shortlist build: describes what it wrote" grep -q "shortlist of .* target ids over 8000 source ids" "$dir/out.txt"
+run mt_shortlist info "$dir/sl.mtm"
+check "mt_shortlist info: the method" grep -q "made by: ibm1 k=5 frequent=20 iterations=5 copies (3 sentence pairs)" "$dir/out.txt"
+run mt_model info "$dir/sl.mtm"
+check "mt_model info: the shortlist" grep -q "^shortlist       " "$dir/out.txt"
+run mt_translate -m "$dir/sl.mtm" -i "$dir/sl.en" -o "$dir/sl.out"
+check "mt_translate with a shortlist (by default): exit 0, a line each" test $rc -eq 0 -a "$(lines "$dir/sl.out")" -eq 3
+run mt_translate -m "$dir/sl.mtm" --no-shortlist -i "$dir/sl.en" -o "$dir/sl.whole"
+check "mt_translate --no-shortlist: exit 0" test $rc -eq 0
+check "mt_translate: the 25 ids a sentence allows change its translations" test -n "$(cmp "$dir/sl.out" "$dir/sl.whole" 2>&1)"
+run mt_translate -m "$dir/sl.mtm" --shortlist -i "$dir/sl.en" -o "$dir/sl.again"
+check "mt_translate --shortlist: as the default" cmp -s "$dir/sl.out" "$dir/sl.again"
+usage_error "mt_translate --shortlist --no-shortlist" "choose one" mt_translate -m "$dir/sl.mtm" --shortlist --no-shortlist
+run mt_translate -m "$model" --shortlist -i "$dir/sl.en"
+check "mt_translate --shortlist with a model without one: exit 1, says how to give it one" \
+  test $rc -eq 1 -a -n "$(grep "mt_shortlist build" "$dir/err.txt")"
+run mt_shortlist remove "$dir/sl.mtm" -o "$dir/none.mtm"
+run mt_shortlist info "$dir/none.mtm"
+check "mt_shortlist remove: the model without it" grep -q "no shortlist" "$dir/out.txt"
 
 # mt_model and mt_vocab: one file for info, vocabularies from model files.
 usage_error "mt_model info without a file" "info takes one model file, not 0" mt_model info

@@ -145,6 +145,10 @@ async function main() {
   assert.ok(html.text.endsWith('<script>x<y</script>'));
   assert.throws(() => a.translateParagraphs(htmlPage, { format: 'xml' }), /format 'xml'/);
   const plain = await Translator.create(createLibmt, model, { max_batch_size: 2 });
+  // The shortlist option reaches the session (the shipped model has none: the same output either way).
+  const whole = await Translator.create(createLibmt, model, { max_batch_size: 2, shortlist: 0 });
+  assert.deepStrictEqual(whole.translate(sources.slice(0, 2)), plain.translate(sources.slice(0, 2)));
+  whole.free();
   assert.throws(() => plain.translateParagraphs(htmlPage, { format: 'html' }), (e) => /alignments/.test(e.message));
   plain.free();
   a.free();

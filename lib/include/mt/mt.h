@@ -72,6 +72,10 @@ typedef struct mt_session_options {
   int alignments;
   /* The decoder layer whose attention aligns: -1 for the model's metadata alignment_layer, else its last (default -1) */
   int alignment_layer;
+  /* Nonzero: translate over the model's vocabulary shortlist when its file
+   * has one (mt_shortlist build): each sentence over its own candidate ids,
+   * the same in any batch; 0: the whole vocabulary. CPU only (default 1) */
+  int shortlist;
 } mt_session_options;
 
 /* One token as it becomes final (mt::TokenEvent): the source's index, the
