@@ -44,6 +44,10 @@ constexpr Option kOptions[] = {
     {"--frequent", nullptr, "N", "build, random: target ids every sentence may use, the corpus' most\n"
                                  "frequent (default 100)"},
     {"--iterations", nullptr, "N", "build: IBM Model 1 EM iterations (default 5)"},
+    {"--self-translations", nullptr, nullptr,
+     "build: also learn from the model's own greedy translations of --source, so\n"
+     "the rows cover what this model says as well as what the references say"},
+    {"--threads", nullptr, "N", "build --self-translations: threads translating (default 1)"},
     {"--seed", nullptr, "N", "random: random seed (default 1)"},
     {"--output", "-o", "FILE", "build, random, remove: where to write the model"},
     {"--force", nullptr, nullptr, "build, random, remove: replace an existing output file"},
@@ -112,6 +116,37 @@ mt::Expected<std::vector<mt::shortlist::SentencePair>> read_corpus(const mt::Mod
   return corpus;
 }
 
+// Each source of the corpus paired again with the model's own greedy
+// translation of it (sources longer than the session allows are cut).
+mt::Status add_self_translations(const std::shared_ptr<const mt::Model>& model, int threads,
+                                 std::vector<mt::shortlist::SentencePair>* corpus) {
+  mt::SessionOptions o;
+  o.max_batch_size = 32;
+  o.max_beam_size = 1;
+  o.num_threads = threads;
+  o.max_source_length = std::min(256, model->config().max_positions);
+  o.max_target_length = std::min(256, model->config().max_positions);
+  o.shortlist = false;
+  auto session = mt::Session::create(model, o);
+  if (!session) return session.status();
+  mt::TranslateOptions options;
+  options.truncate_long_sources = true;
+  const size_t pairs = corpus->size();
+  mt::Translations results;
+  for (size_t b = 0; b < pairs; b += size_t(o.max_batch_size)) {
+    std::vector<std::span<const int32_t>> sources;
+    for (size_t i = b; i < std::min(pairs, b + size_t(o.max_batch_size)); ++i) sources.push_back((*corpus)[i].source);
+    MT_RETURN_IF_ERROR(session->translate(sources, options, &results));
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const std::span<const int32_t> tokens = results[i][0].tokens;
+      if (tokens.empty()) continue;
+      corpus->push_back({std::vector<int32_t>(sources[i].begin(), sources[i].end()),
+                         std::vector<int32_t>(tokens.begin(), tokens.end())});
+    }
+  }
+  return {};
+}
+
 int run(int argc, char** argv) {
   mt::cli::Args args(argc, argv, kOptions);
   const std::string help = mt::cli::help_text(kSynopsis, kOptions);
@@ -125,7 +160,7 @@ int run(int argc, char** argv) {
   if (pos.size() != 2) return usage(command + " takes one model file, not " + std::to_string(pos.size() - 1));
   const std::string& input = pos[1];
   // Which options each command reads.
-  const std::vector<std::string> reads = command == "build"    ? std::vector<std::string>{"--source", "--target", "--k", "--frequent", "--iterations", "--output", "--force"}
+  const std::vector<std::string> reads = command == "build"    ? std::vector<std::string>{"--source", "--target", "--k", "--frequent", "--iterations", "--self-translations", "--threads", "--output", "--force"}
                                          : command == "random" ? std::vector<std::string>{"--k", "--frequent", "--seed", "--output", "--force"}
                                          : command == "remove" ? std::vector<std::string>{"--output", "--force"}
                                                                : std::vector<std::string>{};
@@ -137,6 +172,7 @@ int run(int argc, char** argv) {
   const int frequent = args.get_int("--frequent", 100, 0, 1 << 24);
   const int iterations = args.get_int("--iterations", 5, 1, 100);
   const int seed = args.get_int("--seed", 1, 0, INT32_MAX);
+  const int threads = args.get_int("--threads", 1, 1, 256);
   if (!args.ok()) return usage(args.error());
   const std::string output = args.get("--output", "");
   if (command != "info") {
@@ -169,14 +205,19 @@ int run(int argc, char** argv) {
     if (!model.has_vocabulary()) return fail(input + " has no vocabulary: build reads text through it");
     auto corpus = read_corpus(model, args.get("--source", ""), args.get("--target", ""));
     if (!corpus) return fail(corpus.status().message());
+    const size_t pairs = corpus->size();
+    if (args.has("--self-translations")) {
+      if (mt::Status s = add_self_translations(loaded.value(), threads, &corpus.value()); !s.ok()) return fail(s.message());
+    }
     const auto table = mt::shortlist::learn_ibm1(*corpus, cfg.source_vocab_size, iterations);
     // One vocabulary for both sides: a source piece may be copied as it is.
     const bool copies = model.target_vocabulary() == nullptr && cfg.source_vocab_size == cfg.target_vocab_size;
     shortlist = mt::shortlist::choose_shortlist(table, *corpus, cfg.source_vocab_size, cfg.target_vocab_size, k,
                                                 frequent, copies);
     shortlist.method = "ibm1 k=" + std::to_string(k) + " frequent=" + std::to_string(frequent) + " iterations=" +
-                       std::to_string(iterations) + (copies ? " copies" : "") + " (" +
-                       std::to_string(corpus->size()) + " sentence pairs)";
+                       std::to_string(iterations) + (copies ? " copies" : "") +
+                       (args.has("--self-translations") ? " self-translations" : "") + " (" + std::to_string(pairs) +
+                       " sentence pairs)";
   }
   if (const int rc = write_model(model, std::move(shortlist), output); rc != 0) return rc;
   auto written = mt::Model::load(output);

@@ -47,6 +47,13 @@ Workloads:
             by transformers (bench/converters/make_opus_mt_random.py), converted by libmt.convert and by
             CTranslate2's TransformersConverter from the same directory; 16 -> 16 tokens as base
             (needs torch, transformers and the libmt package importable)
+With --shortlist K both engines translate over a vocabulary shortlist: the
+same seeded random K target ids per source id and 100 frequent ids (plus the
+special ids), libmt's as the model file's shortlist (per sentence), CTranslate2's
+as vmap.txt in its model directories (use_vmap: per batch). The same-model
+check runs without them; with them, the engines' agreement is reported only
+(CTranslate2 pads its batch's candidates to a multiple of 16 with ids of its
+own, so their candidates differ slightly).
 With --device cuda both engines run on the GPU (libmt's CUDA sessions, fp32
 GEMMs on cuBLAS, --tf32 for TF32; CTranslate2's CUDA build): batch 1, 32 and
 128, greedy and beam 4, no thread, ISA or backend variants and no CPU targets.
@@ -89,6 +96,7 @@ class Workload:
         self.min_length, self.max_length, self.reference = min_length, max_length, reference
         self.ct2 = {}  # CTranslate2 dtype -> model directory
         self.hf = None  # a Hugging Face directory both engines convert themselves (opus-mt)
+        self.shortlisted = {}  # --shortlist: libmt model file with the shortlist, per dtype
 
 
 def random_ids(path, sentences, length, vocab, seed):
@@ -203,7 +211,36 @@ def prepare(args, tools):
 
 
 DEVICE = {"name": "cpu", "tf32": False, "dequantize": False}  # set once by main (--device, --tf32, --cuda-dequantize)
+SHORTLIST = {"on": False}  # set once by main (--shortlist)
 LOAD_LINES = ("backend", "packed", "isa", "compute type")  # CT2_VERBOSE lines kept in cells.json
+
+
+def add_shortlist(w, k, seed=1):
+    """--shortlist K: seeded random rows of K target ids per source id and 100 frequent ids,
+    written into a copy of each libmt model (libmt's Python package) and as vmap.txt into each
+    CTranslate2 model directory, in its tokens."""
+    import libmt
+    config = libmt.Model(w.models["float32"]).config
+    rng = random.Random(seed)
+    targets = range(config.target_vocab_size)
+    rows = [rng.sample(targets, k) for _ in range(config.source_vocab_size)]
+    specials = {config.bos_id, config.eos_id, config.unk_id, config.pad_id}
+    frequent = sorted(set(rng.sample(targets, 100)) | specials)
+    for dtype, path in w.models.items():
+        out = path[:-len(".mtm")] + ".shortlist-%d.mtm" % k
+        if not os.path.exists(out):
+            writer = libmt.ModelWriter.from_model(path)
+            writer.set_shortlist(rows, frequent, method="random k=%d seed=%d (compare.py)" % (k, seed))
+            writer.write(out)
+        w.shortlisted[dtype] = out
+    for directory in w.ct2.values():
+        with open(os.path.join(directory, "shared_vocabulary.json"), encoding="utf-8") as f:
+            tokens = json.load(f)
+        known = range(len(tokens))  # OPUS-MT's <pad> (libmt's last id, suppressed) is not in CTranslate2's
+        with open(os.path.join(directory, "vmap.txt"), "w", encoding="utf-8") as f:
+            f.write("\t%s\n" % " ".join(tokens[t] for t in frequent if t in known))
+            for s, row in enumerate(rows[:len(tokens)]):
+                f.write("%s\t%s\n" % (tokens[s], " ".join(tokens[t] for t in row if t in known)))
 
 
 def model_paths(w, dtype):
@@ -215,8 +252,11 @@ def model_paths(w, dtype):
     return w.models[stored], w.ct2[ct2_dtype], ("float16" if dtype == "float16" else ct2_dtype)
 
 
-def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, variant=None, output=None):
-    """One fresh process; variant (CTranslate2): {"isa", "backend", "inter"}."""
+def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, variant=None, output=None, shortlist=None):
+    """One fresh process; variant (CTranslate2): {"isa", "backend", "inter"}; shortlist: the
+    shortlist / vmap (default: with --shortlist, as SHORTLIST says)."""
+    if shortlist is None:
+        shortlist = SHORTLIST["on"]
     common = ["--input", w.inputs[batch], "--batch", str(batch), "--beam", str(beam), "--threads", str(threads),
               "--min-length", str(w.min_length), "--max-length", str(w.max_length), "--repeat", str(repeat),
               "--device", DEVICE["name"]]
@@ -231,6 +271,10 @@ def run_cell(tools, w, engine, dtype, batch, beam, threads, repeat, variant=None
     env = dict(os.environ)
     model, ct2_model, compute_type = model_paths(w, dtype)
     variant = variant or {}
+    if shortlist and engine == "libmt":
+        model = w.shortlisted["float32" if dtype == "float16" else dtype]
+    if shortlist and engine == "ct2":
+        common.append("--vmap")
     if engine == "libmt":
         cmd = [tools["run"], "--model", model, "--sessions", str(variant.get("inter", 1))] + common
     else:
@@ -349,6 +393,9 @@ def main():
     parser.add_argument("--resume", action="store_true",
                         help="keep the cells OUT/cells.json already holds (measured on this same CPU) and run the rest: "
                              "a full run can span several sittings")
+    parser.add_argument("--shortlist", type=int, default=0, metavar="K",
+                        help="time both engines with a random shortlist of K ids per source id (libmt's shortlist, "
+                             "CTranslate2's vmap); 0: the whole vocabulary")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--tf32", action="store_true", help="--device cuda: libmt's fp32 GEMMs in TF32")
     parser.add_argument("--cuda-dequantize", action="store_true",
@@ -357,6 +404,7 @@ def main():
     if args.repeat < 1 or args.processes < 1:
         parser.error("--repeat and --processes must be at least 1")
     DEVICE.update(name=args.device, tf32=args.tf32, dequantize=args.cuda_dequantize)
+    SHORTLIST.update(on=args.shortlist > 0)
     gpu = args.device == "cuda"
     dtypes = args.dtypes.split(",") + (["float16"] if gpu else [])
     has_avx512 = "avx512f" in open("/proc/cpuinfo").read()
@@ -412,6 +460,13 @@ def main():
             "Every configuration runs the full protocol."))
     say()
     workloads = prepare(args, tools)
+    if args.shortlist > 0:
+        for w in workloads:
+            add_shortlist(w, args.shortlist)
+        say("Shortlist: every timed cell translates over a random shortlist of %d target ids per source id and "
+            "100 frequent ids plus the special ids: libmt's per sentence (the model file's), CTranslate2's per "
+            "batch (vmap.txt, use_vmap=True)." % args.shortlist)
+        say()
     cpu = cpu_description()
     cells = []  # every cell, every process: OUT/cells.json, written after each cell
     cells_path = os.path.join(args.out, "cells.json")
@@ -438,7 +493,7 @@ def main():
                     continue  # CTranslate2 has one int8
                 for beam in (1, 4):
                     path = os.path.join(args.out, w.name, "%s-%s-beam%d.ids" % (engine, dtype, beam))
-                    run_cell(tools, w, engine, dtype, 32, beam, 1, 0, output=path)
+                    run_cell(tools, w, engine, dtype, 32, beam, 1, 0, output=path, shortlist=False)
                     checks[engine, dtype, beam] = path
         same, total = agreement(checks["libmt", "float32", 1], checks["ct2", "float32", 1])
         say("Same model check: fp32 greedy translations identical on %d of %d sentences (%.1f%%; required: 99%%)."
@@ -448,6 +503,13 @@ def main():
             break
         same4, _ = agreement(checks["libmt", "float32", 4], checks["ct2", "float32", 4])
         say("fp32 beam 4: identical on %d of %d." % (same4, total))
+        if args.shortlist > 0:
+            paths = []
+            for engine in ("libmt", "ct2"):
+                paths.append(os.path.join(args.out, w.name, "%s-float32-beam1-shortlist.ids" % engine))
+                run_cell(tools, w, engine, "float32", 1, 1, 1, 0, output=paths[-1], shortlist=True)
+            same_sl, total_sl = agreement(*paths)
+            say("With the shortlist, fp32 greedy batch 1: identical on %d of %d." % (same_sl, total_sl))
         for dtype in [d for d in dtypes if d.startswith("int8")]:
             own_l, _ = agreement(checks["libmt", dtype, 1], checks["libmt", "float32", 1])
             say("libmt int8 (%s activation scales) = its fp32 on %d of %d greedy translations." % (

@@ -42,6 +42,7 @@ def main():
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--vmap", action="store_true", help="translate with the model directory's vmap.txt")
     args = parser.parse_args()
     if args.threads % args.inter_threads:
         parser.error("--threads must be a multiple of --inter-threads")
@@ -55,7 +56,7 @@ def main():
         sources = [[tokens[int(i)] for i in line.split()] + ["</s>"] for line in f]
     batches = [sources[i:i + args.batch] for i in range(0, len(sources), args.batch)]
     options = dict(max_batch_size=0, beam_size=args.beam, num_hypotheses=1, min_decoding_length=args.min_length,
-                   max_decoding_length=args.max_length, return_scores=False)
+                   max_decoding_length=args.max_length, return_scores=False, use_vmap=args.vmap)
 
     rss_before = status_kb("VmRSS:")
     start = time.perf_counter()

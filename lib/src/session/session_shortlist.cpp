@@ -51,6 +51,19 @@ void gather_panel(const detail::Linear& w, const int32_t* ids, int n, int panel,
   }
 }
 
+// Puts the n ids of `ids` (those with `bit` set in marks) in ascending order:
+// a sort for a few, a pass over the marks for many (n log n past V / 16).
+void ascending(int32_t* ids, int n, const uint8_t* marks, int V, uint8_t bit) {
+  if (n < V / 16) {
+    std::sort(ids, ids + n);
+    return;
+  }
+  int at = 0;
+  for (int32_t id = 0; id < V; ++id) {
+    if (marks[id] & bit) ids[at++] = id;
+  }
+}
+
 }  // namespace
 
 bool Session::Impl::uses_shortlist() const {
@@ -83,7 +96,7 @@ void Session::Impl::prepare_shortlist(int B, const TranslateOptions& options) {
     if (size_t(b) < options.prefixes.size()) {
       for (const int32_t id : options.prefixes[size_t(b)]) add(id);
     }
-    std::sort(ids, ids + n);
+    ascending(ids, n, marks, cfg.target_vocab_size, 1);
     counts[b] = n;
     for (int j = 0; j < n; ++j) {
       uint8_t& mark = marks[ids[j]];
@@ -91,7 +104,7 @@ void Session::Impl::prepare_shortlist(int B, const TranslateOptions& options) {
       mark = 2;
     }
   }
-  std::sort(all, all + union_size);
+  ascending(all, union_size, marks, cfg.target_vocab_size, 2);
   for (int j = 0; j < union_size; ++j) marks[all[j]] = 0;
 
   const detail::Linear& output = detail::weights_of(*model).output;
