@@ -5,6 +5,9 @@
 //   quantize_rows_u8/<isa>/M:../K:..  dynamic per-row quantization
 //   layer_norm_f32/<isa>/C:..       one row
 //   attention_f32/<isa>/Tq:../Tk:../dh:..  one head
+//   select/<isa>/V:../k:../{unfused,fused}  the search's choice from one row of
+//       logits: log_softmax_f32 then argmax (k = 1) or top_k_f32 (k = 2 x beam),
+//       against log_sum_exp_f32 + argmax / log_softmax_top_k_f32 (no row written)
 // Run e.g. bench_kernels --benchmark_filter='gemm_f32/avx512/M:1/' --benchmark_min_time=0.1
 #include <cmath>
 #include <cstdint>
@@ -108,6 +111,42 @@ void bench_attention(benchmark::State& state, const mt::KernelTable* t, int Tq, 
   }
 }
 
+// One row of V logits (a trained model's shape: a few large, a long tail),
+// chosen from as the search does: k = 1 greedy (argmax), else top k.
+void bench_select(benchmark::State& state, const mt::KernelTable* t, int V, int k, bool fused) {
+  std::vector<float> logits = random_vector(size_t(V), 7);
+  for (int i = 0; i < V; i += 97) logits[size_t(i)] += 8.0f;
+  std::vector<float> row(logits.size(), 0.0f);
+  float values[mt::kTopKMax];
+  int32_t indices[mt::kTopKMax];
+  int count = 0;
+  for (auto _ : state) {
+    if (!fused) {
+      row = logits;  // the search works on the logits in place
+      if (k == 1) {
+        float best = 0.0f;
+        indices[0] = t->argmax_f32(row.data(), V, &best);
+        t->log_softmax_f32(row.data(), row.data(), V);
+      } else {
+        t->log_softmax_f32(row.data(), row.data(), V);
+        t->top_k_f32(row.data(), V, k, values, indices, &count);
+      }
+    } else {
+      row = logits;  // the same copy, so both sides pay for it
+      if (k == 1) {
+        float best = 0.0f, max = 0.0f, log_sum = 0.0f;
+        indices[0] = t->argmax_f32(row.data(), V, &best);
+        t->log_sum_exp_f32(row.data(), V, &max, &log_sum);
+        values[0] = best - max - log_sum;
+      } else {
+        t->log_softmax_top_k_f32(row.data(), V, k, values, indices, &count);
+      }
+    }
+    benchmark::DoNotOptimize(values);
+    benchmark::ClobberMemory();
+  }
+}
+
 void register_benchmarks() {
   mt_bench::register_peak_benchmarks();  // fma_peak_f32, dot_peak_u8s8 (bench/fma_peak.hpp)
   const int Ms[] = {1, 4, 16, 32, 256};
@@ -135,6 +174,13 @@ void register_benchmarks() {
     for (int C : {512, 1024})
       benchmark::RegisterBenchmark(("layer_norm_f32/" + isa + "/C:" + std::to_string(C)).c_str(), bench_layer_norm, t,
                                    C);
+    for (int V : {8000, 32000, 58101, 256206})
+      for (int k : {1, 8})
+        for (bool fused : {false, true}) {
+          const std::string name = "select/" + isa + "/V:" + std::to_string(V) + "/k:" + std::to_string(k) + "/" +
+                                   (fused ? "fused" : "unfused");
+          benchmark::RegisterBenchmark(name.c_str(), bench_select, t, V, k, fused)->Unit(benchmark::kMicrosecond);
+        }
     const int shapes[][3] = {{1, 64, 64}, {1, 256, 64}, {64, 64, 64}, {128, 128, 64}};
     for (const auto& s : shapes) {
       const std::string name = "attention_f32/" + isa + "/Tq:" + std::to_string(s[0]) + "/Tk:" + std::to_string(s[1]) +

@@ -428,6 +428,63 @@ TEST_CASE("top_k_f32 matches ref exactly", "[kernels]") {
         }
 }
 
+// The search's fused selection: each table's log_sum_exp_f32 gives the two
+// numbers its log_softmax_f32 subtracts, and its log_softmax_top_k_f32 the
+// same values and indices as its log_softmax_f32 followed by its top_k_f32,
+// bit for bit, without writing the row; and they agree with the reference's.
+TEST_CASE("log_sum_exp_f32 and log_softmax_top_k_f32 are log_softmax_f32 then top_k_f32 bit for bit",
+          "[kernels]") {
+  const KernelTable& ref = reference_kernels();
+  for (const KernelTable* t : available_kernels())
+    for (int n : {1, 7, 16, 33, 100, 1000, 8003})
+      for (int k : {1, 2, 8, 64})
+        for (int variant = 0; variant < 5; ++variant) {
+          INFO(t->isa << " n=" << n << " k=" << k << " variant=" << variant);
+          std::vector<float> x = random_vector(n, 500 + n + k + variant, -9.0f, 9.0f);
+          if (variant == 1)  // many ties: 3 distinct values
+            for (float& v : x) v = std::floor(v / 4);
+          if (variant == 2)  // ascending: every vector holds a new best
+            for (int i = 0; i < n; ++i) x[i] = float(i) * 0.25f;
+          if (variant == 3)  // masked entries, as a minimum length or a shortlist leaves them
+            for (int i = 2; i < n; i += 5) x[i] = -INFINITY;
+          if (variant == 4)  // a peaked row: few candidates, a long flat tail
+            for (int i = 0; i < n; ++i) x[i] = i % 97 == 5 ? 12.0f - float(i % 7) : -20.0f;
+          const std::vector<float> before = x;
+          std::vector<float> y(size_t(n), 0.0f);
+          const float lse = t->log_softmax_f32(x.data(), y.data(), n);
+          float m = 0.0f, l = 0.0f;
+          t->log_sum_exp_f32(x.data(), n, &m, &l);
+          const float m_plus_l = m + l;  // what log_softmax_f32 returns
+          REQUIRE(std::memcmp(&lse, &m_plus_l, sizeof(float)) == 0);
+          for (int i = 0; i < n; ++i) {
+            const float yi = x[size_t(i)] - m - l;
+            REQUIRE(std::memcmp(&yi, &y[size_t(i)], sizeof(float)) == 0);
+          }
+          std::vector<float> want_v(k), got_v(k);
+          std::vector<int32_t> want_i(k), got_i(k);
+          int want_n = -1, got_n = -2;
+          t->top_k_f32(y.data(), n, k, want_v.data(), want_i.data(), &want_n);
+          t->log_softmax_top_k_f32(x.data(), n, k, got_v.data(), got_i.data(), &got_n);
+          REQUIRE(x == before);  // nothing written
+          REQUIRE(want_n == got_n);
+          for (int i = 0; i < want_n; ++i) {
+            REQUIRE(want_i[size_t(i)] == got_i[size_t(i)]);
+            REQUIRE(std::memcmp(&want_v[size_t(i)], &got_v[size_t(i)], sizeof(float)) == 0);
+          }
+          // Against the reference: the same tokens unless two were within rounding, close values.
+          float rm = 0.0f, rl = 0.0f;
+          ref.log_sum_exp_f32(x.data(), n, &rm, &rl);
+          REQUIRE(rm == m);
+          REQUIRE(std::fabs(rl - l) <= 1e-5f * std::fabs(rl) + 1e-6f);
+          std::vector<float> ref_v(k);
+          std::vector<int32_t> ref_i(k);
+          int ref_n = -3;
+          ref.log_softmax_top_k_f32(x.data(), n, k, ref_v.data(), ref_i.data(), &ref_n);
+          REQUIRE(ref_n == got_n);
+          for (int i = 0; i < ref_n; ++i) REQUIRE(std::fabs(ref_v[size_t(i)] - got_v[size_t(i)]) <= 1e-4f);
+        }
+}
+
 TEST_CASE("embed_f32 matches ref", "[kernels]") {
   const KernelTable& ref = reference_kernels();
   const int V = 33;

@@ -27,12 +27,21 @@ void softmax_f32_ref(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] /= sum;
 }
 
-float log_softmax_f32_ref(const float* x, float* y, int n) {
-  if (n <= 0) return -INFINITY;
+void log_sum_exp_f32_ref(const float* x, int n, float* max, float* log_sum) {
+  if (n <= 0) {
+    *max = -INFINITY, *log_sum = 0.0f;
+    return;
+  }
   const float m = max_f32(x, n);
   float sum = 0.0f;
   for (int i = 0; i < n; ++i) sum += std::exp(x[i] - m);
-  const float log_sum = std::log(sum);
+  *max = m, *log_sum = std::log(sum);
+}
+
+float log_softmax_f32_ref(const float* x, float* y, int n) {
+  if (n <= 0) return -INFINITY;
+  float m = 0.0f, log_sum = 0.0f;
+  log_sum_exp_f32_ref(x, n, &m, &log_sum);
   for (int i = 0; i < n; ++i) y[i] = x[i] - m - log_sum;
   return m + log_sum;
 }
@@ -47,10 +56,12 @@ int argmax_f32_ref(const float* x, int n, float* max_value) {
 
 // Insertion into a sorted list of at most k: a value enters only if it beats
 // the current k-th (strictly, so the earlier index keeps a tie).
-void top_k_f32_ref(const float* x, int n, int k, float* values, int32_t* indices, int* count) {
+// shift(x) is what is ranked: x itself, or its log-probability.
+template <class Shift>
+void top_k_of(const float* x, int n, int k, float* values, int32_t* indices, int* count, Shift shift) {
   int c = 0;
   for (int v = 0; v < n; ++v) {
-    const float value = x[v];
+    const float value = shift(x[v]);
     if (!(value > -INFINITY) || (c == k && !(value > values[k - 1]))) continue;  // -inf, NaN, or not better
     int i = c < k ? c++ : k - 1;
     for (; i > 0 && value > values[i - 1]; --i) values[i] = values[i - 1], indices[i] = indices[i - 1];
@@ -58,6 +69,16 @@ void top_k_f32_ref(const float* x, int n, int k, float* values, int32_t* indices
     indices[i] = v;
   }
   *count = c;
+}
+
+void top_k_f32_ref(const float* x, int n, int k, float* values, int32_t* indices, int* count) {
+  top_k_of(x, n, k, values, indices, count, [](float value) { return value; });
+}
+
+void log_softmax_top_k_f32_ref(const float* x, int n, int k, float* values, int32_t* indices, int* count) {
+  float m = 0.0f, log_sum = 0.0f;
+  log_sum_exp_f32_ref(x, n, &m, &log_sum);
+  top_k_of(x, n, k, values, indices, count, [&](float value) { return value - m - log_sum; });
 }
 
 }  // namespace mt

@@ -77,28 +77,38 @@ void softmax_f32(float* x, int n) {
   for (; i < n; ++i) x[i] *= inv;
 }
 
+// The maximum and log(sum(exp(x - max))): reads the row twice, writes nothing.
+template <class Arch>
+void log_sum_exp_f32(const float* x, int n, float* max, float* log_sum) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  if (n <= 0) {
+    *max = -__builtin_inff(), *log_sum = 0.0f;
+    return;
+  }
+  const float m = max_f32<Arch>(x, n);
+  const V vm(m);
+  V vsum(0.0f);
+  int i = 0;
+  for (; i + W <= n; i += W) vsum += xsimd::exp(V::load_unaligned(x + i) - vm);
+  float sum = xsimd::hadd(vsum);
+  if (i < n) {
+    alignas(64) float t[W];
+    for (int j = 0; j < W; ++j) t[j] = i + j < n ? x[i + j] : m;
+    xsimd::exp(V::load_aligned(t) - vm).store_aligned(t);
+    for (int j = 0; i + j < n; ++j) sum += t[j];
+  }
+  *max = m, *log_sum = __builtin_logf(sum);  // libm's, once per row
+}
+
 template <class Arch>
 float log_softmax_f32(const float* x, float* y, int n) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = int(V::size);
   if (n <= 0) return -__builtin_inff();
-  const float m = max_f32<Arch>(x, n);
-  // First pass only sums: y may alias x, which is read again below.
-  float sum = 0.0f;
-  {
-    const V vm(m);
-    V vsum(0.0f);
-    int i = 0;
-    for (; i + W <= n; i += W) vsum += xsimd::exp(V::load_unaligned(x + i) - vm);
-    sum = xsimd::hadd(vsum);
-    if (i < n) {
-      alignas(64) float t[W];
-      for (int j = 0; j < W; ++j) t[j] = i + j < n ? x[i + j] : m;
-      xsimd::exp(V::load_aligned(t) - vm).store_aligned(t);
-      for (int j = 0; i + j < n; ++j) sum += t[j];
-    }
-  }
-  const float log_sum = __builtin_logf(sum);  // libm's, once per row
+  // The sums first: y may alias x, which is read again below.
+  float m = 0.0f, log_sum = 0.0f;
+  log_sum_exp_f32<Arch>(x, n, &m, &log_sum);
   const V vm(m), vl(log_sum);
   int i = 0;
   for (; i + W <= n; i += W) (V::load_unaligned(x + i) - vm - vl).store_unaligned(y + i);
@@ -131,28 +141,46 @@ int argmax_f32(const float* x, int n, float* max_value) {
 
 // The reference's insertion, but once k values are held, a whole vector of
 // the row is skipped unless one of its lanes beats the k-th: almost every
-// vector of a vocabulary-sized row after the first few.
+// vector of a vocabulary-sized row after the first few. Ranks x - m - l
+// (m = l = 0: x itself), computed as log_softmax_f32 computes it.
 template <class Arch>
-void top_k_f32(const float* x, int n, int k, float* values, int32_t* indices, int* count) {
+void top_k_shifted(const float* x, int n, int k, float m, float l, float* values, int32_t* indices, int* count) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = int(V::size);
   int c = 0;
-  auto offer = [&](int v) {
-    const float value = x[v];
+  auto offer = [&](int v, float value) {
     if (!(value > -__builtin_inff()) || (c == k && !(value > values[k - 1]))) return;
     int i = c < k ? c++ : k - 1;
     for (; i > 0 && value > values[i - 1]; --i) values[i] = values[i - 1], indices[i] = indices[i - 1];
     values[i] = value;
     indices[i] = v;
   };
+  const bool shifted = m != 0.0f || l != 0.0f;
+  const auto at = [&](int v) { return shifted ? x[v] - m - l : x[v]; };
   int v = 0;
-  for (; v < n && c < k; ++v) offer(v);
+  for (; v < n && c < k; ++v) offer(v, at(v));
+  const V vm(m), vl(l);
+  alignas(64) float lanes[W];
   for (; v + W <= n; v += W) {
-    if (!xsimd::any(V::load_unaligned(x + v) > V(values[k - 1]))) continue;  // NaN and -inf compare false
-    for (int j = 0; j < W; ++j) offer(v + j);
+    const V y = shifted ? V::load_unaligned(x + v) - vm - vl : V::load_unaligned(x + v);
+    if (!xsimd::any(y > V(values[k - 1]))) continue;  // NaN and -inf compare false
+    y.store_aligned(lanes);
+    for (int j = 0; j < W; ++j) offer(v + j, lanes[j]);
   }
-  for (; v < n; ++v) offer(v);
+  for (; v < n; ++v) offer(v, at(v));
   *count = c;
+}
+
+template <class Arch>
+void top_k_f32(const float* x, int n, int k, float* values, int32_t* indices, int* count) {
+  top_k_shifted<Arch>(x, n, k, 0.0f, 0.0f, values, indices, count);
+}
+
+template <class Arch>
+void log_softmax_top_k_f32(const float* x, int n, int k, float* values, int32_t* indices, int* count) {
+  float m = 0.0f, log_sum = 0.0f;
+  log_sum_exp_f32<Arch>(x, n, &m, &log_sum);
+  top_k_shifted<Arch>(x, n, k, m, log_sum, values, indices, count);
 }
 
 }  // namespace mt::simd

@@ -23,18 +23,60 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Keeps the `capacity` best tokens of a row, best first, scored base + log
 // prob; ties go to the lower token id, as argmax does, so beam 1 reproduces
 // greedy search.
+// A row's `count` best tokens (log-probabilities and columns, best first) as
+// candidates scored base + log prob.
+void row_candidates_of(const float* values, const int32_t* columns, int count, const detail::RowVocabulary& vocabulary,
+                       Candidate* top, float base, int32_t parent) {
+  for (int i = 0; i < count; ++i) top[i] = {values[i] + base, vocabulary.id(columns[i]), parent, values[i]};
+}
+
 void row_top_k(const KernelTable& kernels, const float* log_probs, const detail::RowVocabulary& vocabulary,
                int capacity, Candidate* top, int* count, float base, int32_t parent) {
   float values[kTopKMax];
   int32_t columns[kTopKMax];
   kernels.top_k_f32(log_probs, vocabulary.size, capacity, values, columns, count);
-  for (int i = 0; i < *count; ++i) top[i] = {values[i] + base, vocabulary.id(columns[i]), parent, values[i]};
+  row_candidates_of(values, columns, *count, vocabulary, top, base, parent);
+}
+
+// Whether `id` is one the model never emits.
+bool suppressed(const ModelConfig& cfg, int32_t id) {
+  return std::find(cfg.suppressed_ids.begin(), cfg.suppressed_ids.end(), id) != cfg.suppressed_ids.end();
+}
+
+// The `keep` most probable tokens of a raw logits row that are not
+// suppressed: their log-probabilities (as log_softmax_f32 gives them) and
+// columns, best first, without writing the row (log_softmax_top_k_f32, for
+// keep + |suppressed| and the suppressed left out: the same tokens as ranking
+// the masked log-softmax row). False when that cannot stand in for the row
+// (too many to ask for, or no finite log-probability: NaN logits).
+// values and columns hold kTopKMax each.
+bool fused_top_k(const KernelTable& kernels, const ModelConfig& cfg, const float* row,
+                 const detail::RowVocabulary& vocabulary, int keep, float* values, int32_t* columns, int* count) {
+  const int ask = keep + int(cfg.suppressed_ids.size());
+  if (ask > kTopKMax) return false;
+  int found = 0;
+  kernels.log_softmax_top_k_f32(row, vocabulary.size, ask, values, columns, &found);
+  int kept = 0;
+  for (int j = 0; j < found && kept < keep; ++j) {
+    if (cfg.suppressed_ids.empty() || !suppressed(cfg, vocabulary.id(columns[j]))) {
+      values[kept] = values[j], columns[kept] = columns[j], ++kept;
+    }
+  }
+  *count = kept;
+  return kept > 0;
 }
 
 // -inf at `id`'s column, when the row covers it.
 void mask(float* row, const detail::RowVocabulary& vocabulary, int32_t id) {
   const int column = vocabulary.column(id);
   if (column >= 0) row[column] = kNegInf;
+}
+
+// log_softmax_f32(row)[column], without writing the row.
+float log_prob_at(const KernelTable& kernels, const float* row, int n, int column) {
+  float max = 0.0f, log_sum = 0.0f;
+  kernels.log_sum_exp_f32(row, n, &max, &log_sum);
+  return row[column] - max - log_sum;
 }
 
 // The log-probability the row gives `id` (-inf when it does not cover it).
@@ -155,21 +197,38 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
         if (limits.repetition_penalty != 1.0f) {
           detail::penalize_repeats(row, vocabulary, history, t, limits.repetition_penalty);
         }
+        // The chosen token's log-probability goes to its column (advance_greedy
+        // reads it there); the rest of the row is not rewritten unless a
+        // guard needs the whole log-softmax. Every path gives the floats
+        // log_softmax_f32 would.
         if (t < limits.given_steps(b)) {  // the caller's prefix: scored as the model scores it
           chosen[i] = limits.given_token(b, t);
-          kernels->log_softmax_f32(row, row, n);
+          const int column = vocabulary.column(chosen[i]);
+          if (column >= 0) row[column] = log_prob_at(*kernels, row, n, column);
           return;
         }
         float best = 0.0f;
-        if (cfg.suppressed_ids.empty() && limits.no_repeat_ngram_size == 0) {
-          chosen[i] = vocabulary.id(kernels->argmax_f32(row, n, &best));
-          kernels->log_softmax_f32(row, row, n);  // the same log-probabilities beam search ranks by
-        } else {                                  // masked after the log-softmax, as beam search does
-          kernels->log_softmax_f32(row, row, n);
-          for (const int32_t id : cfg.suppressed_ids) mask(row, vocabulary, id);
-          detail::ban_repeated_ngrams(row, vocabulary, history, t, limits.no_repeat_ngram_size);
-          chosen[i] = vocabulary.id(kernels->argmax_f32(row, n, &best));
+        if (limits.no_repeat_ngram_size == 0) {
+          if (cfg.suppressed_ids.empty()) {
+            const int column = kernels->argmax_f32(row, n, &best);
+            row[column] = log_prob_at(*kernels, row, n, column);
+            chosen[i] = vocabulary.id(column);
+            return;
+          }
+          float values[kTopKMax];
+          int32_t columns[kTopKMax];
+          int count = 0;
+          if (fused_top_k(*kernels, cfg, row, vocabulary, 1, values, columns, &count)) {
+            row[columns[0]] = values[0];
+            chosen[i] = vocabulary.id(columns[0]);
+            return;
+          }
         }
+        // Masked after the log-softmax, as beam search does.
+        kernels->log_softmax_f32(row, row, n);
+        for (const int32_t id : cfg.suppressed_ids) mask(row, vocabulary, id);
+        detail::ban_repeated_ngrams(row, vocabulary, history, t, limits.no_repeat_ngram_size);
+        chosen[i] = vocabulary.id(kernels->argmax_f32(row, n, &best));
       });
     }
     const bool forced = size_t(t) < limits.forced_prefix.size();
@@ -276,19 +335,28 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
         if (limits.repetition_penalty != 1.0f) {
           detail::penalize_repeats(lp, vocabulary, history, t, limits.repetition_penalty);
         }
-        kernels->log_softmax_f32(lp, lp, vocabulary.size);
         const int given = limits.given_steps(b);
         if (t < given) {  // the caller's prefix: one continuation, scored as the model scores it
           const int32_t token = limits.given_token(b, t);
-          const float log_prob = log_prob_of(step, token);
+          const int column = vocabulary.column(token);
+          const float log_prob = column >= 0 ? log_prob_at(*kernels, lp, vocabulary.size, column) : kNegInf;
           top[0] = {scores[beam] + log_prob, token, beam % K, log_prob};
           row_candidate_count[i] = 1;
           return;
         }
-        for (const int32_t id : cfg.suppressed_ids) mask(lp, vocabulary, id);  // keeping their mass, as HF's bad_words_ids
-        detail::ban_repeated_ngrams(lp, vocabulary, history, t, limits.no_repeat_ngram_size);
         // Alternatives: the K best at the first free step, then each completed greedily.
         const int keep = limits.alternatives == 0 ? 2 * K : t == given ? K : 1;
+        float values[kTopKMax];
+        int32_t columns[kTopKMax];
+        int count = 0;
+        if (limits.no_repeat_ngram_size == 0 && fused_top_k(*kernels, cfg, lp, vocabulary, keep, values, columns, &count)) {
+          row_candidates_of(values, columns, count, vocabulary, top, scores[beam], beam % K);
+          row_candidate_count[i] = count;
+          return;
+        }
+        kernels->log_softmax_f32(lp, lp, vocabulary.size);
+        for (const int32_t id : cfg.suppressed_ids) mask(lp, vocabulary, id);  // keeping their mass, as HF's bad_words_ids
+        detail::ban_repeated_ngrams(lp, vocabulary, history, t, limits.no_repeat_ngram_size);
         row_top_k(*kernels, lp, vocabulary, keep, top, &row_candidate_count[i], scores[beam], beam % K);
       });
     }

@@ -140,7 +140,10 @@ void Session::Impl::bind() {
   if (plan.text_hypotheses != 0) {
     for (int i = 0; i < plan.B * plan.K; ++i) new (at<TextHypothesis>(plan.text_hypotheses) + i) TextHypothesis{};
   }
-  if (plan.shortlist_width > 0) std::memset(at<uint8_t>(plan.shortlist_marks), 0, size_t(cfg.target_vocab_size));
+  if (plan.shortlist_width > 0) {
+    std::memset(at<uint8_t>(plan.shortlist_marks), 0, size_t(cfg.target_vocab_size));
+    new (at<detail::Linear>(plan.gathered_linear)) detail::Linear{};
+  }
   if (cuda != nullptr) return;  // the forward pass is the GPU's
   if (pool == nullptr) {
     owned_pool = std::make_unique<detail::ThreadPool>(options.num_threads);

@@ -109,7 +109,7 @@ struct SessionPlan : TransformerBufferPlan {
   int shortlist_width = 0, gather_capacity = 0;
   size_t shortlist_ids = 0, shortlist_columns = 0, shortlist_counts = 0, shortlist_logits = 0;
   size_t union_ids = 0, union_columns = 0, shortlist_marks = 0;
-  size_t gathered_weight = 0, gathered_scales = 0, gathered_row_sums = 0, gathered_bias = 0;
+  size_t gathered_weight = 0, gathered_scales = 0, gathered_row_sums = 0, gathered_bias = 0, gathered_linear = 0;
   // score() targets or TranslateOptions::prefixes: the spans grouped by
   // lane; text ones' ids [B, T] and spans, and one encoding's scratch row.
   size_t target_spans = 0, target_ids = 0, target_id_spans = 0, target_scratch = 0, target_scratch_stride = 0;
@@ -249,8 +249,7 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   void shortlist_rows(int rows, const int* sentence_of_row);
   // Row i of the step (of sentence b) as the search reads it.
   detail::StepRow step_row(int i, int b);
-  const detail::Linear* shortlist_output = nullptr;  // null: the model's layer
-  detail::Linear gathered_output;
+  const detail::Linear* shortlist_output = nullptr;  // null: the model's layer, else plan.gathered_linear
   // TranslateOptions::on_token for this search.
   detail::TokenStream token_stream(const detail::SearchLimits& limits);
 };

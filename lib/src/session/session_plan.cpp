@@ -154,6 +154,7 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
       p.gathered_weight = a.reserve<float>(packed_size(int(G), output.k));
     }
     if (output.bias != nullptr) p.gathered_bias = a.reserve<float>(G);
+    p.gathered_linear = a.reserve<Linear>(1);  // the view of them the output layer runs
   }
   if (const Tokenizer* tok = detail::tokenizer_of(model)) {
     const size_t text_bytes = size_t(o.max_text_bytes);

@@ -110,7 +110,7 @@ void Session::Impl::prepare_shortlist(int B, const TranslateOptions& options) {
   const detail::Linear& output = detail::weights_of(*model).output;
   shortlist_output = nullptr;
   if (union_size < cfg.target_vocab_size && union_size <= plan.gather_capacity) {
-    detail::Linear& into = gathered_output;
+    detail::Linear& into = *at<detail::Linear>(plan.gathered_linear);
     into = output;
     into.n = union_size;
     if (output.is_int8()) {
@@ -123,7 +123,7 @@ void Session::Impl::prepare_shortlist(int B, const TranslateOptions& options) {
     if (output.bias != nullptr) into.bias = at<float>(plan.gathered_bias);
     const int panels = int(packed_panels(union_size));
     pool->parallel_for(panels, [&](int panel, int) { gather_panel(output, all, union_size, panel, into); });
-    shortlist_output = &gathered_output;
+    shortlist_output = &into;
     int32_t* column_of = at<int32_t>(plan.union_columns);
     for (int j = 0; j < union_size; ++j) column_of[all[j]] = j;
     for (int b = 0; b < B; ++b) {

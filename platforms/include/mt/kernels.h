@@ -70,6 +70,18 @@ using SoftmaxF32 = void (*)(float* x, int n);
 // One row: y = x - max - log(sum(exp(x - max))). y may alias x. Returns the log-sum-exp.
 using LogSoftmaxF32 = float (*)(const float* x, float* y, int n);
 
+// One row's log-sum-exp, nothing written: *max = max(x) and *log_sum =
+// log(sum(exp(x - max))), the two numbers log_softmax_f32 subtracts
+// (y = x - max - log_sum, in that order), computed exactly as it computes
+// them. n <= 0: -inf and 0.
+using LogSumExpF32 = void (*)(const float* x, int n, float* max, float* log_sum);
+
+// top_k_f32 of log_softmax_f32(x) without writing the row: the k largest
+// log-probabilities x - max - log_sum (the same floats log_softmax_f32
+// writes), largest first, equal values in index order. The search's
+// selection when nothing else changes the row between the two.
+using LogSoftmaxTopKF32 = void (*)(const float* x, int n, int k, float* values, int32_t* indices, int* count);
+
 // One row: index of the largest value (first one on ties); its value in *max_value.
 using ArgmaxF32 = int (*)(const float* x, int n, float* max_value);
 
@@ -165,6 +177,8 @@ struct KernelTable {
   LogSoftmaxF32 log_softmax_f32;
   ArgmaxF32 argmax_f32;
   TopKF32 top_k_f32;
+  LogSumExpF32 log_sum_exp_f32;
+  LogSoftmaxTopKF32 log_softmax_top_k_f32;
   EmbedF32 embed_f32;
   AttentionF32 attention_f32;
   QuantizeRowsU8 quantize_rows_u8;
