@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ThreadSanitizer run of the concurrency tests (CI's TSan job): builds only
-# test_concurrency, test_decoder, test_streaming, test_cache and test_alignments in build-tsan with
+# test_concurrency, test_decoder, test_streaming, test_cache, test_alignments and test_shortlist in build-tsan with
 # -fsanitize=thread and runs them (test_alignments without its Multi30k case: single-threaded, and
 # slow under TSan). A data race, a lock-order report or a failed test fails it.
 #   scripts/tsan.sh            (MT_JOBS=1 scripts/tsan.sh on a busy machine)
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build="build-tsan"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_SANITIZE=thread \
   -DMT_BUILD_TRAINER=OFF -DMT_BUILD_TOOLS=OFF -DMT_BUILD_BENCHMARKS=OFF -DMT_CUDA=OFF > /dev/null
-cmake --build "$build" -j"${MT_JOBS:-2}" --target test_concurrency test_decoder test_streaming test_cache test_alignments
+cmake --build "$build" -j"${MT_JOBS:-2}" --target test_concurrency test_decoder test_streaming test_cache test_alignments test_shortlist
 # halt_on_error: stop at the first report, with TSan's non-zero exit code.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 # Without address randomisation where setarch can: the TSan runtime of older
@@ -22,7 +22,7 @@ if setarch "$(uname -m)" -R true 2> /dev/null; then norandom=(setarch "$(uname -
 # TSan's 5-15x slowdown on ~1,900 translations of small models; the first
 # test to pass it fails the run), MT_TSAN_TIMEOUT seconds to change it.
 tsan_timeout=${MT_TSAN_TIMEOUT:-900}
-for t in test_concurrency test_decoder test_streaming test_cache test_alignments; do
+for t in test_concurrency test_decoder test_streaming test_cache test_alignments test_shortlist; do
   echo "== $t (ThreadSanitizer)"
   rc=0
   filter=()

@@ -307,7 +307,7 @@ TEST_CASE("a model with a vocabulary shortlist and flipped bytes is refused or t
   auto writer = ModelWriter::from_model(*shipped.value());
   REQUIRE(writer.ok());
   const ModelConfig& c = shipped.value()->config();
-  // 3 ids a row and 1,000 frequent ids: small, so flips also reach the rest of
+  // 3 ids a row and 3,998 frequent ids: small, so flips also reach the rest of
   // the structure, yet enough candidates that weight flips still change translations.
   ShortlistData shortlist;
   for (int s = 0; s < c.source_vocab_size; ++s) {
@@ -315,7 +315,7 @@ TEST_CASE("a model with a vocabulary shortlist and flipped bytes is refused or t
     std::sort(shortlist.targets.end() - 3, shortlist.targets.end());
     shortlist.row_ends.push_back(uint32_t(shortlist.targets.size()));
   }
-  for (int j = 0; j < 1000; ++j) shortlist.frequent.push_back(4 + j * 7);
+  for (int j = 0; j < 3998; ++j) shortlist.frequent.push_back(4 + j * 2);
   writer->set_shortlist(shortlist);
   const std::string path = test::scratch_path("corruption-shortlist.mtm");
   const Status written = writer->write(path);
