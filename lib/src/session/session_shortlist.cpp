@@ -84,8 +84,10 @@ void Session::Impl::prepare_shortlist(int B, const TranslateOptions& options) {
   for (int b = 0; b < B; ++b) {
     int32_t* ids = at<int32_t>(plan.shortlist_ids) + size_t(b) * width;
     int n = 0;
+    // At most `width` ids (plan.shortlist_width bounds them; the test keeps
+    // a target_prefix longer than max_target_length in bounds).
     const auto add = [&](int32_t id) {
-      if ((marks[id] & 1) == 0) marks[id] |= 1, ids[n++] = id;
+      if ((marks[id] & 1) == 0 && size_t(n) < width) marks[id] |= 1, ids[n++] = id;
     };
     for (int i = offsets[b]; i < offsets[b + 1]; ++i) {
       for (const int32_t id : shortlist.row(sources[i])) add(id);
