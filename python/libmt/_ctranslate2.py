@@ -406,6 +406,7 @@ def _convert(source: _Source, conversion: Conversion, source_lang, target_lang, 
     writer.add_tensor("output/bias", bias)
     writer.add_tensor("position_encoding", positions)
     _add_layers(writer, v, cfg)
+    _add_vmap(writer, conversion, directory / "vmap.txt", source_tokens, target_tokens)
 
     metadata = {}
     metadata_path = source.package / "metadata.json"
@@ -423,6 +424,49 @@ def _convert(source: _Source, conversion: Conversion, source_lang, target_lang, 
                     f"{activation}, {'pre' if pre_norm else 'post'}-norm, LayerNorm eps {epsilon:g}")
     conversion.note(f"vocabularies: {len(spm_pieces)} SentencePiece pieces -> {len(source_tokens)} source ids, "
                     f"{V} target ids{' (shared)' if shared else ''}")
+
+
+def _add_vmap(writer, conversion, path: pathlib.Path, source_tokens, target_tokens) -> None:
+    """CTranslate2's vocabulary map (vmap.txt: "source n-gram<TAB>target tokens", an empty
+    n-gram for tokens always allowed) as libmt's shortlist: an n-gram's targets go to the row of
+    each of its tokens (libmt's rows are per token: a superset of what the n-gram allows), the
+    empty n-gram's to the frequent ids. libmt applies it per sentence, CTranslate2 per batch."""
+    if not path.exists():
+        return
+    source_index = {t: i for i, t in enumerate(source_tokens)}
+    target_index = {t: i for i, t in enumerate(target_tokens)}
+    rows = [set() for _ in source_tokens]
+    frequent = set()
+    unknown = set()
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            if "\t" not in line:
+                raise ConversionError(f"{path} line {number}: no tab between the source n-gram and its targets")
+            key, values = line.split("\t", 1)
+            targets = set()
+            for token in values.split():
+                if token in target_index:
+                    targets.add(target_index[token])
+                else:
+                    unknown.add(token)
+            if not key.strip():
+                frequent |= targets
+                continue
+            for token in key.split():
+                if token in source_index:
+                    rows[source_index[token]] |= targets
+                else:
+                    unknown.add(token)
+    writer.set_shortlist([sorted(r) for r in rows], sorted(frequent), method="CTranslate2 vmap.txt")
+    conversion.note(f"vmap.txt: a vocabulary shortlist of {sum(len(r) for r in rows)} target ids over "
+                    f"{sum(1 for r in rows if r)} source ids and {len(frequent)} always allowed (per sentence; "
+                    "--no-shortlist to translate over the whole vocabulary)")
+    if unknown:
+        conversion.warn(f"vmap.txt: {len(unknown)} tokens not in the vocabularies left out "
+                        f"(e.g. {', '.join(sorted(unknown)[:3])})")
 
 
 def _dense(v, name) -> np.ndarray:

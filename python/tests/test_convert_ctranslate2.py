@@ -163,6 +163,29 @@ def test_the_command_line_converts_an_argos_package(tmp_path):
     assert translator.translate(["the small dog"], source_language="en", target_language="fr")[0] is not None
 
 
+def test_a_vmap_becomes_the_shortlist(tmp_path):
+    """vmap.txt beside model.bin: its rows per source token, its empty n-gram's targets always
+    allowed; libmt translates each sentence over them."""
+    model = tmp_path / "model"
+    shutil.copytree(FIXTURES / "ct2-marian" / "model", model)
+    tokens = json.loads((model / "shared_vocabulary.json").read_text(encoding="utf-8"))
+    words = [t for t in tokens if t.startswith("\u2581")][:4]
+    (model / "vmap.txt").write_text("\t%s %s\n%s\t%s %s\n%s %s\t%s\nnot-a-token\t%s\n" % (
+        tokens[0], tokens[1], words[0], words[1], words[2], words[0], words[3], words[2], words[3]), encoding="utf-8")
+    spm = FIXTURES / "ct2-marian" / "source.spm"
+    conversion = convert.convert("ctranslate2", model, tmp_path / "m.mtm", source_spm=spm, target_spm=spm)
+    assert any("vocabulary shortlist" in n for n in conversion.notes)
+    assert any("not-a-token" in w for w in conversion.warnings)
+    converted_model = libmt.Model(tmp_path / "m.mtm")
+    shortlist = converted_model.shortlist
+    # words[0]: words[1], words[2] and (from the bigram) words[2]; words[3]: words[2]; frequent: 2 ids.
+    assert shortlist["frequent"] == 2 and shortlist["targets"] == 3 and shortlist["longest_row"] == 2
+    assert shortlist["method"] == "CTranslate2 vmap.txt"
+    (model / "vmap.txt").write_text("no tab here\n", encoding="utf-8")
+    with pytest.raises(convert.ConversionError, match="line 1: no tab"):
+        convert.convert("ctranslate2", model, tmp_path / "m2.mtm", source_spm=spm, target_spm=spm)
+
+
 def test_what_cannot_be_converted_is_refused_with_the_reason(tmp_path):
     # No SentencePiece model beside the CTranslate2 directory.
     model = tmp_path / "model"
