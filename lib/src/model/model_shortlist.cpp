@@ -15,8 +15,9 @@ namespace detail {
 
 namespace {
 
-// Ids strictly ascending and in [0, V): the search maps ids to columns by
-// binary search and a row's union by merging.
+// Ids strictly ascending and in [0, V): a sentence's candidates are
+// gathered by marking ids in a [V] table, and the search finds an id's
+// column by binary search in them.
 // `row` < 0: the frequent ids.
 Status check_ascending(std::span<const int32_t> ids, int V, long row) {
   char what[48] = "frequent ids";
