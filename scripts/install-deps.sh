@@ -27,6 +27,7 @@ packages=(
   gnuplot-nox
   clang libclang-rt-14-dev  # the libFuzzer targets (fuzz/)
   valgrind                  # memcheck of mt_translate (scripts/valgrind.sh)
+  libopenmpi-dev openmpi-bin  # data-parallel mt_train under mpirun (trainer/distributed/)
   emscripten                # the WebAssembly build, run by Node.js (scripts/test_wasm.sh)
   g++-aarch64-linux-gnu qemu-user-static  # the aarch64 cross-build, run under qemu (scripts/test_aarch64.sh)
   # The Python package (python/, scripts/test_python.sh): venv and pip build it

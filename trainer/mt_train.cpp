@@ -7,6 +7,7 @@
 // Every epoch: dev loss, dev BLEU from translating the dev set with libmt
 // itself from the exported model (so every checkpoint is known to load and
 // translate), the best model by dev BLEU kept, a checkpoint to resume from.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -92,6 +93,10 @@ constexpr Option kOptions[] = {
      "--tgt-lang is zh, else 13a)"},
     {"--seed", nullptr, "N", "(default 1)"},
     {"--threads", nullptr, "N", "threads (default 1, as every tool)"},
+    {"--batch-slices", nullptr, "N",
+     "cut each batch into N slices whose gradients are summed in order, each with\n"
+     "dropout masks of its own: one process with N slices trains bit for bit as N\n"
+     "ranks do under mpirun (which always slice by rank; docs/training.md)"},
     {"--device", nullptr, "cpu|cuda", "train on the CPU or the first CUDA GPU (default cpu)"},
     {"--log-every", nullptr, "N", "(default 50)"},
 };
@@ -202,6 +207,7 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   o.adam.weight_decay = args.get_float("--weight-decay", 0.0f, 0.0f, 1.0f);
   o.seed = uint64_t(args.get_int("--seed", 1, 0, 1 << 30));
   o.threads = args.get_int("--threads", 1, 1, 256);
+  o.slices = args.get_int("--batch-slices", 1, 1, 1024);
   s->max_epochs = args.get_int("--epochs", 0, 0, 1 << 20);
   s->max_steps = args.get_int("--max-steps", 0, 0, 1 << 30);
   s->budget_s = 60.0 * args.get_float("--time-budget", 0.0f, 0.0f, 1e6f);
@@ -264,7 +270,7 @@ int read_settings(mt::cli::Args& args, Settings* s) {
 
 // The vocabulary: the one given, the run's own when resuming, or one trained
 // jointly on both sides of the training data; written to DIR/vocab.model.
-mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s) {
+mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool write = true) {
   using namespace mt;
   const std::string vocab_path = s.out + "/vocab.model";
   const std::string existing = !s.vocab_file.empty()                             ? s.vocab_file
@@ -295,7 +301,7 @@ mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s) {
     if (!v) return v.status();
     vocab = std::move(v.value());
   }
-  std::ofstream(vocab_path, std::ios::binary).write(proto.data(), std::streamsize(proto.size()));
+  if (write) std::ofstream(vocab_path, std::ios::binary).write(proto.data(), std::streamsize(proto.size()));
   return vocab;
 }
 
@@ -307,8 +313,30 @@ struct DevSet {
 
 // Trains until a limit is met, evaluating, exporting and checkpointing at
 // every epoch's end (and at the limit). Returns the exit code.
-int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::VocabularyData& vocab, const DevSet& dev_set) {
+int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::VocabularyData& vocab, const DevSet& dev_set,
+               mt::train::Communicator& ranks) {
   using namespace mt;
+  // Data-parallel: every rank steps; rank 0 alone logs, evaluates, exports
+  // and checkpoints, and says after each step whether the others wait for
+  // that and whether the run goes on.
+  const bool leader = ranks.rank() == 0;
+  if (!leader) {
+    for (;;) {
+      trainer.step();
+      uint8_t evaluate = 0;
+      if (const Status e = ranks.broadcast(&evaluate, 1); !e.ok()) return fail(e.message());
+      if (!evaluate) continue;
+      int8_t outcome = 0;  // -1: go on; else the run's exit code
+      if (const Status e = ranks.broadcast(&outcome, 1); !e.ok()) return fail(e.message());
+      if (outcome >= 0) return outcome;
+    }
+  }
+  // The leader's verdict after an evaluation, to every rank: -1 goes on.
+  const auto tell = [&](int code) {
+    int8_t outcome = int8_t(code);
+    if (const Status e = ranks.broadcast(&outcome, 1); !e.ok()) return fail(e.message());
+    return code;
+  };
   const std::string checkpoint = s.out + "/checkpoint.bin";
   ModelMetadata meta;
   meta.source_language = s.src_lang;
@@ -365,16 +393,18 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
     const bool epoch_end = trainer.batch_in_epoch() == trainer.batches_per_epoch();
     const bool out_of_time = s.budget_s > 0 && now >= s.budget_s;
     const bool out_of_steps = s.max_steps > 0 && step >= s.max_steps;
-    if (!epoch_end && !out_of_time && !out_of_steps) continue;
+    uint8_t evaluate = epoch_end || out_of_time || out_of_steps;
+    if (const Status e = ranks.broadcast(&evaluate, 1); !e.ok()) return fail(e.message());
+    if (!evaluate) continue;
 
     // Evaluate: dev loss, then dev BLEU through libmt from the exported file.
     if (tty) std::fputc('\n', stderr);
     const train::StepStats dev = trainer.evaluate(dev_set.pairs);
     meta.extra = {{"steps", std::to_string(step)}, {"epochs", std::to_string(trainer.epoch() + (epoch_end ? 1 : 0))}};
     const std::string last = s.out + "/model_last.mtm";
-    if (const Status e = trainer.model().export_model(last, &vocab, meta); !e.ok()) return fail(e.message());
+    if (const Status e = trainer.model().export_model(last, &vocab, meta); !e.ok()) return tell(fail(e.message()));
     auto score = dev_score(last, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu);
-    if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
+    if (!score) return tell(fail("dev translation failed: " + std::string(score.status().message())));
     dev_log << step << '\t' << trainer.epoch() + 1 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t'
             << score->bleu << '\t' << score->chrf << '\t' << elapsed() << '\n'
             << std::flush;
@@ -388,15 +418,16 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
       std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
       meta.extra.push_back({"dev_bleu", bleu});
       if (const Status e = trainer.model().export_model(s.out + "/model_best.mtm", &vocab, meta); !e.ok())
-        return fail(e.message());
+        return tell(fail(e.message()));
     } else {
       ++stale_epochs;
     }
-    if (const Status e = trainer.save_checkpoint(checkpoint); !e.ok()) return fail(e.message());
+    if (const Status e = trainer.save_checkpoint(checkpoint); !e.ok()) return tell(fail(e.message()));
     const bool out_of_epochs = s.max_epochs > 0 && trainer.epoch() + 1 >= s.max_epochs && epoch_end;
     const bool impatient = s.patience > 0 && stale_epochs >= s.patience;
     if (impatient) std::fprintf(stderr, "mt_train: no better dev BLEU for %d epochs: stopping\n", s.patience);
     stop = out_of_time || out_of_steps || out_of_epochs || impatient;
+    tell(stop ? 0 : -1);
   }
   std::fprintf(stderr, "mt_train: done after %lld steps, best dev BLEU %.2f, %s\n",
                static_cast<long long>(trainer.steps()), best_bleu, format_duration(elapsed()).c_str());
@@ -405,17 +436,84 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
 
 }  // namespace
 
+// Whether any rank failed (`code` >= 0: this one did, having said why):
+// every rank then stops with an exit code. A collective, so no rank is left
+// waiting for one that returned.
+int agree(mt::train::Communicator& ranks, int code) {
+  double failed = code >= 0 && code != 0 ? 1.0 : 0.0, done = code >= 0 ? 1.0 : 0.0;
+  double flags[2] = {failed, done};
+  if (const mt::Status e = ranks.sum(flags, 2); !e.ok()) return fail(e.message());
+  if (flags[0] > 0.0) return code > 0 ? code : mt::cli::kExitFailure;
+  if (flags[1] > 0.0) return code >= 0 ? code : 0;  // --help, --version
+  return -1;
+}
+
+// The ranks' output: rank 0 speaks for the run; the others' standard
+// streams stay quiet while the same checks run everywhere.
+struct Quiet {
+  explicit Quiet(bool on) : on_(on) {
+    if (!on_) return;
+    std::fflush(stdout), std::fflush(stderr);
+    saved_out_ = dup(STDOUT_FILENO), saved_err_ = dup(STDERR_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO);
+    close(null);
+  }
+  ~Quiet() {
+    if (!on_) return;
+    std::fflush(stdout), std::fflush(stderr);
+    dup2(saved_out_, STDOUT_FILENO), dup2(saved_err_, STDERR_FILENO);
+    close(saved_out_), close(saved_err_);
+  }
+  bool on_;
+  int saved_out_ = -1, saved_err_ = -1;
+};
+
 int run(int argc, char** argv) {
   using namespace mt;
+  auto world = train::world_communicator(&argc, &argv);
+  if (!world) return fail(world.status().message());
+  train::Communicator& ranks = **world;
+  const bool leader = ranks.rank() == 0;
   cli::Args args(argc, argv, kOptions);
   Settings s;
-  if (const int rc = read_settings(args, &s); rc >= 0) return rc;
-  std::error_code ec;
-  std::filesystem::create_directories(s.out, ec);
-  if (ec) return fail("cannot create '" + s.out + "': " + ec.message());
+  {
+    const Quiet quiet(!leader);
+    if (const int rc = agree(ranks, read_settings(args, &s)); rc >= 0) return rc;
+  }
+  s.trainer.communicator = &ranks;
+  if (ranks.size() > 1 && args.has("--batch-slices") && s.trainer.slices != ranks.size()) {
+    int rc = -1;
+    {
+      const Quiet quiet(!leader);
+      rc = usage("--batch-slices " + std::to_string(s.trainer.slices) + " under " + std::to_string(ranks.size()) +
+                 " ranks: the ranks are the slices (drop it)");
+    }
+    return agree(ranks, rc);
+  }
+  if (ranks.size() > 1 && leader) std::fprintf(stderr, "mt_train: data-parallel, %s\n", ranks.describe().c_str());
+  int rc = -1;
+  if (leader) {
+    std::error_code ec;
+    std::filesystem::create_directories(s.out, ec);
+    if (ec) rc = fail("cannot create '" + s.out + "': " + ec.message());
+  }
+  if (rc = agree(ranks, rc); rc >= 0) return rc;
 
-  auto vocab = prepare_vocabulary(s);
-  if (!vocab) return fail(vocab.status().message());
+  // Rank 0 trains (or copies) the vocabulary; the others read what it wrote.
+  Expected<VocabularyData> vocab = Status::error(Errc::internal, "no vocabulary");
+  if (leader) {
+    vocab = prepare_vocabulary(s);
+    if (!vocab) rc = fail(vocab.status().message());
+  }
+  if (rc = agree(ranks, rc); rc >= 0) return rc;
+  if (!leader) {
+    Settings from_leader = s;
+    from_leader.vocab_file = s.out + "/vocab.model";
+    vocab = prepare_vocabulary(from_leader, false);
+    if (!vocab) rc = fail(vocab.status().message());
+  }
+  if (rc = agree(ranks, rc); rc >= 0) return rc;
   if (const Status st = s.config.use_vocabulary(*vocab); !st.ok()) return fail(st.message());
   if (const Status st = s.config.validate(); !st.ok()) return fail(st.message());
   s.trainer.model = s.config;
@@ -426,8 +524,10 @@ int run(int argc, char** argv) {
   train::CorpusStats stats;
   auto train_pairs = train::read_parallel_corpus(s.train_src, s.train_tgt, *vocab, filter, &stats);
   if (!train_pairs) return fail(train_pairs.status().message());
-  std::fprintf(stderr, "mt_train: %zu of %zu training pairs kept (%zu too long, %zu empty), %zu target tokens\n",
-               stats.kept, stats.lines, stats.dropped_long, stats.dropped_empty, stats.target_tokens);
+  if (leader) {
+    std::fprintf(stderr, "mt_train: %zu of %zu training pairs kept (%zu too long, %zu empty), %zu target tokens\n",
+                 stats.kept, stats.lines, stats.dropped_long, stats.dropped_empty, stats.target_tokens);
+  }
   train::CorpusFilter keep_all;
   keep_all.max_tokens = 1000;
   auto dev_pairs = train::read_parallel_corpus(s.dev_src, s.dev_ref, *vocab, keep_all, nullptr);
@@ -440,10 +540,12 @@ int run(int argc, char** argv) {
   train::Trainer trainer(s.trainer, std::move(train_pairs.value()));
   if (s.resume) {
     if (const Status st = trainer.load_checkpoint(s.out + "/checkpoint.bin"); !st.ok()) return fail(st.message());
-    std::fprintf(stderr, "mt_train: resumed at step %lld, epoch %d\n", static_cast<long long>(trainer.steps()),
-                 trainer.epoch() + 1);
+    if (leader) {
+      std::fprintf(stderr, "mt_train: resumed at step %lld, epoch %d\n", static_cast<long long>(trainer.steps()),
+                   trainer.epoch() + 1);
+    }
   }
-  return train_loop(s, trainer, *vocab, dev_set);
+  return train_loop(s, trainer, *vocab, dev_set, ranks);
 }
 
 // CUDA failures during training (a device fault, cuBLAS missing) throw, as

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <algorithm>
 #include <stdexcept>
 
 namespace mt::train {
@@ -34,16 +35,89 @@ const ModelConfig& trainable(const ModelConfig& config) {
 }
 }  // namespace
 
+// Slice j's seed (slice_stream).
+static uint64_t slice_seed(uint64_t seed, int rank) { return seed + uint64_t(rank) * 0x9E3779B97F4A7C15ull; }
+
 Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
     : o_(options),
+      rank_(options.communicator ? options.communicator->rank() : 0),
+      ranks_(options.communicator ? options.communicator->size() : 1),
       train_(std::move(train)),
       graph_(options.threads),
       model_(graph_, trainable(options.model)),
       adam_(graph_, options.adam) {
-  model_.initialize(o_.seed);
+  model_.initialize(o_.seed);  // the same weights on every rank
   graph_.set_seed(o_.seed);
-  if (o_.device == Device::cuda) device_ = make_cuda_backend(model_, o_.adam, o_.seed);
+  if (o_.device == Device::cuda) {
+    if (ranks_ > 1)
+      throw std::invalid_argument("data-parallel training on GPUs needs NCCL, which this build does not have");
+    if (o_.slices > 1) throw std::invalid_argument("batch slices run on the CPU only");
+    device_ = make_cuda_backend(model_, o_.adam, o_.seed);
+  }
   start_epoch(0);
+}
+
+void Trainer::accumulate(bool first) {
+  const auto& params = graph_.parameters();
+  size_t total = 0;
+  for (const autograd::Tensor<float>* p : params) total += size_t(p->numel());
+  if (first) flat_.assign(total, 0.0f);
+  size_t at = 0;
+  for (const autograd::Tensor<float>* p : params) {
+    if (!p->grad.empty()) {
+      float* to = flat_.data() + at;
+      if (first) {
+        std::copy(p->grad.begin(), p->grad.end(), to);
+      } else {
+        for (size_t j = 0; j < p->grad.size(); ++j) to[j] += p->grad[j];
+      }
+    }
+    at += size_t(p->numel());
+  }
+}
+
+// Slice j's dropout stream at update t: a function of (seed, j, t) alone, so
+// any rank count, and a resumed run, draws the same masks for it.
+static autograd::RngState slice_stream(uint64_t seed, int slice, int64_t update) {
+  return {slice_seed(seed, slice) ^ (uint64_t(update) * 0xD1B54A32D192ED03ull), 0};
+}
+
+StepStats Trainer::sliced_step(const std::vector<uint32_t>& all, const ForwardOptions& fo, int slices) {
+  const size_t n = all.size();
+  const int first = slices * rank_ / ranks_, last = slices * (rank_ + 1) / ranks_;
+  double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, tokens: this process's slices', then everyone's
+  const int64_t update = adam_.steps();
+  for (int j = first; j < last; ++j) {
+    const std::vector<uint32_t> slice(all.begin() + ptrdiff_t(n * size_t(j) / size_t(slices)),
+                                      all.begin() + ptrdiff_t(n * size_t(j + 1) / size_t(slices)));
+    graph_.clear();
+    graph_.zero_grad();
+    graph_.set_training(true);
+    graph_.set_rng_state(slice_stream(o_.seed, j, update));
+    if (!slice.empty()) {  // an empty slice adds zeros
+      const auto ce = model_.loss(assemble_batch(train_, slice, special_ids(o_.model)), fo);
+      graph_.backward(ce.loss);
+      sums[0] += double(ce.loss->value[0]), sums[1] += ce.nll, sums[2] += double(ce.tokens);
+    }
+    accumulate(j == first);
+  }
+  if (ranks_ > 1) {
+    // A failed collective leaves the ranks out of step: nothing sensible is left to do.
+    if (Status e = o_.communicator->sum(flat_.data(), flat_.size()); !e.ok()) throw std::runtime_error(e.message());
+    if (Status e = o_.communicator->sum(sums, 3); !e.ok()) throw std::runtime_error(e.message());
+  }
+  size_t at = 0;
+  for (autograd::Tensor<float>* p : graph_.parameters()) {
+    p->grad.assign(flat_.begin() + ptrdiff_t(at), flat_.begin() + ptrdiff_t(at + size_t(p->numel())));
+    at += size_t(p->numel());
+  }
+  StepStats s;
+  s.tokens = int64_t(sums[2]);
+  s.loss = sums[0] / std::max(sums[2], 1.0);
+  s.nll = sums[1] / std::max(sums[2], 1.0);
+  s.grad_norm = adam_.step(1.0 / std::max(sums[2], 1.0));
+  s.learning_rate = adam_.last_learning_rate();
+  return s;
 }
 
 TransformerModel<float>& Trainer::model() {
@@ -61,10 +135,12 @@ void Trainer::start_epoch(int epoch) {
 
 StepStats Trainer::step() {
   if (position_ >= batches_.size()) start_epoch(epoch_ + 1);
-  const Batch batch = assemble_batch(train_, batches_[position_++], special_ids(o_.model));
+  const std::vector<uint32_t>& all = batches_[position_++];
   ForwardOptions fo;
   fo.dropout = o_.dropout;
   fo.label_smoothing = o_.label_smoothing;
+  if (const int slices = ranks_ > 1 ? ranks_ : o_.slices; slices > 1) return sliced_step(all, fo, slices);
+  const Batch batch = assemble_batch(train_, all, special_ids(o_.model));
   if (device_) {
     StepStats s;
     const BackendLoss l = device_->train_step(batch, fo, &s.grad_norm);

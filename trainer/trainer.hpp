@@ -12,6 +12,7 @@
 #include "autograd/graph.hpp"
 #include "data/parallel_corpus.hpp"
 #include "device_backend.hpp"
+#include "distributed/communicator.hpp"
 #include "model/transformer_model.hpp"
 #include "mt/session.hpp"  // Device
 #include "optim/adam.hpp"
@@ -30,6 +31,18 @@ struct TrainerOptions {
   // Trainer's constructor throws when CUDA is unavailable (check first with
   // cuda_training_unavailable_reason()).
   Device device = Device::cpu;
+  // Data-parallel training (distributed/communicator.hpp): every rank builds
+  // the same batches and takes its share of each (a contiguous slice of the
+  // batch's sentences); the gradients, token counts and losses are summed
+  // over the ranks before the same Adam update on every rank. Null: one
+  // process, as before. Not owned.
+  Communicator* communicator = nullptr;
+  // One process computing each batch as `slices` ranks would (0 or 1: the
+  // whole batch at once, as always): the slices' gradients are summed in
+  // slice order, as the ranks' are, and each slice draws dropout masks from
+  // a stream of its own, so N ranks and one process with slices = N give the
+  // same run bit for bit. With a communicator of N > 1 ranks it is N.
+  int slices = 0;
 };
 
 struct StepStats {
@@ -64,7 +77,15 @@ class Trainer {
  private:
   void start_epoch(int epoch);
 
+  // A batch cut into slices (ranks, or TrainerOptions::slices): this
+  // process's slices' gradients summed in order, then over the ranks.
+  StepStats sliced_step(const std::vector<uint32_t>& batch, const ForwardOptions& fo, int slices);
+  // Adds this rank's gradients to flat_ (or sets them, when `first`).
+  void accumulate(bool first);
+
   TrainerOptions o_;
+  int rank_ = 0, ranks_ = 1;
+  std::vector<float> flat_;  // the gradients of every parameter, back to back (reduce)
   std::vector<SentencePair> train_;
   autograd::Graph<float> graph_;
   TransformerModel<float> model_;
