@@ -117,6 +117,9 @@ StepStats Trainer::sliced_step(const std::vector<uint32_t>& all, const ForwardOp
   s.nll = sums[1] / std::max(sums[2], 1.0);
   s.grad_norm = adam_.step(1.0 / std::max(sums[2], 1.0));
   s.learning_rate = adam_.last_learning_rate();
+  // The stream the checkpoint records: the same on every rank and for one
+  // process in slices (each update sets its slices' streams anew).
+  graph_.set_rng_state(slice_stream(o_.seed, 0, adam_.steps()));
   return s;
 }
 

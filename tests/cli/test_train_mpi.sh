@@ -34,6 +34,7 @@ check "and speaks alone: one 'done' line" test "$(grep -c 'mt_train: done' "$dir
 check "two ranks: the same losses, lr and gradient norms as one process in 2 slices" \
   cmp -s <(curve "$dir/one") <(curve "$dir/two")
 check "two ranks: the same model file, byte for byte" cmp -s "$dir/one/model_last.mtm" "$dir/two/model_last.mtm"
+check "and the same checkpoint" cmp -s "$dir/one/checkpoint.bin" "$dir/two/checkpoint.bin"
 
 # 10 updates on two ranks, 10 more in one process, 10 more on two ranks again: as 30 straight.
 "$bin/mt_train" "${args[@]}" --batch-slices 2 --max-steps 30 --out "$dir/straight" 2> /dev/null
