@@ -141,7 +141,7 @@ void Session::Impl::greedy_search(int B, const SearchLimits& limits) {
   state.row_slot = live;  // greedy: slot b and sentence b are both the sentence's index
   state.row_source = live;
   state.alignment_row = live;
-  state.output = shortlist_output;
+  state.output = shortlist_output();
   const detail::DecoderBuffers buffers = decoder_buffers();
   const detail::SearchBuffers search = search_buffers();
   detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);
@@ -268,7 +268,7 @@ void Session::Impl::beam_search(int B, const SearchLimits& limits) {
   state.row_slot = live_slots;
   state.row_source = live_sources;
   state.alignment_row = live_beams;  // each live row's step alignment at its beam
-  state.output = shortlist_output;
+  state.output = shortlist_output();
   const detail::DecoderBuffers buffers = decoder_buffers();
   const detail::SearchBuffers search = search_buffers();
   detail::SearchBookkeeping book(search, limits, cfg.start_id(), cfg.eos_id);

@@ -249,7 +249,10 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   void shortlist_rows(int rows, const int* sentence_of_row);
   // Row i of the step (of sentence b) as the search reads it.
   detail::StepRow step_row(int i, int b);
-  const detail::Linear* shortlist_output = nullptr;  // null: the model's layer, else plan.gathered_linear
+  // The call's output layer: the gathered columns (plan.gathered_linear, in
+  // the arena: session creation's bookkeeping stays small), or null for the
+  // model's own layer.
+  const detail::Linear* shortlist_output();
   // TranslateOptions::on_token for this search.
   detail::TokenStream token_stream(const detail::SearchLimits& limits);
 };

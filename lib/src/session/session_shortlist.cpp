@@ -110,9 +110,9 @@ void Session::Impl::prepare_shortlist(int B, const TranslateOptions& options) {
   for (int j = 0; j < union_size; ++j) marks[all[j]] = 0;
 
   const detail::Linear& output = detail::weights_of(*model).output;
-  shortlist_output = nullptr;
+  detail::Linear& into = *at<detail::Linear>(plan.gathered_linear);
+  into = detail::Linear{};  // n 0: the model's layer
   if (union_size < cfg.target_vocab_size && union_size <= plan.gather_capacity) {
-    detail::Linear& into = *at<detail::Linear>(plan.gathered_linear);
     into = output;
     into.n = union_size;
     if (output.is_int8()) {
@@ -125,7 +125,6 @@ void Session::Impl::prepare_shortlist(int B, const TranslateOptions& options) {
     if (output.bias != nullptr) into.bias = at<float>(plan.gathered_bias);
     const int panels = int(packed_panels(union_size));
     pool->parallel_for(panels, [&](int panel, int) { gather_panel(output, all, union_size, panel, into); });
-    shortlist_output = &into;
     int32_t* column_of = at<int32_t>(plan.union_columns);
     for (int j = 0; j < union_size; ++j) column_of[all[j]] = j;
     for (int b = 0; b < B; ++b) {
@@ -141,9 +140,16 @@ void Session::Impl::prepare_shortlist(int B, const TranslateOptions& options) {
   }
 }
 
+const detail::Linear* Session::Impl::shortlist_output() {
+  if (plan.shortlist_width == 0) return nullptr;
+  const detail::Linear* gathered = at<detail::Linear>(plan.gathered_linear);
+  return gathered->n > 0 ? gathered : nullptr;
+}
+
 void Session::Impl::shortlist_rows(int rows, const int* sentence_of_row) {
   const size_t width = size_t(plan.shortlist_width);
-  const size_t stride = shortlist_output != nullptr ? size_t(shortlist_output->n) : size_t(model->config().target_vocab_size);
+  const detail::Linear* output = shortlist_output();
+  const size_t stride = output != nullptr ? size_t(output->n) : size_t(model->config().target_vocab_size);
   const float* logits = at<float>(plan.logits);
   float* out = at<float>(plan.shortlist_logits);
   const int* counts = at<int>(plan.shortlist_counts);
