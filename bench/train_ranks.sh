@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mt_train data-parallel against threads, here: 1 process x 2 threads vs 2 ranks x 1 thread
 # (mpirun), tiny and small, Multi30k train, the shipped model's vocabulary; twice each. docs/training.md.
+set -u
 cd "$(dirname "$0")/.."
 build/tools/mt_model vocab extract models/en-de-tiny.mtm -o /tmp/ende.vocab.model --force > /dev/null
 D=../shared/data/multi30k
