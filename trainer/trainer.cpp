@@ -36,7 +36,7 @@ const ModelConfig& trainable(const ModelConfig& config) {
 }  // namespace
 
 // Slice j's seed (slice_stream).
-static uint64_t slice_seed(uint64_t seed, int rank) { return seed + uint64_t(rank) * 0x9E3779B97F4A7C15ull; }
+static uint64_t slice_seed(uint64_t seed, int slice) { return seed + uint64_t(slice) * 0x9E3779B97F4A7C15ull; }
 
 Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
     : o_(options),
