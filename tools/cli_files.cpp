@@ -126,4 +126,18 @@ Expected<std::vector<std::string>> read_lines(const std::string& path, size_t ma
   return lines;
 }
 
+Expected<std::shared_ptr<const Model>> write_runnable_model(const ModelWriter& writer, const std::string& path) {
+  MT_RETURN_IF_ERROR(writer.write(path));
+  auto written = Model::load(path);
+  SessionOptions one;
+  one.max_batch_size = 1;
+  auto session = written ? Session::create(written.value(), one) : Expected<Session>(written.status());
+  if (!session) {
+    std::remove(path.c_str());
+    return Status::error(session.status().code(), "%s would not run: %s (not written)", path.c_str(),
+                         session.status().message());
+  }
+  return written;
+}
+
 }  // namespace mt::cli

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <fstream>
 #include <istream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "mt/model_writer.hpp"
+#include "mt/session.hpp"
 #include "mt/status.hpp"
 
 namespace mt::cli {
@@ -58,6 +61,11 @@ std::string unreadable_file(const std::string& path);
 // do not go to standard output). With `force` false, an existing file is a
 // reason too (say --force).
 std::string unwritable_file(const std::string& path, bool force);
+
+// Writes the writer's model to `path`, then loads it back and gives it a
+// session: a file libmt would not run is removed, with the reason, and
+// never left behind. The loaded model otherwise.
+Expected<std::shared_ptr<const Model>> write_runnable_model(const ModelWriter& writer, const std::string& path);
 
 // Reads all of `path` into *bytes; false with the reason in *error.
 bool read_file(const std::string& path, std::string* bytes, std::string* error);

@@ -124,16 +124,8 @@ int set_metadata(mt::cli::Args& args, const std::string& input, std::span<const 
     }
   }
   writer->set_metadata(metadata);
-  if (mt::Status s = writer->write(output); !s.ok()) return fail(s.message());
-  // The entries must leave a model libmt can run: create a session of it.
-  auto written = mt::Model::load(output);
-  mt::SessionOptions one;
-  one.max_batch_size = 1;
-  auto session = written ? mt::Session::create(written.value(), one) : mt::Expected<mt::Session>(written.status());
-  if (!session) {
-    std::remove(output.c_str());
-    return fail(output + " would not run: " + session.status().message() + " (not written)");
-  }
+  // The entries must leave a model libmt can run.
+  if (auto written = mt::cli::write_runnable_model(*writer, output); !written) return fail(written.status().message());
   std::printf("%s -> %s (%zu metadata entries set)\n", input.c_str(), output.c_str(), entries.size());
   return 0;
 }

@@ -56,22 +56,14 @@ constexpr Option kOptions[] = {
 int fail(const std::string& message) { return mt::cli::fail(kTool, message); }
 int usage(const std::string& message) { return mt::cli::usage_error(kTool, message); }
 
-// The model written with `shortlist` (or none), then loaded back and given a
-// session, so a file that would not run is never left behind.
-int write_model(const mt::Model& model, std::optional<mt::ShortlistData> shortlist, const std::string& output) {
+// The model written with `shortlist` (or none), a file libmt runs (cli::write_runnable_model).
+mt::Expected<std::shared_ptr<const mt::Model>> write_model(const mt::Model& model,
+                                                           std::optional<mt::ShortlistData> shortlist,
+                                                           const std::string& output) {
   auto writer = mt::ModelWriter::from_model(model);
-  if (!writer) return fail(writer.status().message());
+  if (!writer) return writer.status();
   writer->set_shortlist(std::move(shortlist));
-  if (mt::Status s = writer->write(output); !s.ok()) return fail(s.message());
-  auto written = mt::Model::load(output);
-  mt::SessionOptions one;
-  one.max_batch_size = 1;
-  auto session = written ? mt::Session::create(written.value(), one) : mt::Expected<mt::Session>(written.status());
-  if (!session) {
-    std::remove(output.c_str());
-    return fail(output + " would not run: " + session.status().message() + " (not written)");
-  }
-  return 0;
+  return mt::cli::write_runnable_model(*writer, output);
 }
 
 void describe(const std::string& path, const mt::Model& model) {
@@ -191,7 +183,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (command == "remove") {
-    if (const int rc = write_model(model, std::nullopt, output); rc != 0) return rc;
+    if (auto written = write_model(model, std::nullopt, output); !written) return fail(written.status().message());
     std::printf("%s -> %s (no shortlist)\n", input.c_str(), output.c_str());
     return 0;
   }
@@ -219,8 +211,7 @@ int run(int argc, char** argv) {
                        (args.has("--self-translations") ? " self-translations" : "") + " (" + std::to_string(pairs) +
                        " sentence pairs)";
   }
-  if (const int rc = write_model(model, std::move(shortlist), output); rc != 0) return rc;
-  auto written = mt::Model::load(output);
+  auto written = write_model(model, std::move(shortlist), output);
   if (!written) return fail(written.status().message());
   describe(output, **written);
   return 0;

@@ -57,7 +57,8 @@ for _ in $(seq 1 100); do
   [ -s "$dir/killed/train.tsv" ] && [ "$(wc -l < "$dir/killed/train.tsv")" -gt 2 ] && break
   sleep 0.2
 done
-victim=$(pgrep -f "mt_train .*--out $dir/killed" | tail -1)
+# A rank, not the launcher (whose command line names mt_train too): argv[0] is the binary.
+victim=$(pgrep -f "^$bin/mt_train .*--out $dir/killed" | tail -1)
 check "a rank of the job found" test -n "$victim"
 start=$(date +%s)
 kill -9 "$victim"

@@ -20,9 +20,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Keeps the `capacity` best tokens of a row, best first, scored base + log
-// prob; ties go to the lower token id, as argmax does, so beam 1 reproduces
-// greedy search.
 // A row's `count` best tokens (log-probabilities and columns, best first) as
 // candidates scored base + log prob.
 void row_candidates_of(const float* values, const int32_t* columns, int count, const detail::RowVocabulary& vocabulary,
@@ -30,6 +27,9 @@ void row_candidates_of(const float* values, const int32_t* columns, int count, c
   for (int i = 0; i < count; ++i) top[i] = {values[i] + base, vocabulary.id(columns[i]), parent, values[i]};
 }
 
+// Keeps the `capacity` best tokens of a log-softmax row, best first; ties go
+// to the lower column (the lower id), as argmax does, so beam 1 reproduces
+// greedy search.
 void row_top_k(const KernelTable& kernels, const float* log_probs, const detail::RowVocabulary& vocabulary,
                int capacity, Candidate* top, int* count, float base, int32_t parent) {
   float values[kTopKMax];
