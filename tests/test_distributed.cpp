@@ -11,6 +11,7 @@
 #include "distributed/communicator.hpp"
 #include "mt/model_spec.hpp"
 #include "test_util.hpp"
+#include "trainer_corpus.hpp"
 #include "trainer.hpp"
 #include "vocab/vocab_train.hpp"
 
@@ -28,33 +29,8 @@ Communicator& world() {
   return *comm;
 }
 
-struct Data {
-  VocabularyData vocab;
-  std::vector<SentencePair> pairs;
-};
-
-// tests/data/text/corpus.txt alternates English and German lines; each rank
-// writes its own copy of the split.
-const Data& data() {
-  static const Data d = [] {
-    Data out;
-    vocab::TrainOptions o;
-    o.inputs = {std::string(MT_TEXT_DATA_DIR) + "/corpus.txt"};
-    o.vocab_size = 200;
-    o.soft_limit = true;
-    out.vocab = vocab::train(o).value();
-    std::ifstream in(std::string(MT_TEXT_DATA_DIR) + "/corpus.txt");
-    std::ofstream en(test::scratch_path("t.en")), de(test::scratch_path("t.de"));
-    std::string a, b;
-    while (std::getline(in, a) && std::getline(in, b)) en << a << "\n", de << b << "\n";
-    en.close();
-    de.close();
-    out.pairs =
-        read_parallel_corpus(test::scratch_path("t.en"), test::scratch_path("t.de"), out.vocab, {}, nullptr).value();
-    return out;
-  }();
-  return d;
-}
+// The trainer tests' corpus and vocabulary (trainer_corpus.hpp).
+const test::TrainerCorpus& data() { return test::trainer_corpus(); }
 
 TrainerOptions options(Communicator* communicator, int slices = 0) {
   TrainerOptions o;

@@ -7,3 +7,11 @@ check() {  # check NAME CONDITION...
   if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
 }
 lines() { awk 'END { print NR }' "$1"; }
+# The trainer tests' corpus in DIR: train.en/train.de, the first 290 pairs of
+# DATA/text/corpus.txt (English and German lines alternating), and dev.en/dev.de, its first 20.
+trainer_corpus() {  # trainer_corpus DATA DIR
+  head -580 "$1/text/corpus.txt" | awk 'NR % 2 == 1' > "$2/train.en"
+  head -580 "$1/text/corpus.txt" | awk 'NR % 2 == 0' > "$2/train.de"
+  head -20 "$2/train.en" > "$2/dev.en"
+  head -20 "$2/train.de" > "$2/dev.de"
+}

@@ -7,21 +7,14 @@ bin=$1
 dir=$2
 data=$3
 rm -rf "$dir"; mkdir -p "$dir"
-failures=0
-check() {
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
+# shellcheck source=check_lib.sh
+. "$(dirname "$0")/check_lib.sh"
 # expect_exit NAME WANT GOT: the exact exit code (1 a failure, 2 a usage
 # error), the actual one when it differs.
 expect_exit() {
   if [ "$3" -eq "$2" ]; then echo "ok   $1: exits $2"; else echo "FAIL $1: exits $3, expected $2"; failures=$((failures + 1)); fi
 }
-# tests/data/text/corpus.txt alternates English and German lines.
-head -580 "$data/text/corpus.txt" | awk 'NR % 2 == 1' > "$dir/train.en"
-head -580 "$data/text/corpus.txt" | awk 'NR % 2 == 0' > "$dir/train.de"
-head -20 "$dir/train.en" > "$dir/dev.en"
-head -20 "$dir/train.de" > "$dir/dev.de"
+trainer_corpus "$data" "$dir"
 args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
       --config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200
       --max-tokens 400 --warmup 10 --lr 3e-3 --log-every 5 --threads 2)

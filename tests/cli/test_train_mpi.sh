@@ -15,10 +15,7 @@ rm -rf "$dir"; mkdir -p "$dir"
 . "$(dirname "$0")/check_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=("$mpiexec" -np 2 --oversubscribe)
-head -580 "$data/text/corpus.txt" | awk 'NR % 2 == 1' > "$dir/train.en"
-head -580 "$data/text/corpus.txt" | awk 'NR % 2 == 0' > "$dir/train.de"
-head -20 "$dir/train.en" > "$dir/dev.en"
-head -20 "$dir/train.de" > "$dir/dev.de"
+trainer_corpus "$data" "$dir"
 args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
       --config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200
       --max-tokens 400 --warmup 10 --lr 3e-3 --log-every 5)
