@@ -4,7 +4,8 @@
 # the wheel is installed with --no-index into a fresh venv (Debian's pytest
 # and numpy through --system-site-packages: the package itself needs
 # neither), and python/tests runs there against the installed package, with
-# mt_translate from BUILD_DIR for the byte-for-byte comparisons.
+# mt_translate from BUILD_DIR for the byte-for-byte comparisons, and Ray Data
+# from PyPI (python/ray-requirements.txt) for libmt.ray's tests.
 #   scripts/test_python.sh [BUILD_DIR]    (default: build, as scripts/test.sh leaves it)
 # pip fetches scikit-build-core and pybind11 from PyPI into the build's own
 # environment (pyproject.toml's build-system.requires).
@@ -33,13 +34,19 @@ echo "== python: install the wheel into a fresh venv (--no-index)"
 "$python" -m venv --system-site-packages "$work/venv"
 "$work/venv/bin/pip" install --no-index --no-deps "$wheel" > "$work/install.log" 2>&1 \
   || { cat "$work/install.log"; exit 1; }
+# Ray Data from PyPI for libmt.ray's tests (pinned; counted in CI's time).
+echo "== python: Ray Data from PyPI (python/ray-requirements.txt)"
+start=$SECONDS
+"$work/venv/bin/pip" install -r python/ray-requirements.txt > "$work/ray-install.log" 2>&1 \
+  || { tail -30 "$work/ray-install.log"; echo "test_python: pip could not install Ray (network? PyPI?)"; exit 1; }
+echo "installed in $((SECONDS - start)) s"
 
 echo "== python: pytest python/tests against the installed package"
 # Run from python/tests so that `import libmt` finds the installed package,
 # never the source folder.
 mt_translate=$PWD/$build_dir/tools/mt_translate
 set +e
-(cd python/tests && MT_TRANSLATE=$mt_translate MT_REQUIRE_MT_TRANSLATE=1 \
+(cd python/tests && MT_TRANSLATE=$mt_translate MT_REQUIRE_MT_TRANSLATE=1 MT_REQUIRE_RAY=1 \
    "../../$work/venv/bin/python" -m pytest -q -rs -p no:cacheprovider .)
 rc=$?
 set -e

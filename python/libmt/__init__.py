@@ -5,7 +5,8 @@
     translator.translate(["A man is riding a bike."])   # -> ['Ein Mann fährt Fahrrad.']
 
 Model loads a file once (any number of translators share it), Translator
-translates lists, iterables and files, ModelWriter writes model files.
+translates lists, iterables and files, ModelWriter writes model files;
+libmt.ray (imported on its own, needs Ray Data) translates corpora on Ray.
 Errors are ValueError (bad options, naming the option), OSError /
 FileNotFoundError (files), libmt.ModelError (not a valid model file).
 """
