@@ -108,15 +108,22 @@ TEST_CASE("trainer logits equal libmt's for the same weights", "[train_model]") 
 }
 
 TEST_CASE("Session::score equals the trainer's teacher-forced log-softmax on the same weights", "[train_model]") {
-  const int variant = GENERATE(0, 1);
+  const int variant = GENERATE(0, 1, 2);
   ModelConfig config = test::tiny_config();
   config.pre_norm = variant == 1;
+  if (variant == 2) {  // what converted models (fine-tuned with mt_train --init) may say
+    config.embedding_scale = 3.0f;
+    config.decoder_start_id = config.pad_id;
+    config.source_eos = false;
+    config.suppressed_ids = {config.unk_id};
+  }
   autograd::Graph<float> g;
   TransformerModel<float> model(g, config);
   model.initialize(23);
   g.set_training(false);
   const auto corpus = pairs(config.target_vocab_size);
-  const Batch batch = assemble_batch(corpus, {0, 1}, {config.pad_id, config.bos_id, config.eos_id});
+  const Batch batch =
+      assemble_batch(corpus, {0, 1}, {config.pad_id, config.start_id(), config.eos_id, config.source_eos});
   const autograd::Tensor<float>* logits = model.forward(batch, {});
   const int V = config.target_vocab_size;
   const std::string path = test::scratch_path("scored-" + std::to_string(variant) + ".mtm");

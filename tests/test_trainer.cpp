@@ -1,4 +1,5 @@
 // The training loop: it learns, and a checkpointed run resumes bit-identically.
+#include <algorithm>
 #include <fstream>
 
 #include "mt/model_spec.hpp"
@@ -72,6 +73,76 @@ TEST_CASE("a resumed run is bit-identical to a straight one", "[trainer]") {
     REQUIRE(exact.model().parameter(spec.name)->value == straight.model().parameter(spec.name)->value);
   }
   CHECK_FALSE(exact.load_checkpoint(test::scratch_path("missing.ckpt")).ok());
+}
+
+namespace {
+
+std::shared_ptr<const Model> shipped(const char* name) {
+  auto m = Model::load(std::string(MT_MODELS_DIR) + "/" + name);
+  REQUIRE(m.ok());
+  return m.value();
+}
+
+// The trainer corpus tokenized with a model's own vocabulary.
+std::vector<SentencePair> pairs_for(const Model& model) {
+  test::trainer_corpus();  // writes t.en and t.de
+  return train::read_parallel_corpus(test::scratch_path("t.en"), test::scratch_path("t.de"), *model.vocabulary(), {},
+                                     nullptr)
+      .value();
+}
+
+TrainerOptions fine_tuning(std::shared_ptr<const Model> model) {
+  TrainerOptions o;
+  o.model = model->config();
+  o.init = std::move(model);
+  o.adam.lr = 1e-4;
+  o.adam.warmup = 5;
+  o.batching.max_tokens = 1000;
+  o.threads = 2;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("fine-tuning starts from the model file's weights, bit for bit", "[trainer][fine_tuning]") {
+  const auto model = shipped("en-de-tiny.mtm");
+  Trainer trainer(fine_tuning(model), pairs_for(*model));
+  const std::string path = test::scratch_path("fine-tuned-0.mtm");
+  REQUIRE(trainer.model().export_model(path, model->vocabulary(), model->metadata()).ok());
+  const auto again = Model::load(path);
+  REQUIRE(again.ok());
+  for (const TensorSpec& spec : model_tensor_specs(model->config())) {
+    INFO(spec.name);
+    const TensorView* a = model->find_tensor(spec.name);
+    const TensorView* b = (*again)->find_tensor(spec.name);
+    REQUIRE((a != nullptr && b != nullptr));
+    CHECK(std::equal(a->data.begin(), a->data.end(), b->data.begin(), b->data.end()));
+  }
+}
+
+TEST_CASE("fine-tuning the shipped model on new sentences lowers their loss", "[trainer][fine_tuning]") {
+  const auto model = shipped("en-de-tiny.mtm");
+  const std::vector<SentencePair> pairs = pairs_for(*model);
+  Trainer trainer(fine_tuning(model), pairs);
+  const std::vector<SentencePair> dev(pairs.begin(), pairs.begin() + 40);
+  const double before = trainer.evaluate(dev).nll;
+  for (int i = 0; i < 10; ++i) trainer.step();
+  const double after = trainer.evaluate(dev).nll;
+  INFO("dev nll " << before << " -> " << after);
+  CHECK(after < before - 0.05);
+}
+
+TEST_CASE("fine-tuning refuses int8 models and models the trainer cannot compute", "[trainer][fine_tuning]") {
+  const auto int8 = shipped("en-de-tiny.int8.mtm");
+  CHECK_THROWS_WITH(Trainer(fine_tuning(int8), pairs_for(*int8)),
+                    Catch::Contains("fine-tune the fp32 model it was quantized from"));
+  ModelConfig swish = test::tiny_config();
+  swish.activation = Activation::swish;
+  CHECK_THAT(untrainable_reason(swish), Catch::Contains("swish"));
+  ModelConfig positions = test::tiny_config();
+  positions.stored_positions = true;
+  CHECK_THAT(untrainable_reason(positions), Catch::Contains("stored position encodings"));
+  CHECK(untrainable_reason(test::tiny_config()).empty());
 }
 
 // Built without nvcc, or run without a GPU: CUDA training says why instead

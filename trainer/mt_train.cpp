@@ -41,7 +41,8 @@ Trains an encoder-decoder Transformer and writes, in DIR:
   model_best.mtm   the model with the best dev BLEU so far (libmt model file with vocabulary)
   model_last.mtm   the model at the end of the last epoch
   checkpoint.bin   weights, optimizer, dropout stream and data position (--resume continues exactly)
-  vocab.model      the SentencePiece vocabulary (trained unless --vocab is given)
+  vocab.model      the SentencePiece vocabulary (trained unless --vocab or --init is given)
+  init.txt         with --init: the model file the run started from (--resume reads it)
   train.tsv        step, epoch, loss, ppl, lr, grad_norm, tokens/s, elapsed_s (every --log-every steps)
   dev.tsv          step, epoch, dev_loss, dev_ppl, dev_bleu, dev_chrf, elapsed_s (every epoch)
 Plot the logs with scripts/plot_training.sh DIR. Every option is checked
@@ -54,6 +55,9 @@ constexpr Option kOptions[] = {
     {"--dev-ref", nullptr, "FILE", "dev reference translations, aligned with it", false, "--dev-tgt"},
     {"--out", nullptr, "DIR", "the run folder (required)", false, "-o --output"},
     {"--resume", nullptr, nullptr, "continue the run in DIR from DIR/checkpoint.bin"},
+    {"--init", nullptr, "MODEL",
+     "fine-tune: start from this libmt model file's weights, shape and vocabulary\n"
+     "(fp32; the shape and vocabulary options do not apply)"},
     {"--force", nullptr, nullptr, "start over in an existing DIR, replacing its files"},
     {"--src-lang", nullptr, "CODE", "for the model's metadata (default: the file's extension)"},
     {"--tgt-lang", nullptr, "CODE", "(default: the file's extension)"},
@@ -167,6 +171,8 @@ std::string format_duration(double s) {
 // Everything the command line says, checked before any work.
 struct Settings {
   std::string train_src, train_tgt, dev_src, dev_ref, out, vocab_file;
+  std::string init_path;                    // --init, or the run's DIR/init.txt when resuming
+  std::shared_ptr<const mt::Model> init;    // loaded from it
   bool resume = false, byte_fallback = false;
   int vocab_size = 8000;
   std::string vocab_type = "unigram";
@@ -180,6 +186,35 @@ struct Settings {
   std::string src_lang, tgt_lang;
 };
 
+// --init's model, checked for fine-tuning: fp32, a vocabulary the trainer
+// tokenizes with, a config it computes. Its config and languages become the
+// run's. -1 to go on, else the exit code.
+int load_init_model(Settings* s, const mt::cli::Args& args) {
+  using namespace mt;
+  const std::string& path = s->init_path;
+  if (std::string why = cli::unreadable_file(path); !why.empty()) return fail("--init: " + why);
+  auto model = Model::load(path);
+  if (!model) return fail("--init " + path + ": " + model.status().message());
+  const Model& m = *model.value();
+  if (m.quantization().int8) {
+    return fail("--init " + path +
+                ": an int8 model cannot be trained: fine-tune the fp32 model it was quantized from, then mt_quantize "
+                "the result");
+  }
+  if (!m.has_vocabulary()) return fail("--init " + path + ": the model has no vocabulary to tokenize the corpus with");
+  if (m.target_vocabulary() != nullptr) {
+    return fail("--init " + path + ": models with separate source and target vocabularies cannot be fine-tuned yet");
+  }
+  if (std::string why = train::untrainable_reason(m.config()); !why.empty()) {
+    return fail("--init " + path + ": " + why + ": it cannot be fine-tuned yet");
+  }
+  s->config = m.config();
+  if (!args.has("--src-lang") && !m.metadata().source_language.empty()) s->src_lang = m.metadata().source_language;
+  if (!args.has("--tgt-lang") && !m.metadata().target_language.empty()) s->tgt_lang = m.metadata().target_language;
+  s->init = std::move(model.value());
+  return -1;
+}
+
 // Reads and checks every option, the files and the run folder: -1 to go on,
 // else the exit code (a usage error or a failure already said).
 int read_settings(mt::cli::Args& args, Settings* s) {
@@ -191,6 +226,7 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   s->dev_src = args.get("--dev-src", ""), s->dev_ref = args.get("--dev-ref", "");
   s->out = args.get("--out", "");
   s->vocab_file = args.get("--vocab", "");
+  s->init_path = args.get("--init", "");
   s->resume = args.has("--resume");
   s->byte_fallback = args.has("--byte-fallback");
   s->vocab_size = args.get_int("--vocab-size", 8000, 16, 1 << 20);
@@ -244,6 +280,15 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   }
   if (s->resume && args.has("--force")) return usage("--resume and --force: choose one");
   if (s->resume && !s->vocab_file.empty()) return usage("--resume uses the run's own vocabulary: drop --vocab");
+  if (!s->init_path.empty()) {
+    // Fine-tuning: the model says its shape and vocabulary.
+    for (const char* option : {"--config", "--encoder-layers", "--decoder-layers", "--d-model", "--heads", "--d-ff",
+                               "--pre-norm", "--gelu", "--vocab", "--vocab-size", "--vocab-type",
+                               "--character-coverage", "--byte-fallback"}) {
+      if (args.has(option)) return usage(std::string("--init takes the model's shape and vocabulary: drop ") + option);
+    }
+    if (s->resume) return usage("--resume continues from the run's own DIR/init.txt: drop --init");
+  }
   for (const std::string& path : {s->train_src, s->train_tgt, s->dev_src, s->dev_ref}) {
     if (std::string why = cli::unreadable_file(path); !why.empty()) return fail(why);
   }
@@ -253,10 +298,19 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   // A run folder is never reused by accident.
   std::error_code exists_error;
   const bool has_checkpoint = std::filesystem::exists(s->out + "/checkpoint.bin", exists_error);
-  const bool has_run = has_checkpoint || std::filesystem::exists(s->out + "/vocab.model", exists_error);
+  const bool has_run = has_checkpoint || std::filesystem::exists(s->out + "/vocab.model", exists_error) ||
+                       std::filesystem::exists(s->out + "/init.txt", exists_error);
   if (s->resume && !has_checkpoint) return fail("--resume: '" + s->out + "' holds no checkpoint.bin to continue from");
   if (has_run && !s->resume && !args.has("--force")) {
     return fail("'" + s->out + "' holds a run already: --resume continues it, --force starts over");
+  }
+  if (s->resume && std::filesystem::exists(s->out + "/init.txt", exists_error)) {
+    std::string path, error;
+    if (!cli::read_file(s->out + "/init.txt", &path, &error)) return fail(error);
+    s->init_path = path.substr(0, path.find('\n'));
+  }
+  if (!s->init_path.empty()) {
+    if (const int rc = load_init_model(s, args); rc >= 0) return rc;
   }
   if (device == "cuda") {
     // Checked before any work: no vocabulary is trained for a run that cannot start.
@@ -272,6 +326,14 @@ int read_settings(mt::cli::Args& args, Settings* s) {
 // jointly on both sides of the training data; written to DIR/vocab.model.
 mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool write = true) {
   using namespace mt;
+  if (s.init) {  // fine-tuning: the model's own; DIR/init.txt says where it came from
+    if (write) {
+      std::error_code ec;
+      const std::filesystem::path absolute = std::filesystem::absolute(s.init_path, ec);
+      std::ofstream(s.out + "/init.txt") << (ec ? s.init_path : absolute.string()) << "\n";
+    }
+    return *s.init->vocabulary();
+  }
   const std::string vocab_path = s.out + "/vocab.model";
   const std::string existing = !s.vocab_file.empty()                             ? s.vocab_file
                                : s.resume && std::filesystem::exists(vocab_path) ? vocab_path
@@ -353,6 +415,21 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   if (!s.resume) {
     train_log << "step\tepoch\tloss\tppl\tlr\tgrad_norm\ttokens_per_s\telapsed_s\n";
     dev_log << "step\tepoch\tdev_loss\tdev_ppl\tdev_bleu\tdev_chrf\telapsed_s\n";
+  }
+  if (s.init && !s.resume) {
+    // Where fine-tuning starts, measured as every epoch is: step 0. (A
+    // failure only warns: the other ranks already wait in the first step.)
+    const train::StepStats dev = trainer.evaluate(dev_set.pairs);
+    auto score = dev_score(s.init_path, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu);
+    if (score) {
+      dev_log << 0 << '\t' << 0 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t' << score->bleu << '\t'
+              << score->chrf << '\t' << 0.0 << '\n'
+              << std::flush;
+      std::fprintf(stderr, "mt_train: --init model: dev loss %.3f ppl %.2f BLEU %.2f chrF %.2f\n", dev.loss,
+                   std::exp(dev.nll), score->bleu, score->chrf);
+    } else {
+      std::fprintf(stderr, "mt_train: warning: the --init model's dev BLEU: %s\n", score.status().message());
+    }
   }
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -509,18 +586,22 @@ int run(int argc, char** argv) {
   if (rc = agree(ranks, rc); rc >= 0) return rc;
   if (!leader) {
     Settings from_leader = s;
-    from_leader.vocab_file = s.out + "/vocab.model";
+    if (!s.init) from_leader.vocab_file = s.out + "/vocab.model";
     vocab = prepare_vocabulary(from_leader, false);
     if (!vocab) rc = fail(vocab.status().message());
   }
   if (rc = agree(ranks, rc); rc >= 0) return rc;
-  if (const Status st = s.config.use_vocabulary(*vocab); !st.ok()) return fail(st.message());
+  // A fine-tuned model keeps its own ids; a new one takes the vocabulary's.
+  if (!s.init) {
+    if (const Status st = s.config.use_vocabulary(*vocab); !st.ok()) return fail(st.message());
+  }
   if (const Status st = s.config.validate(); !st.ok()) return fail(st.message());
   s.trainer.model = s.config;
+  s.trainer.init = s.init;
   s.trainer.adam.d_model = s.config.d_model;
 
   train::CorpusFilter filter;
-  filter.max_tokens = s.max_length;
+  filter.max_tokens = std::min(s.max_length, s.config.max_positions - 1);  // EOS takes a position
   train::CorpusStats stats;
   auto train_pairs = train::read_parallel_corpus(s.train_src, s.train_tgt, *vocab, filter, &stats);
   if (!train_pairs) return fail(train_pairs.status().message());

@@ -13,24 +13,25 @@ namespace {
 
 constexpr char kCheckpointMagic[8] = {'M', 'T', 'C', 'K', 'P', 'T', '0', '1'};
 
-SpecialIds special_ids(const ModelConfig& c) { return {c.pad_id, c.bos_id, c.eos_id}; }
+SpecialIds special_ids(const ModelConfig& c) { return {c.pad_id, c.start_id(), c.eos_id, c.source_eos}; }
 
 }  // namespace
 
-namespace {
-// The trainer's model is this project's: ReLU or GELU, sqrt(d_model)
-// embeddings, decoding from bos, sources ending in eos. A converted model
-// (swish, other scales, start ids, stored positions) cannot be trained yet, and must not
-// silently train as something else.
-const ModelConfig& trainable(const ModelConfig& config) {
+// The trainer computes what the runtime does for ReLU or GELU, any
+// embedding scale, decoder start id and source EOS (suppressed ids only
+// matter to search). A model that needs more (swish, stored positions: the
+// converted Marian and fairseq models) must not silently train as something else.
+std::string untrainable_reason(const ModelConfig& config) {
   if (config.activation != Activation::relu && config.activation != Activation::gelu)
-    throw std::invalid_argument("the trainer supports the relu and gelu activations, not this model's");
-  if (config.embedding_scale != 0.0f || config.decoder_start_id != -1 || !config.source_eos)
-    throw std::invalid_argument(
-        "the trainer supports sqrt(d_model) embeddings, decoding from bos and sources ending in eos, not this model's");
-  if (config.stored_positions || !config.suppressed_ids.empty())
-    throw std::invalid_argument(
-        "the trainer supports computed sinusoid positions and no suppressed ids, not this model's");
+    return "the trainer supports the relu and gelu activations, not this model's (swish)";
+  if (config.stored_positions)
+    return "the trainer supports computed sinusoid positions, not this model's stored position encodings";
+  return "";
+}
+
+namespace {
+const ModelConfig& trainable(const ModelConfig& config) {
+  if (const std::string why = untrainable_reason(config); !why.empty()) throw std::invalid_argument(why);
   return config;
 }
 }  // namespace
@@ -46,7 +47,11 @@ Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
       graph_(options.threads),
       model_(graph_, trainable(options.model)),
       adam_(graph_, options.adam) {
-  model_.initialize(o_.seed);  // the same weights on every rank
+  if (o_.init) {  // fine-tuning: the same file on every rank
+    if (const Status st = model_.initialize_from(*o_.init); !st.ok()) throw std::invalid_argument(st.message());
+  } else {
+    model_.initialize(o_.seed);  // the same weights on every rank
+  }
   graph_.set_seed(o_.seed);
   if (o_.device == Device::cuda) {
     if (ranks_ > 1)

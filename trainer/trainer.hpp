@@ -43,7 +43,13 @@ struct TrainerOptions {
   // a stream of its own, so N ranks and one process with slices = N give the
   // same run bit for bit. With a communicator of N > 1 ranks it is N.
   int slices = 0;
+  // Fine-tuning: the weights of this model file (fp32, its config = `model`)
+  // instead of the seeded initialisation.
+  std::shared_ptr<const Model> init;
 };
+
+// Why a model of this config cannot be trained (swish, stored positions), or "".
+std::string untrainable_reason(const ModelConfig& config);
 
 struct StepStats {
   double loss = 0.0;   // label-smoothed loss per target token

@@ -121,8 +121,13 @@ Batch assemble_batch(const std::vector<SentencePair>& corpus, const std::vector<
   Batch b;
   b.B = int(pairs.size());
   b.pairs = pairs;
+  // Without source EOS an empty source would attend over nothing: it keeps
+  // one EOS (mt_train's filter drops empty pairs before they get here).
+  const auto source_length = [&](const SentencePair& p) {
+    return int(p.source.size()) + (ids.source_eos || p.source.empty() ? 1 : 0);
+  };
   for (uint32_t i : pairs) {
-    b.S = std::max(b.S, int(corpus[i].source.size()) + 1);
+    b.S = std::max(b.S, source_length(corpus[i]));
     b.T = std::max(b.T, int(corpus[i].target.size()) + 1);
   }
   b.source.assign(size_t(b.B) * b.S, ids.pad);
@@ -132,8 +137,8 @@ Batch assemble_batch(const std::vector<SentencePair>& corpus, const std::vector<
     const SentencePair& p = corpus[pairs[size_t(r)]];
     int32_t* src = b.source.data() + size_t(r) * b.S;
     std::copy(p.source.begin(), p.source.end(), src);
-    src[p.source.size()] = ids.eos;
-    b.source_lengths.push_back(int32_t(p.source.size()) + 1);
+    if (source_length(p) > int(p.source.size())) src[p.source.size()] = ids.eos;
+    b.source_lengths.push_back(int32_t(source_length(p)));
     int32_t* in = b.target_input.data() + size_t(r) * b.T;
     int32_t* out = b.target_output.data() + size_t(r) * b.T;
     in[0] = ids.bos;

@@ -38,7 +38,7 @@ Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& sour
 // One batch, padded: B sentences, S source and T target positions.
 struct Batch {
   int B = 0, S = 0, T = 0;
-  std::vector<int32_t> source;          // [B, S]: ids + EOS, then pad
+  std::vector<int32_t> source;          // [B, S]: ids + EOS (unless !source_eos), then pad
   std::vector<int32_t> source_lengths;  // [B], EOS included
   std::vector<int32_t> target_input;    // [B, T]: BOS + ids, then pad (teacher forcing)
   std::vector<int32_t> target_output;   // [B, T]: ids + EOS, then pad (the labels)
@@ -53,7 +53,8 @@ struct BatchingOptions {
 };
 
 struct SpecialIds {
-  int32_t pad = 0, bos = 1, eos = 2;
+  int32_t pad = 0, bos = 1, eos = 2;  // bos: the decoder's first input (ModelConfig::start_id)
+  bool source_eos = true;             // eos ends each source (ModelConfig::source_eos)
 };
 
 // Groups pairs of similar lengths (sorted by target then source length, ties

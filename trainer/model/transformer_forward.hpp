@@ -46,7 +46,9 @@ auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const 
   };
 
   const int H = config.heads;
-  const double scale = std::sqrt(double(config.d_model));
+  // The runtime's ModelConfig::embedding_multiplier(), sqrt(d_model) in double as always.
+  const double scale =
+      config.embedding_scale > 0.0f ? double(config.embedding_scale) : std::sqrt(double(config.d_model));
   const SeqBatch source{batch.B, batch.S, batch.source_lengths};
   const SeqBatch target{batch.B, batch.T, batch.target_lengths};
   TensorPtr source_table = param(config.shared_embeddings ? "target_embedding" : "source_embedding");

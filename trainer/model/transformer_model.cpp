@@ -1,8 +1,10 @@
 #include "model/transformer_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "mt/kernels.h"
 #include "mt/model_spec.hpp"
 
 namespace mt::train {
@@ -44,6 +46,31 @@ void TransformerModel<T>::initialize(uint64_t seed) {
     }
     for (T& v : t->value) v = T(offset + limit * uniform(rng));
   }
+}
+
+template <class T>
+Status TransformerModel<T>::initialize_from(const Model& model) {
+  if (model.quantization().int8) {
+    return Status::error(Errc::invalid_argument,
+                         "an int8 model cannot be trained: fine-tune the fp32 model it was quantized from, "
+                         "then mt_quantize the result");
+  }
+  std::vector<float> values;
+  for (const TensorSpec& spec : model_tensor_specs(config_)) {
+    const TensorView* t = model.find_tensor(spec.name);
+    if (t == nullptr) return Status::error(Errc::invalid_argument, "the model has no tensor '%s'", spec.name.c_str());
+    if (t->dtype != DType::f32 || !std::equal(t->shape.begin(), t->shape.end(), spec.shape.begin(), spec.shape.end()))
+      return Status::error(Errc::invalid_argument, "tensor '%s' is not fp32 of this config's shape", spec.name.c_str());
+    values.resize(size_t(params_.at(spec.name)->numel()));
+    if (t->layout == Layout::packed_n16) {
+      unpack_weights_f32(t->f32(), int(spec.shape[0]), int(spec.shape[1]), values.data());
+    } else {
+      std::copy(t->f32(), t->f32() + values.size(), values.begin());
+    }
+    Tensor<T>* p = params_.at(spec.name);
+    std::copy(values.begin(), values.end(), p->value.begin());
+  }
+  return Status();
 }
 
 template <class T>

@@ -25,6 +25,9 @@ class TransformerModel {
   // Seeded initialisation: Xavier-uniform linear weights, N(0, 1/C)-scale
   // uniform embeddings, zero biases, unit LayerNorm.
   void initialize(uint64_t seed);
+  // The weights of a libmt model file of this config (fine-tuning): every
+  // tensor fp32 and of this config's shape, else an error naming it.
+  Status initialize_from(const Model& model);
 
   // Teacher-forced forward: logits [B*T, V] for the batch's target positions.
   autograd::Tensor<T>* forward(const Batch& batch, const ForwardOptions& options);

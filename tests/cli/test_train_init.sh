@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# mt_train --init as a user fine-tunes: the shipped en-de-tiny on our own
+# corpus for a few steps (dev loss measured at step 0, then lower), the
+# fine-tuned model translating, --resume from the run's init.txt, and what
+# cannot be fine-tuned refused with the reason before any work.
+# Usage: test_train_init.sh BIN_DIR SCRATCH_DIR DATA_DIR MODELS_DIR
+set -u
+bin=$1
+dir=$2
+data=$3
+models=$4
+rm -rf "$dir"; mkdir -p "$dir"
+# shellcheck source=check_lib.sh
+. "$(dirname "$0")/check_lib.sh"
+expect_exit() {
+  if [ "$3" -eq "$2" ]; then echo "ok   $1: exits $2"; else echo "FAIL $1: exits $3, expected $2"; failures=$((failures + 1)); fi
+}
+trainer_corpus "$data" "$dir"
+args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
+      --max-tokens 1000 --warmup 5 --lr 1e-4 --log-every 5 --threads 2)
+
+"$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --out "$dir/run" --max-steps 8 2> "$dir/train.err"
+expect_exit "mt_train --init" 0 $?
+for f in model_best.mtm model_last.mtm checkpoint.bin init.txt train.tsv dev.tsv; do
+  check "writes $f" test -s "$dir/run/$f"
+done
+check "no vocabulary trained" test ! -e "$dir/run/vocab.model"
+check "init.txt names the model" grep -q "en-de-tiny.mtm$" "$dir/run/init.txt"
+# dev.tsv: header, step 0 (the shipped model), then the fine-tuned epochs.
+check "dev.tsv starts at step 0" test "$(sed -n 2p "$dir/run/dev.tsv" | cut -f1)" = 0
+first=$(sed -n 2p "$dir/run/dev.tsv" | cut -f3)
+last=$(tail -1 "$dir/run/dev.tsv" | cut -f3)
+check "fine-tuning lowers the dev loss ($first -> $last)" awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.05) }'
+"$bin/mt_model" info "$dir/run/model_last.mtm" > "$dir/info.txt"
+expect_exit "mt_model info" 0 $?
+check "keeps the model's shape" grep -q "^d_model  *128," "$dir/info.txt"
+check "keeps its languages" grep -q "en -> de" "$dir/info.txt"
+printf 'A man is walking along the river.\n' | "$bin/mt_translate" -m "$dir/run/model_last.mtm" > "$dir/out.txt"
+expect_exit "mt_translate with the fine-tuned model" 0 $?
+check "the fine-tuned model translates" test "$(wc -c < "$dir/out.txt")" -gt 5
+
+# --resume reads init.txt; it ends where a straight run ends.
+"$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --out "$dir/straight" --max-steps 12 2> /dev/null
+expect_exit "a straight run of 12 steps" 0 $?
+"$bin/mt_train" "${args[@]}" --out "$dir/run" --max-steps 12 --resume 2> "$dir/resume.err"
+expect_exit "--resume" 0 $?
+check "--resume continues" grep -q "resumed at step 8" "$dir/resume.err"
+check "--resume ends on the straight run's model" cmp -s "$dir/run/model_last.mtm" "$dir/straight/model_last.mtm"
+
+# Refused before any work, with the reason.
+"$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.int8.mtm" --out "$dir/int8" 2> "$dir/err.txt"
+expect_exit "an int8 model" 1 $?
+check "an int8 model: says to start from the fp32 one" grep -q "fine-tune the fp32 model it was quantized from" "$dir/err.txt"
+check "an int8 model: nothing created" test ! -e "$dir/int8"
+"$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --vocab-size 500 --out "$dir/x" 2> "$dir/err.txt"
+expect_exit "--init with --vocab-size" 2 $?
+check "--init with --vocab-size: says the model's vocabulary is used" grep -q "takes the model's shape and vocabulary: drop --vocab-size" "$dir/err.txt"
+"$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --resume --out "$dir/run" 2> "$dir/err.txt"
+expect_exit "--init with --resume" 2 $?
+"$bin/mt_train" "${args[@]}" --init "$dir/none.mtm" --out "$dir/x" 2> "$dir/err.txt"
+expect_exit "a missing model" 1 $?
+check "a missing model: named" grep -q "none.mtm" "$dir/err.txt"
+head -c 5000 "$models/en-de-tiny.mtm" > "$dir/cut.mtm"
+"$bin/mt_train" "${args[@]}" --init "$dir/cut.mtm" --out "$dir/x" 2> "$dir/err.txt"
+expect_exit "a truncated model" 1 $?
+check "a truncated model: nothing created" test ! -e "$dir/x"
+
+if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+echo "all mt_train --init checks passed"
