@@ -4,6 +4,7 @@
 //   mt_model info model.mtm
 //   mt_model upgrade old.mtm -o new.mtm
 //   mt_model check model.mtm
+//   mt_model average run/epoch-*.mtm -o averaged.mtm
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "cli_args.hpp"
 #include "cli_files.hpp"
 #include "guarded_main.hpp"
+#include "model_average.hpp"
 #include "mt/kernels.h"  // unpack_weights_*
 #include "mt/mt.hpp"
 #include "vocabulary_file.hpp"
@@ -35,11 +37,13 @@ constexpr const char* kSynopsis = R"(usage:
                                                     alignment_layer=2: the decoder layer whose
                                                     attention aligns words, measured for the model)
   mt_model check FILE                               verify a model file, reading every weight (NaN, Inf)
+  mt_model average FILE FILE... -o OUT              the mean of the weights of fp32 models of one shape and
+                                                    vocabulary (checkpoint averaging: a run's last epochs)
   mt_model vocab extract FILE -o OUT                write the model's SentencePiece vocabulary (.model))";
 
 constexpr Option kOptions[] = {
-    {"--output", "-o", "FILE", "random, upgrade, vocab extract: where to write"},
-    {"--force", nullptr, nullptr, "random, upgrade, vocab extract: replace an existing output file"},
+    {"--output", "-o", "FILE", "random, upgrade, set, average, vocab extract: where to write"},
+    {"--force", nullptr, nullptr, "random, upgrade, set, average, vocab extract: replace an existing output file"},
     {"--config", nullptr, "NAME", "random: base, small or tiny (mt::ModelConfig::preset)"},
     {"--seed", nullptr, "N", "random: random seed (default 1)"},
     {"--pre-norm", nullptr, nullptr, "random: LayerNorm before each sublayer instead of after"},
@@ -99,6 +103,28 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
   if (mt::Status s = writer->write(output); !s.ok()) return fail(s.message());
   std::printf("%s (format version %u) -> %s (format version %u)\n", input.c_str(), m.format_version(), output.c_str(),
               writer->format_version());
+  return 0;
+}
+
+// The mean of the models' weights, with the first's metadata plus averaged=N.
+int average(mt::cli::Args& args, std::span<const std::string> inputs) {
+  std::string output;
+  if (const int rc = checked_output(args, "average", &output); rc >= 0) return rc;
+  if (inputs.size() < 2) return usage("average takes two model files or more");
+  std::vector<std::shared_ptr<const mt::Model>> models;
+  for (const std::string& input : inputs) {
+    auto model = mt::Model::load(input);
+    if (!model) return fail(model.status().message());
+    models.push_back(std::move(model.value()));
+  }
+  auto writer = mt::cli::average_models(models);
+  if (!writer) return fail(writer.status().message());
+  mt::ModelMetadata metadata = writer->metadata();
+  std::erase_if(metadata.extra, [](const auto& kv) { return kv.key == "averaged"; });
+  metadata.extra.push_back({"averaged", std::to_string(models.size()) + " models"});
+  writer->set_metadata(metadata);
+  if (auto written = mt::cli::write_runnable_model(*writer, output); !written) return fail(written.status().message());
+  std::printf("%zu models averaged -> %s\n", models.size(), output.c_str());
   return 0;
 }
 
@@ -271,7 +297,7 @@ int run(int argc, char** argv) {
   const std::string help = mt::cli::help_text(kSynopsis, kOptions);
   if (const int rc = mt::cli::standard_options(kTool, args, help); rc >= 0) return rc;
   const auto& pos = args.positional();
-  if (pos.empty()) return usage("a command is required: random, info, upgrade, check or vocab extract");
+  if (pos.empty()) return usage("a command is required: random, info, upgrade, check, set, average or vocab extract");
   const std::string& command = pos[0];
   const size_t files = pos.size() - 1;
   if (command == "random") {
@@ -283,12 +309,13 @@ int run(int argc, char** argv) {
     if (files != 2) return usage("vocab extract takes one model file, not " + std::to_string(files - 1));
     return extract_vocabulary(args, pos[2]);
   }
+  if (command == "average") return average(args, std::span<const std::string>(pos).subspan(1));
   if (command == "set") {
     if (files == 0) return usage("set takes a model file and KEY=VALUE entries");
     return set_metadata(args, pos[1], std::span<const std::string>(pos).subspan(2));
   }
   if (command != "info" && command != "upgrade" && command != "check") {
-    return usage("unknown command '" + command + "': random, info, upgrade, check, set or vocab extract");
+    return usage("unknown command '" + command + "': random, info, upgrade, check, set, average or vocab extract");
   }
   if (files != 1) {
     return usage(command + " takes one model file, not " + std::to_string(files) +

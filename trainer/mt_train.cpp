@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "eval/scoring.hpp"
 #include "mt/mt.hpp"
 #include "trainer.hpp"
+#include "model_average.hpp"
 #include "vocab/vocab_train.hpp"
 
 namespace {
@@ -69,6 +71,9 @@ constexpr Option kOptions[] = {
     {"--character-coverage", nullptr, "X",
      "share of characters the vocabulary covers (default 1.0; 0.9995 for Chinese)"},
     {"--byte-fallback", nullptr, nullptr, "spell uncovered characters as UTF-8 byte pieces"},
+    {"--normalization", nullptr, "NAME",
+     "the vocabulary's text normalization: nmt_nfkc (default), nfkc, nmt_nfkc_cf, nfkc_cf or\n"
+     "identity (NFKC folds full-width punctuation: a Chinese target needs identity to write ，？！)"},
     {"--max-train-length", nullptr, "N", "drop training pairs longer than N tokens on either side (default 100)", false,
      "--max-length"},
     {"--config", nullptr, "NAME", "tiny, small or base (default tiny)"},
@@ -90,6 +95,9 @@ constexpr Option kOptions[] = {
     {"--epochs", nullptr, "N", "stop after N epochs (default: no limit)"},
     {"--max-steps", nullptr, "N", "stop after N updates (default: no limit)"},
     {"--time-budget", nullptr, "MINUTES", "stop after this much training time (default: no limit)"},
+    {"--average-last", nullptr, "N",
+     "keep the models of the last N evaluations (DIR/average/) and write their mean,\n"
+     "DIR/model_avg.mtm, with its dev BLEU, when the run ends (checkpoint averaging; default off)"},
     {"--early-stopping", nullptr, "N", "stop after N epochs without a better dev BLEU (default off)"},
     {"--dev-beam", nullptr, "N", "beam for dev BLEU (default 1)"},
     {"--dev-tokenize", nullptr, "TOK",
@@ -177,10 +185,11 @@ struct Settings {
   int vocab_size = 8000;
   std::string vocab_type = "unigram";
   float character_coverage = 1.0f;
+  std::string normalization = "nmt_nfkc";
   int max_length = 100;  // training pairs longer than this are dropped
   mt::train::TrainerOptions trainer;
   mt::ModelConfig config;
-  int max_epochs = 0, max_steps = 0, patience = 0, dev_beam = 1, log_every = 50;
+  int max_epochs = 0, max_steps = 0, patience = 0, dev_beam = 1, log_every = 50, average_last = 0;
   double budget_s = 0.0;
   mt::eval::BleuOptions bleu;
   std::string src_lang, tgt_lang;
@@ -232,6 +241,8 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   s->vocab_size = args.get_int("--vocab-size", 8000, 16, 1 << 20);
   s->vocab_type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
   s->character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
+  s->normalization =
+      args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"}, "nmt_nfkc");
   s->max_length = args.get_int("--max-train-length", 100, 1, 1000);
   train::TrainerOptions& o = s->trainer;
   o.batching.max_tokens = args.get_int("--max-tokens", 4096, 16, 1 << 24);
@@ -248,6 +259,8 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   s->max_steps = args.get_int("--max-steps", 0, 0, 1 << 30);
   s->budget_s = 60.0 * args.get_float("--time-budget", 0.0f, 0.0f, 1e6f);
   s->patience = args.get_int("--early-stopping", 0, 0, 1 << 20);
+  s->average_last = args.get_int("--average-last", 0, 0, 1000);
+  if (s->average_last == 1) args.set_error("--average-last 1: averaging needs 2 models or more (0: off)");
   s->dev_beam = args.get_int("--dev-beam", 1, 1, 64);
   s->log_every = args.get_int("--log-every", 50, 1, 1 << 20);
   const std::string schedule = args.get_choice("--schedule", {"inverse_sqrt", "noam"}, "inverse_sqrt");
@@ -284,7 +297,7 @@ int read_settings(mt::cli::Args& args, Settings* s) {
     // Fine-tuning: the model says its shape and vocabulary.
     for (const char* option : {"--config", "--encoder-layers", "--decoder-layers", "--d-model", "--heads", "--d-ff",
                                "--pre-norm", "--gelu", "--vocab", "--vocab-size", "--vocab-type",
-                               "--character-coverage", "--byte-fallback"}) {
+                               "--character-coverage", "--byte-fallback", "--normalization"}) {
       if (args.has(option)) return usage(std::string("--init takes the model's shape and vocabulary: drop ") + option);
     }
     if (s->resume) return usage("--resume continues from the run's own DIR/init.txt: drop --init");
@@ -358,6 +371,7 @@ mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool writ
     vo.soft_limit = true;
     vo.character_coverage = s.character_coverage;
     vo.byte_fallback = s.byte_fallback;
+    vo.normalization = s.normalization;
     std::fprintf(stderr, "mt_train: training a %d-piece vocabulary\n", s.vocab_size);
     auto v = vocab::train(vo, &proto);
     if (!v) return v.status();
@@ -372,6 +386,63 @@ struct DevSet {
   std::vector<mt::train::SentencePair> pairs;
   std::vector<std::string> sources, references;
 };
+
+// --average-last: DIR/average/ holds the models of the last N evaluations
+// (named by step, so a resumed run goes on where it left them).
+std::vector<std::filesystem::path> snapshots(const Settings& s) {
+  std::vector<std::filesystem::path> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(s.out + "/average", ec))
+    if (entry.path().extension() == ".mtm") found.push_back(entry.path());
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+mt::Status keep_snapshot(const Settings& s, const std::string& model, int64_t step) {
+  std::error_code ec;
+  std::filesystem::create_directories(s.out + "/average", ec);
+  char name[32];
+  std::snprintf(name, sizeof(name), "step-%010lld.mtm", static_cast<long long>(step));
+  const std::string path = s.out + "/average/" + name;
+  std::filesystem::copy_file(model, path, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) return mt::Status::error(mt::Errc::io_error, "cannot write '%s': %s", path.c_str(), ec.message().c_str());
+  std::vector<std::filesystem::path> kept = snapshots(s);
+  for (size_t i = 0; i + size_t(s.average_last) < kept.size(); ++i) std::filesystem::remove(kept[i], ec);
+  return {};
+}
+
+// DIR/model_avg.mtm: the mean of the kept models, scored on the dev set.
+int write_average(const Settings& s, const DevSet& dev_set) {
+  using namespace mt;
+  std::vector<std::shared_ptr<const Model>> models;
+  for (const auto& path : snapshots(s)) {
+    auto model = Model::load(path.string());
+    if (!model) return fail(model.status().message());
+    models.push_back(std::move(model.value()));
+  }
+  if (models.size() < 2) {
+    std::fprintf(stderr, "mt_train: %zu evaluation(s) so far: nothing to average yet\n", models.size());
+    return 0;
+  }
+  auto writer = cli::average_models(models);
+  if (!writer) return fail(writer.status().message());
+  const std::string path = s.out + "/model_avg.mtm";
+  ModelMetadata meta = models.back()->metadata();  // the newest's steps and epochs
+  std::erase_if(meta.extra, [](const KeyValue& kv) { return kv.key == "dev_bleu" || kv.key == "averaged"; });
+  meta.extra.push_back({"averaged", std::to_string(models.size()) + " models"});
+  writer->set_metadata(meta);
+  if (const Status e = writer->write(path); !e.ok()) return fail(e.message());
+  auto score = dev_score(path, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu);
+  if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
+  char bleu[32];
+  std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
+  meta.extra.push_back({"dev_bleu", bleu});
+  writer->set_metadata(meta);
+  if (const Status e = writer->write(path); !e.ok()) return fail(e.message());
+  std::fprintf(stderr, "mt_train: the last %zu evaluations' models averaged: dev BLEU %.2f chrF %.2f -> %s\n",
+               models.size(), score->bleu, score->chrf, path.c_str());
+  return 0;
+}
 
 // Trains until a limit is met, evaluating, exporting and checkpointing at
 // every epoch's end (and at the limit). Returns the exit code.
@@ -500,6 +571,9 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
       ++stale_epochs;
     }
     if (const Status e = trainer.save_checkpoint(checkpoint); !e.ok()) return tell(fail(e.message()));
+    if (s.average_last > 1) {
+      if (const Status e = keep_snapshot(s, last, step); !e.ok()) return tell(fail(e.message()));
+    }
     const bool out_of_epochs = s.max_epochs > 0 && trainer.epoch() + 1 >= s.max_epochs && epoch_end;
     const bool impatient = s.patience > 0 && stale_epochs >= s.patience;
     if (impatient) std::fprintf(stderr, "mt_train: no better dev BLEU for %d epochs: stopping\n", s.patience);
@@ -508,7 +582,7 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   }
   std::fprintf(stderr, "mt_train: done after %lld steps, best dev BLEU %.2f, %s\n",
                static_cast<long long>(trainer.steps()), best_bleu, format_duration(elapsed()).c_str());
-  return 0;
+  return s.average_last > 1 ? write_average(s, dev_set) : 0;
 }
 
 }  // namespace

@@ -20,6 +20,21 @@ check "mt_model info describes it" grep -q "4 encoder + 4 decoder" "$dir/info.tx
 "$bin/mt_model" upgrade "$model" -o "$dir/upgraded.mtm" > /dev/null
 check "mt_model upgrade rewrites a model byte for byte as the writer does" cmp -s "$model" "$dir/upgraded.mtm"
 
+# Checkpoint averaging: a model with itself translates as itself; an int8 or
+# lone model is refused with the reason.
+"$bin/mt_model" average "$model" "$model" -o "$dir/self-average.mtm" > /dev/null
+check "mt_model average writes the mean" test -s "$dir/self-average.mtm"
+printf '5 6 7\n100 200 300\n' | "$bin/mt_translate" -m "$model" --max-length 8 > "$dir/plain.txt"
+printf '5 6 7\n100 200 300\n' | "$bin/mt_translate" -m "$dir/self-average.mtm" --max-length 8 > "$dir/averaged.txt"
+check "a model averaged with itself translates as itself" cmp -s "$dir/plain.txt" "$dir/averaged.txt"
+check "the average says so in its metadata" grep -q "averaged *2 models" <("$bin/mt_model" info "$dir/self-average.mtm")
+"$bin/mt_model" average "$model" -o "$dir/one.mtm" > /dev/null 2> "$dir/average-err.txt"
+check "mt_model average of one model is a usage error" test $? -eq 2 -a ! -e "$dir/one.mtm"
+printf '5 6 7\n100 200 300\n' > "$dir/calibration.txt"
+"$bin/mt_quantize" "$model" --calibration "$dir/calibration.txt" -o "$dir/average.int8.mtm" > /dev/null 2>&1
+"$bin/mt_model" average "$model" "$dir/average.int8.mtm" -o "$dir/mixed.mtm" > /dev/null 2> "$dir/average-err.txt"
+check "mt_model average refuses int8 with the reason" grep -q "is int8: average the fp32 models" "$dir/average-err.txt"
+
 "$bin/mt_model" random --config tiny --max-positions 64 -o "$dir/p64.mtm" > /dev/null
 echo "5 6 7" | "$bin/mt_translate" -m "$dir/p64.mtm" --max-length 4 > "$dir/p64.txt"
 check "the default --max-source-length follows a model with fewer positions" test -s "$dir/p64.txt"

@@ -47,6 +47,18 @@ expect_exit "--resume" 0 $?
 check "--resume continues" grep -q "resumed at step 8" "$dir/resume.err"
 check "--resume ends on the straight run's model" cmp -s "$dir/run/model_last.mtm" "$dir/straight/model_last.mtm"
 
+# --average-last: the last evaluations' models kept and averaged at the end.
+"$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --out "$dir/avg" --max-steps 12 --average-last 2 \
+  2> "$dir/avg.err"
+expect_exit "--average-last 2" 0 $?
+check "--average-last keeps the last 2 models" test "$(ls "$dir/avg/average" | wc -l)" -eq 2
+check "--average-last writes model_avg.mtm with its dev BLEU" grep -q "models averaged: dev BLEU" "$dir/avg.err"
+"$bin/mt_model" info "$dir/avg/model_avg.mtm" > "$dir/avg-info.txt"
+check "model_avg.mtm says what it averaged" grep -q "averaged *2 models" "$dir/avg-info.txt"
+check "model_avg.mtm carries the newest's steps" grep -q "steps *12" "$dir/avg-info.txt"
+"$bin/mt_train" "${args[@]}" --out "$dir/avg1" --average-last 1 2> "$dir/err.txt"
+expect_exit "--average-last 1" 2 $?
+
 # Refused before any work, with the reason.
 "$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.int8.mtm" --out "$dir/int8" 2> "$dir/err.txt"
 expect_exit "an int8 model" 1 $?
