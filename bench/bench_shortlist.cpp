@@ -50,7 +50,8 @@ std::string path_of(const std::string& name) {
   return mt_bench::model_path(name);
 }
 
-// The model with a random shortlist, written beside it.
+// The model with a random shortlist, written to the temporary folder (never
+// beside a shipped model in models/).
 std::shared_ptr<const mt::Model> with_random_shortlist(const std::string& path, int k) {
   auto model = mt::Model::load(path).value();
   const mt::ModelConfig& c = model->config();
@@ -58,7 +59,9 @@ std::shared_ptr<const mt::Model> with_random_shortlist(const std::string& path, 
   mt::ShortlistData s = mt::shortlist::random_shortlist(c.source_vocab_size, c.target_vocab_size, k, 100, 1);
   s.method = "random";
   writer.set_shortlist(s);
-  const std::string out = path + ".shortlist-" + std::to_string(k) + ".mtm";
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           (std::filesystem::path(path).filename().string() + ".shortlist-" + std::to_string(k) + ".mtm"))
+                              .string();
   if (!writer.write(out).ok()) std::abort();
   return mt::Model::load(out).value();
 }
