@@ -133,13 +133,14 @@ TEST_CASE("layer norm backward matches finite differences", "[autograd]") {
   });
 }
 
-TEST_CASE("softmax relu and gelu backward match finite differences", "[autograd]") {
+TEST_CASE("softmax relu gelu and swish backward match finite differences", "[autograd]") {
   Graph<double> g;
   random_parameter(g, "x", Shape{3, 11}, 1, -3.0, 3.0);
   require_gradients(g, [](Graph<double>& g) {
     Tensor<double>* x = g.parameters()[0];
-    return add(g, add(g, weighted_sum(g, softmax(g, x), 2), weighted_sum(g, relu(g, x), 3)),
-               weighted_sum(g, gelu(g, x), 4));
+    return add(g, add(g, add(g, weighted_sum(g, softmax(g, x), 2), weighted_sum(g, relu(g, x), 3)),
+                      weighted_sum(g, gelu(g, x), 4)),
+               weighted_sum(g, swish(g, x), 5));
   });
 }
 

@@ -135,7 +135,8 @@ struct DevScore {
 // Translates the dev source with libmt from the exported model file and scores it.
 mt::Expected<DevScore> dev_score(const std::string& model_path, const std::vector<std::string>& sources,
                                  const std::vector<std::string>& references, int beam, int threads,
-                                 const mt::eval::BleuOptions& bleu_options) {
+                                 const mt::eval::BleuOptions& bleu_options, std::span<const int32_t> source_prefix,
+                                 std::span<const int32_t> target_prefix) {
   auto model = mt::Model::load(model_path);
   if (!model) return model.status();
   mt::SessionOptions so;
@@ -154,6 +155,8 @@ mt::Expected<DevScore> dev_score(const std::string& model_path, const std::vecto
   to.max_length_ratio = 2.0f;
   to.max_length_offset = 10;
   to.truncate_long_sources = true;
+  to.source_prefix = source_prefix;  // a multilingual model's language tokens (--init)
+  to.target_prefix = target_prefix;
   std::vector<std::string> hypotheses;
   mt::TextTranslations out;
   for (size_t first = 0; first < sources.size(); first += 64) {
@@ -181,6 +184,7 @@ struct Settings {
   std::string train_src, train_tgt, dev_src, dev_ref, out, vocab_file;
   std::string init_path;                    // --init, or the run's DIR/init.txt when resuming
   std::shared_ptr<const mt::Model> init;    // loaded from it
+  std::vector<int32_t> source_prefix, target_prefix;  // its language tokens (multilingual models)
   bool resume = false, byte_fallback = false;
   int vocab_size = 8000;
   std::string vocab_type = "unigram";
@@ -211,11 +215,17 @@ int load_init_model(Settings* s, const mt::cli::Args& args) {
                 "the result");
   }
   if (!m.has_vocabulary()) return fail("--init " + path + ": the model has no vocabulary to tokenize the corpus with");
-  if (m.target_vocabulary() != nullptr) {
-    return fail("--init " + path + ": models with separate source and target vocabularies cannot be fine-tuned yet");
-  }
-  if (std::string why = train::untrainable_reason(m.config()); !why.empty()) {
-    return fail("--init " + path + ": " + why + ": it cannot be fine-tuned yet");
+  if (!language_tokens(m).empty()) {
+    // A multilingual model: every pair gets the language tokens translation
+    // would give it (Marian's target token alone; M2M-100's and NLLB's both).
+    auto both = language_prefixes(m, s->src_lang, s->tgt_lang);
+    auto prefixes = both ? std::move(both) : language_prefixes(m, "", s->tgt_lang);
+    if (!prefixes) {
+      return fail("--init " + path + ": a multilingual model: --src-lang and --tgt-lang must name its languages (" +
+                  prefixes.status().message() + ")");
+    }
+    s->source_prefix = prefixes->source_prefix;
+    s->target_prefix = prefixes->target_prefix;
   }
   s->config = m.config();
   if (!args.has("--src-lang") && !m.metadata().source_language.empty()) s->src_lang = m.metadata().source_language;
@@ -432,7 +442,8 @@ int write_average(const Settings& s, const DevSet& dev_set) {
   meta.extra.push_back({"averaged", std::to_string(models.size()) + " models"});
   writer->set_metadata(meta);
   if (const Status e = writer->write(path); !e.ok()) return fail(e.message());
-  auto score = dev_score(path, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu);
+  auto score = dev_score(path, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu,
+                         s.source_prefix, s.target_prefix);
   if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
   char bleu[32];
   std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
@@ -479,6 +490,13 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   meta.tool = "mt_train";
   meta.tool_version = mt::kVersion;
   meta.created = today();
+  // A fine-tuned model keeps what its file said (language tokens, a converter's notes), not its training counts.
+  std::vector<KeyValue> kept;
+  if (s.init) {
+    for (const KeyValue& kv : s.init->metadata().extra)
+      if (kv.key != "steps" && kv.key != "epochs" && kv.key != "dev_bleu" && kv.key != "averaged") kept.push_back(kv);
+  }
+  const VocabularyData* target_vocabulary = s.init ? s.init->target_vocabulary() : nullptr;
 
   const bool tty = isatty(STDERR_FILENO);
   std::ofstream train_log(s.out + "/train.tsv", s.resume ? std::ios::app : std::ios::trunc);
@@ -491,7 +509,8 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
     // Where fine-tuning starts, measured as every epoch is: step 0. (A
     // failure only warns: the other ranks already wait in the first step.)
     const train::StepStats dev = trainer.evaluate(dev_set.pairs);
-    auto score = dev_score(s.init_path, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu);
+    auto score = dev_score(s.init_path, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu,
+                         s.source_prefix, s.target_prefix);
     if (score) {
       dev_log << 0 << '\t' << 0 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t' << score->bleu << '\t'
               << score->chrf << '\t' << 0.0 << '\n'
@@ -548,10 +567,14 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
     // Evaluate: dev loss, then dev BLEU through libmt from the exported file.
     if (tty) std::fputc('\n', stderr);
     const train::StepStats dev = trainer.evaluate(dev_set.pairs);
-    meta.extra = {{"steps", std::to_string(step)}, {"epochs", std::to_string(trainer.epoch() + (epoch_end ? 1 : 0))}};
+    meta.extra = kept;
+    meta.extra.push_back({"steps", std::to_string(step)});
+    meta.extra.push_back({"epochs", std::to_string(trainer.epoch() + (epoch_end ? 1 : 0))});
     const std::string last = s.out + "/model_last.mtm";
-    if (const Status e = trainer.model().export_model(last, &vocab, meta); !e.ok()) return tell(fail(e.message()));
-    auto score = dev_score(last, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu);
+    if (const Status e = trainer.model().export_model(last, &vocab, meta, target_vocabulary); !e.ok())
+      return tell(fail(e.message()));
+    auto score = dev_score(last, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu,
+                         s.source_prefix, s.target_prefix);
     if (!score) return tell(fail("dev translation failed: " + std::string(score.status().message())));
     dev_log << step << '\t' << trainer.epoch() + 1 << '\t' << dev.loss << '\t' << std::exp(dev.nll) << '\t'
             << score->bleu << '\t' << score->chrf << '\t' << elapsed() << '\n'
@@ -565,7 +588,8 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
       char bleu[32];
       std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
       meta.extra.push_back({"dev_bleu", bleu});
-      if (const Status e = trainer.model().export_model(s.out + "/model_best.mtm", &vocab, meta); !e.ok())
+      if (const Status e = trainer.model().export_model(s.out + "/model_best.mtm", &vocab, meta, target_vocabulary);
+          !e.ok())
         return tell(fail(e.message()));
     } else {
       ++stale_epochs;
@@ -677,15 +701,19 @@ int run(int argc, char** argv) {
   train::CorpusFilter filter;
   filter.max_tokens = std::min(s.max_length, s.config.max_positions - 1);  // EOS takes a position
   train::CorpusStats stats;
-  auto train_pairs = train::read_parallel_corpus(s.train_src, s.train_tgt, *vocab, filter, &stats);
+  auto train_pairs = s.init ? train::read_parallel_corpus(s.train_src, s.train_tgt, *s.init, s.source_prefix,
+                                                         s.target_prefix, filter, &stats)
+                           : train::read_parallel_corpus(s.train_src, s.train_tgt, *vocab, filter, &stats);
   if (!train_pairs) return fail(train_pairs.status().message());
   if (leader) {
     std::fprintf(stderr, "mt_train: %zu of %zu training pairs kept (%zu too long, %zu empty), %zu target tokens\n",
                  stats.kept, stats.lines, stats.dropped_long, stats.dropped_empty, stats.target_tokens);
   }
   train::CorpusFilter keep_all;
-  keep_all.max_tokens = 1000;
-  auto dev_pairs = train::read_parallel_corpus(s.dev_src, s.dev_ref, *vocab, keep_all, nullptr);
+  keep_all.max_tokens = std::min(1000, s.config.max_positions - 1);
+  auto dev_pairs = s.init ? train::read_parallel_corpus(s.dev_src, s.dev_ref, *s.init, s.source_prefix,
+                                                       s.target_prefix, keep_all, nullptr)
+                         : train::read_parallel_corpus(s.dev_src, s.dev_ref, *vocab, keep_all, nullptr);
   if (!dev_pairs) return fail(dev_pairs.status().message());
   auto dev_sources = cli::read_lines(s.dev_src), dev_references = cli::read_lines(s.dev_ref);
   if (!dev_sources) return fail(dev_sources.status().message());

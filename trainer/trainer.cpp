@@ -17,24 +17,6 @@ SpecialIds special_ids(const ModelConfig& c) { return {c.pad_id, c.start_id(), c
 
 }  // namespace
 
-// The trainer computes what the runtime does for ReLU or GELU, any
-// embedding scale, decoder start id and source EOS (suppressed ids only
-// matter to search). A model that needs more (swish, stored positions: the
-// converted Marian and fairseq models) must not silently train as something else.
-std::string untrainable_reason(const ModelConfig& config) {
-  if (config.activation != Activation::relu && config.activation != Activation::gelu)
-    return "the trainer supports the relu and gelu activations, not this model's (swish)";
-  if (config.stored_positions)
-    return "the trainer supports computed sinusoid positions, not this model's stored position encodings";
-  return "";
-}
-
-namespace {
-const ModelConfig& trainable(const ModelConfig& config) {
-  if (const std::string why = untrainable_reason(config); !why.empty()) throw std::invalid_argument(why);
-  return config;
-}
-}  // namespace
 
 // Slice j's seed (slice_stream).
 static uint64_t slice_seed(uint64_t seed, int slice) { return seed + uint64_t(slice) * 0x9E3779B97F4A7C15ull; }
@@ -45,7 +27,7 @@ Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
       ranks_(options.communicator ? options.communicator->size() : 1),
       train_(std::move(train)),
       graph_(options.threads),
-      model_(graph_, trainable(options.model)),
+      model_(graph_, options.model),
       adam_(graph_, options.adam) {
   if (o_.init) {  // fine-tuning: the same file on every rank
     if (const Status st = model_.initialize_from(*o_.init); !st.ok()) throw std::invalid_argument(st.message());

@@ -48,8 +48,6 @@ struct TrainerOptions {
   std::shared_ptr<const Model> init;
 };
 
-// Why a model of this config cannot be trained (swish, stored positions), or "".
-std::string untrainable_reason(const ModelConfig& config);
 
 struct StepStats {
   double loss = 0.0;   // label-smoothed loss per target token

@@ -59,6 +59,25 @@ check "model_avg.mtm carries the newest's steps" grep -q "steps *12" "$dir/avg-i
 "$bin/mt_train" "${args[@]}" --out "$dir/avg1" --average-last 1 2> "$dir/err.txt"
 expect_exit "--average-last 1" 2 $?
 
+# What converted models have: swish here (the trainer computes it as the
+# runtime; stored positions, start ids and the rest: test_trainer and
+# torch_check), and Marian-style language tokens, which --tgt-lang picks and
+# every training pair starts with.
+"$bin/mt_model" random --config tiny --swish --vocab "$models/en-de-tiny.mtm" -o "$dir/swish.mtm" > /dev/null
+"$bin/mt_model" set "$dir/swish.mtm" "language_tokens=>>fra<<=5 >>deu<<=6" language_placement=source_text \
+  -o "$dir/multi.mtm" > /dev/null
+expect_exit "mt_model set language tokens" 0 $?
+"$bin/mt_train" "${args[@]}" --init "$dir/multi.mtm" --out "$dir/multi" --max-steps 6 2> "$dir/multi.err"
+expect_exit "a multilingual model without its language" 1 $?
+check "a multilingual model: says --tgt-lang must name one" grep -q "must name its languages" "$dir/multi.err"
+"$bin/mt_train" "${args[@]}" --init "$dir/multi.mtm" --tgt-lang deu --out "$dir/multi" --max-steps 6 \
+  2> "$dir/multi.err"
+expect_exit "a multilingual swish model with --tgt-lang deu" 0 $?
+first=$(sed -n 2p "$dir/multi/dev.tsv" | cut -f3)
+last=$(tail -1 "$dir/multi/dev.tsv" | cut -f3)
+check "it learns ($first -> $last)" awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }'
+check "it keeps its language tokens" grep -q "language_tokens" <("$bin/mt_model" info "$dir/multi/model_last.mtm")
+
 # Refused before any work, with the reason.
 "$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.int8.mtm" --out "$dir/int8" 2> "$dir/err.txt"
 expect_exit "an int8 model" 1 $?

@@ -143,6 +143,8 @@ TEST_CASE("gpu elementwise ops and activations match the CPU", "[cuda_trainer]")
   check_op(
       "gelu", {s}, [](auto& g, auto& in) { return gelu(g, in[0]); }, 1, -4.0f, 4.0f);
   check_op(
+      "swish", {s}, [](auto& g, auto& in) { return swish(g, in[0]); }, 1, -4.0f, 4.0f);
+  check_op(
       "softmax", {{5, 300}}, [](auto& g, auto& in) { return softmax(g, in[0]); }, 1, -4.0f, 4.0f);
 }
 

@@ -72,7 +72,9 @@ class Transformer:
         self.C = int(cfg["d_model"])
         self.H = int(cfg["heads"])
         self.pre_norm = cfg["pre_norm"] == "1"
-        self.act = F.gelu if cfg["activation"] == "gelu" else F.relu
+        self.act = {"gelu": F.gelu, "swish": F.silu, "relu": F.relu}[cfg["activation"]]
+        self.scale = float(cfg.get("embedding_scale", math.sqrt(self.C)))
+        self.stored_positions = None  # set by run_torch from the dump (converted models' own table)
         self.eps = float(cfg["layer_norm_epsilon"])
 
     def norm(self, x, scope):
@@ -108,8 +110,11 @@ class Transformer:
         return F.linear(h, self.p[scope + "/linear_1/weight"], self.p[scope + "/linear_1/bias"])
 
     def embed(self, table, ids):
-        pe = positions(ids.shape[1], self.C, table.dtype)
-        return F.embedding(ids, table) * math.sqrt(self.C) + pe
+        if self.stored_positions is not None:
+            pe = self.stored_positions[:ids.shape[1]].to(table.dtype)
+        else:
+            pe = positions(ids.shape[1], self.C, table.dtype)
+        return F.embedding(ids, table) * self.scale + pe
 
     def logits(self, source, source_lengths, target_input):
         p, cfg = self.p, self.cfg
@@ -148,6 +153,8 @@ def run_torch(cfg, tensors, dtype):
     names = [name for (kind, name) in tensors if kind == "param"]
     params = {n: torch.tensor(tensors[("param", n)], dtype=dtype, requires_grad=True) for n in names}
     model = Transformer(cfg, params)
+    if ("const", "position_encoding") in tensors:
+        model.stored_positions = torch.tensor(tensors[("const", "position_encoding")], dtype=torch.float64)
     batch = {k: torch.tensor(tensors[("batch", k)], dtype=torch.long)
              for k in ("source", "source_lengths", "target_input", "target_output")}
     pad = int(cfg["pad_id"])

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/transformer_model.hpp"
+#include "mt/model_spec.hpp"
 #include "optim/adam.hpp"
 
 using namespace mt;
@@ -35,6 +36,9 @@ struct Variant {
   bool pre_norm;
   Activation activation;
   bool tied;  // shared source/target embeddings and tied output projection
+  // What converted models say (mt_train --init): the model's own position
+  // table, another embedding scale, decoding from pad, sources without EOS.
+  bool converted = false;
 };
 
 ModelConfig check_config(const Variant& v) {
@@ -49,6 +53,12 @@ ModelConfig check_config(const Variant& v) {
   c.pre_norm = v.pre_norm;
   c.activation = v.activation;
   c.shared_embeddings = c.tied_output = v.tied;
+  if (v.converted) {
+    c.stored_positions = true;
+    c.embedding_scale = 2.5f;
+    c.decoder_start_id = c.pad_id;
+    c.source_eos = false;
+  }
   return c;
 }
 
@@ -114,7 +124,10 @@ int dump(const Variant& v, const std::filesystem::path& root) {
   w.config("source_vocab_size", std::to_string(config.source_vocab_size));
   w.config("target_vocab_size", std::to_string(config.target_vocab_size));
   w.config("pre_norm", config.pre_norm ? "1" : "0");
-  w.config("activation", config.activation == Activation::gelu ? "gelu" : "relu");
+  w.config("activation", config.activation == Activation::gelu    ? "gelu"
+                         : config.activation == Activation::swish ? "swish"
+                                                                  : "relu");
+  w.config("embedding_scale", std::to_string(double(config.embedding_multiplier())));
   w.config("shared_embeddings", config.shared_embeddings ? "1" : "0");
   w.config("tied_output", config.tied_output ? "1" : "0");
   w.config("layer_norm_epsilon", std::to_string(double(config.layer_norm_epsilon)));
@@ -127,11 +140,35 @@ int dump(const Variant& v, const std::filesystem::path& root) {
   autograd::Graph<float> g(1);
   TransformerModel<float> model(g, config);
   model.initialize(1234);
+  if (config.stored_positions) {
+    // A table unlike the sinusoid (as a converted model's may be): the trainer's
+    // initialisation, exported, each row shifted by a position-dependent offset.
+    std::vector<float> table = model.positions();
+    for (size_t i = 0; i < table.size(); ++i) table[i] += 0.01f * float(i % 97);
+    const std::filesystem::path file = dir / "positions.mtm";
+    ModelWriter writer(config);
+    Status st;
+    for (const TensorSpec& spec : model_tensor_specs(config)) {
+      const std::vector<float>& values =
+          spec.role == TensorRole::positions ? table : model.parameter(spec.name)->value;
+      if (st.ok()) st = writer.add_tensor(spec.name, spec.shape, spec.layout, values);
+    }
+    if (st.ok()) st = writer.write(file.string());
+    auto loaded = Model::load(file.string());
+    if (st.ok()) st = loaded ? model.initialize_from(*loaded.value()) : loaded.status();
+    if (!st.ok()) {
+      std::fprintf(stderr, "dump_trainer: %s: %s\n", file.c_str(), st.message());
+      return 1;
+    }
+    w.tensor("const", "position_encoding", {config.max_positions, config.d_model}, model.positions().data(),
+             model.positions().size());
+  }
   for (const autograd::Tensor<float>* p : g.parameters())
     w.tensor("param", p->name, dims_of(p->shape), p->data(), size_t(p->numel()));
 
   const auto pairs = corpus(config.target_vocab_size);
-  const Batch batch = assemble_batch(pairs, {0, 1, 2, 3}, {config.pad_id, config.bos_id, config.eos_id});
+  const Batch batch =
+      assemble_batch(pairs, {0, 1, 2, 3}, {config.pad_id, config.start_id(), config.eos_id, config.source_eos});
   w.config("B", std::to_string(batch.B));
   w.config("S", std::to_string(batch.S));
   w.config("T", std::to_string(batch.T));
@@ -188,6 +225,7 @@ int main(int argc, char** argv) {
       {"postnorm_relu_untied", false, Activation::relu, false},
       {"prenorm_gelu_tied", true, Activation::gelu, true},
       {"prenorm_gelu_untied", true, Activation::gelu, false},
+      {"postnorm_swish_tied_converted", false, Activation::swish, true, true},
   };
   try {
     for (const Variant& v : variants)

@@ -2,6 +2,7 @@
 //   relu:    dx += dy [x > 0]
 //   gelu:    dx += dy (Phi(x) + x phi(x)),  Phi(x) = 0.5 (1 + erf(x / sqrt 2)),
 //            phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+//   swish:   dx += dy (s + x s (1 - s)),  s = sigmoid(x)
 //   softmax: dx += y (dy - sum(dy y)) per row.
 #include "autograd/activations.hpp"
 
@@ -43,6 +44,19 @@ void gelu_backward(Graph<T>& g, const Op<T>& op) {
       const T cdf = T(0.5) * (T(1) + std::erf(x[i] * inv_sqrt2));
       const T pdf = std::exp(T(-0.5) * x[i] * x[i]) * inv_sqrt_2pi;
       dx[i] += dy[i] * (cdf + x[i] * pdf);
+    }
+  });
+}
+
+template <class T>
+void swish_backward(Graph<T>& g, const Op<T>& op) {
+  const T* x = op.in[0]->data();
+  const T* dy = op.out->grad_data();
+  T* dx = op.in[0]->grad_data();
+  parallel_range(g, op.out->numel(), kGrain, [x, dy, dx](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      const T s = T(1) / (T(1) + std::exp(-x[i]));
+      dx[i] += dy[i] * (s + x[i] * s * (T(1) - s));
     }
   });
 }
@@ -92,6 +106,18 @@ Tensor<T>* gelu(Graph<T>& g, Tensor<T>* x) {
 }
 
 template <class T>
+Tensor<T>* swish(Graph<T>& g, Tensor<T>* x) {
+  Tensor<T>* y = g.make(x->shape, x->requires_grad);
+  const T* in = x->data();
+  T* out = y->data();
+  parallel_range(g, x->numel(), kGrain, [in, out](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) out[i] = in[i] / (T(1) + std::exp(-in[i]));
+  });
+  if (y->requires_grad) g.record(&swish_backward<T>, y).in[0] = x;
+  return y;
+}
+
+template <class T>
 Tensor<T>* softmax(Graph<T>& g, Tensor<T>* x) {
   const int N = x->cols();
   Tensor<T>* y = g.make(x->shape, x->requires_grad);
@@ -113,6 +139,7 @@ Tensor<T>* softmax(Graph<T>& g, Tensor<T>* x) {
 #define MT_AG_INSTANTIATE(T)                          \
   template Tensor<T>* relu<T>(Graph<T>&, Tensor<T>*); \
   template Tensor<T>* gelu<T>(Graph<T>&, Tensor<T>*); \
+  template Tensor<T>* swish<T>(Graph<T>&, Tensor<T>*); \
   template Tensor<T>* softmax<T>(Graph<T>&, Tensor<T>*);
 MT_AG_INSTANTIATE(float)
 MT_AG_INSTANTIATE(double)

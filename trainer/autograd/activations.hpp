@@ -13,6 +13,10 @@ Tensor<T>* relu(Graph<T>& g, Tensor<T>* x);
 template <class T>
 Tensor<T>* gelu(Graph<T>& g, Tensor<T>* x);
 
+// y = x sigmoid(x) = x / (1 + e^-x): swish (SiLU), as the runtime (Marian's FFN).
+template <class T>
+Tensor<T>* swish(Graph<T>& g, Tensor<T>* x);
+
 // y[M, N] = softmax over each row of x[M, N].
 template <class T>
 Tensor<T>* softmax(Graph<T>& g, Tensor<T>* x);

@@ -2,7 +2,10 @@
 // backward dtable[ids[r]] += scale * dy[r] (a scatter-add).
 #include "autograd/embedding.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "autograd/parallel.hpp"
 
@@ -43,14 +46,21 @@ void sinusoid_positions(int P, int C, T* positions) {
 }
 
 template <class T>
-Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, int L, double scale, bool add_positions) {
+Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, int L, double scale, bool add_positions,
+                     std::span<const float> stored) {
   const EmbeddingArgs args = embedding_args(table->shape, ids, L, scale);
   const int C = args.channels, rows = args.rows;
   Tensor<T>* y = g.make(Shape{rows, C}, table->requires_grad);
   T* pos = nullptr;
   if (add_positions) {
     pos = g.scratch(0, size_t(L) * C);
-    sinusoid_positions(L, C, pos);
+    if (stored.empty()) {
+      sinusoid_positions(L, C, pos);
+    } else {
+      if (stored.size() < size_t(L) * C)
+        throw std::invalid_argument("a sentence of " + std::to_string(L) + " positions: longer than the model's table");
+      std::copy(stored.begin(), stored.begin() + ptrdiff_t(size_t(L) * C), pos);
+    }
   }
   const T s = T(scale);
   parallel_range(g, rows, 64, [&](int64_t r0, int64_t r1, int) {
@@ -72,7 +82,9 @@ Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, in
 
 template void sinusoid_positions<float>(int, int, float*);
 template void sinusoid_positions<double>(int, int, double*);
-template Tensor<float>* embedding<float>(Graph<float>&, Tensor<float>*, std::span<const int>, int, double, bool);
-template Tensor<double>* embedding<double>(Graph<double>&, Tensor<double>*, std::span<const int>, int, double, bool);
+template Tensor<float>* embedding<float>(Graph<float>&, Tensor<float>*, std::span<const int>, int, double, bool,
+                                         std::span<const float>);
+template Tensor<double>* embedding<double>(Graph<double>&, Tensor<double>*, std::span<const int>, int, double, bool,
+                                           std::span<const float>);
 
 }  // namespace mt::autograd

@@ -13,9 +13,12 @@ namespace mt::autograd {
 // table [V, C] row-major, ids [B*L] in [0, V) (padding included: its rows are
 // computed like any other). The gradient scatters into the table rows used;
 // a table used by several ops (shared or tied embeddings) sums them all.
+// stored (ModelConfig::stored_positions: the model's own table [P, C], P >= L,
+// e.g. a converted model's) replaces the sinusoid: positions[r % L] is
+// added, a constant (fine-tuning keeps the table as it is).
 template <class T>
 Tensor<T>* embedding(Graph<T>& g, Tensor<T>* table, std::span<const int> ids, int L, double scale,
-                     bool add_positions = true);
+                     bool add_positions = true, std::span<const float> stored = {});
 
 // positions[p, i] for p < P, i < C, the runtime's interleaved layout
 // (detail::fill_positions): sin(p / 10000^(i / C)) at even i, cos(p /

@@ -31,6 +31,14 @@ __global__ void gelu_grad_kernel(float* dx, const float* dy, const float* x, int
     dx[i] += dy[i] * (cdf + x[i] * pdf);
   }
 }
+// swish = x / (1 + e^-x); dx += dy (s + x s (1 - s)), s = sigmoid(x)
+__global__ void swish_kernel(float* y, const float* x, int64_t n) { MT_GPU_FOR(i, n) y[i] = x[i] / (1.0f + expf(-x[i])); }
+__global__ void swish_grad_kernel(float* dx, const float* dy, const float* x, int64_t n) {
+  MT_GPU_FOR(i, n) {
+    const float s = 1.0f / (1.0f + expf(-x[i]));
+    dx[i] += dy[i] * (s + x[i] * s * (1.0f - s));
+  }
+}
 // One block per row.
 __global__ void softmax_kernel(float* y, const float* x, int N) {
   __shared__ float shared[32];
@@ -88,6 +96,7 @@ void softmax_backward(Graph& g, const Op& op) {
 
 Tensor* relu(Graph& g, Tensor* x) { return unary<relu_kernel, relu_grad_kernel>(g, x); }
 Tensor* gelu(Graph& g, Tensor* x) { return unary<gelu_kernel, gelu_grad_kernel>(g, x); }
+Tensor* swish(Graph& g, Tensor* x) { return unary<swish_kernel, swish_grad_kernel>(g, x); }
 
 Tensor* softmax(Graph& g, Tensor* x) {
   Tensor* y = g.make(x->shape, x->requires_grad);

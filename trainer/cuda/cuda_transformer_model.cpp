@@ -9,6 +9,7 @@ using autograd::gpu::Tensor;
 CudaTransformerModel::CudaTransformerModel(autograd::gpu::Graph& graph, const ModelConfig& config)
     : g_(graph), config_(config) {
   for (const TensorSpec& spec : model_tensor_specs(config)) {
+    if (spec.role == TensorRole::positions) continue;  // a host constant (positions_)
     autograd::Shape shape;
     for (uint32_t d : spec.shape) shape.dims[size_t(shape.rank++)] = int(d);
     params_[spec.name] = g_.parameter(spec.name, shape);
@@ -17,6 +18,7 @@ CudaTransformerModel::CudaTransformerModel(autograd::gpu::Graph& graph, const Mo
 
 void CudaTransformerModel::upload_from(const TransformerModel<float>& host) {
   for (auto& [name, t] : params_) g_.upload(t, host.parameter(name)->value);
+  positions_ = host.positions();
 }
 
 void CudaTransformerModel::download_to(TransformerModel<float>& host) const {
@@ -25,7 +27,7 @@ void CudaTransformerModel::download_to(TransformerModel<float>& host) const {
 
 Tensor* CudaTransformerModel::forward(const Batch& batch, const ForwardOptions& o) {
   return transformer_forward(
-      g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o);
+      g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o, positions_);
 }
 
 autograd::gpu::CrossEntropy CudaTransformerModel::loss(const Batch& batch, const ForwardOptions& o) {

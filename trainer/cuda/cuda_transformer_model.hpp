@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "cuda/ops.hpp"
 #include "model/transformer_model.hpp"
@@ -32,6 +33,7 @@ class CudaTransformerModel {
   autograd::gpu::Graph& g_;
   ModelConfig config_;
   std::map<std::string, autograd::gpu::Tensor*> params_;
+  std::vector<float> positions_;  // the host model's (config.stored_positions)
 };
 
 }  // namespace mt::train

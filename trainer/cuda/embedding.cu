@@ -3,6 +3,8 @@
 // the rows in order (ids repeat: no two threads write one value, no atomics).
 // The positions are the CPU's table (autograd::sinusoid_positions), computed
 // on the host in double and uploaded, so both devices add the same floats.
+#include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,7 +50,8 @@ void embedding_backward(Graph& g, const Op& op) {
 
 }  // namespace
 
-Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, double scale, bool add_positions) {
+Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, double scale, bool add_positions,
+                  std::span<const float> stored) {
   const EmbeddingArgs args = embedding_args(table->shape, ids, L, scale);
   const int C = args.channels, rows = args.rows;
   Tensor* y = g.make(Shape{rows, C}, table->requires_grad);
@@ -56,7 +59,13 @@ Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, doub
   const float* pos = nullptr;
   if (add_positions) {
     std::vector<float> host(size_t(L) * C);
-    sinusoid_positions(L, C, host.data());
+    if (stored.empty()) {
+      sinusoid_positions(L, C, host.data());
+    } else {
+      if (stored.size() < host.size())
+        throw std::invalid_argument("a sentence of " + std::to_string(L) + " positions: longer than the model's table");
+      std::copy(stored.begin(), stored.begin() + ptrdiff_t(host.size()), host.begin());
+    }
     Tensor* t = g.make(Shape{L, C}, false);
     g.upload(t, host);
     pos = t->value;

@@ -27,8 +27,9 @@ Tensor* layer_norm(Graph& g, Tensor* x, Tensor* gamma, Tensor* beta, double eps)
 Tensor* self_attention(Graph& g, Tensor* qkv, const SeqBatch& seqs, int heads, bool causal);
 Tensor* cross_attention(Graph& g, Tensor* q, const SeqBatch& queries, Tensor* kv, const SeqBatch& keys, int heads);
 
-// embedding.cu: table[ids] * scale (+ sinusoidal positions).
-Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, double scale, bool add_positions = true);
+// embedding.cu: table[ids] * scale (+ sinusoidal positions, or the model's own table: autograd::embedding).
+Tensor* embedding(Graph& g, Tensor* table, std::span<const int> ids, int L, double scale, bool add_positions = true,
+                  std::span<const float> stored = {});
 
 // elementwise.cu
 Tensor* add(Graph& g, Tensor* a, Tensor* b);
@@ -40,6 +41,7 @@ Tensor* sum(Graph& g, Tensor* x);
 // activations.cu
 Tensor* relu(Graph& g, Tensor* x);
 Tensor* gelu(Graph& g, Tensor* x);
+Tensor* swish(Graph& g, Tensor* x);
 Tensor* softmax(Graph& g, Tensor* x);
 
 // dropout.cu: the CPU's counter-based generator, so masks equal the CPU's

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -37,9 +38,13 @@ class Encoder {
 
 }  // namespace
 
-Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path, const std::string& target_path,
-                                                         const VocabularyData& vocabulary, const CorpusFilter& filter,
-                                                         CorpusStats* stats) {
+namespace {
+
+using TextEncoder = std::function<Status(const std::string&, std::vector<int32_t>*)>;
+
+Expected<std::vector<SentencePair>> read_pairs(const std::string& source_path, const std::string& target_path,
+                                               const TextEncoder& encode_source, const TextEncoder& encode_target,
+                                               const CorpusFilter& filter, CorpusStats* stats) {
   auto sources = cli::read_lines(source_path);
   if (!sources) return sources.status();
   auto targets = cli::read_lines(target_path);
@@ -48,9 +53,6 @@ Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& sour
     return Status::error(Errc::invalid_argument, "'%s' has %zu lines but '%s' has %zu: the files must be aligned",
                          source_path.c_str(), sources->size(), target_path.c_str(), targets->size());
   }
-  auto tokenizer = detail::Tokenizer::create(vocabulary);
-  if (!tokenizer) return tokenizer.status();
-  Encoder encoder(**tokenizer);
   CorpusStats s;
   s.lines = sources->size();
   std::vector<SentencePair> pairs;
@@ -58,8 +60,8 @@ Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& sour
   for (size_t i = 0; i < sources->size(); ++i) {
     SentencePair p;
     p.line = uint32_t(i + 1);
-    MT_RETURN_IF_ERROR(encoder.encode((*sources)[i], &p.source));
-    MT_RETURN_IF_ERROR(encoder.encode((*targets)[i], &p.target));
+    MT_RETURN_IF_ERROR(encode_source((*sources)[i], &p.source));
+    MT_RETURN_IF_ERROR(encode_target((*targets)[i], &p.target));
     const size_t ls = p.source.size(), lt = p.target.size();
     if (filter.drop_empty && (ls == 0 || lt == 0)) {
       ++s.dropped_empty;
@@ -81,6 +83,46 @@ Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& sour
   s.kept = pairs.size();
   if (stats != nullptr) *stats = s;
   return pairs;
+}
+
+}  // namespace
+
+Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path, const std::string& target_path,
+                                                         const VocabularyData& vocabulary, const CorpusFilter& filter,
+                                                         CorpusStats* stats) {
+  auto tokenizer = detail::Tokenizer::create(vocabulary);
+  if (!tokenizer) return tokenizer.status();
+  Encoder encoder(**tokenizer);
+  const TextEncoder encode = [&](const std::string& text, std::vector<int32_t>* ids) {
+    return encoder.encode(text, ids);
+  };
+  return read_pairs(source_path, target_path, encode, encode, filter, stats);
+}
+
+Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path, const std::string& target_path,
+                                                         const Model& model, std::span<const int32_t> source_prefix,
+                                                         std::span<const int32_t> target_prefix,
+                                                         const CorpusFilter& filter, CorpusStats* stats) {
+  // A side's prefix (its tokens counted by the filter), then the text's ids;
+  // an empty text stays empty (the filter drops it).
+  const auto prefixed = [](std::span<const int32_t> prefix, std::vector<int32_t>* ids, std::vector<int32_t>* text_ids) {
+    ids->clear();
+    if (text_ids->empty()) return;
+    ids->assign(prefix.begin(), prefix.end());
+    ids->insert(ids->end(), text_ids->begin(), text_ids->end());
+  };
+  std::vector<int32_t> text_ids;
+  const TextEncoder encode_source = [&](const std::string& text, std::vector<int32_t>* ids) {
+    MT_RETURN_IF_ERROR(model.encode(text, &text_ids));
+    prefixed(source_prefix, ids, &text_ids);
+    return Status();
+  };
+  const TextEncoder encode_target = [&](const std::string& text, std::vector<int32_t>* ids) {
+    MT_RETURN_IF_ERROR(model.encode_target(text, &text_ids));
+    prefixed(target_prefix, ids, &text_ids);
+    return Status();
+  };
+  return read_pairs(source_path, target_path, encode_source, encode_target, filter, stats);
 }
 
 std::vector<std::vector<uint32_t>> make_batches(const std::vector<SentencePair>& corpus, const BatchingOptions& options,

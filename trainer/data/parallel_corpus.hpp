@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "mt/model.hpp"
 #include "mt/status.hpp"
 #include "mt/vocabulary.hpp"
 
@@ -34,6 +36,15 @@ struct CorpusStats {
 Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path, const std::string& target_path,
                                                          const VocabularyData& vocabulary, const CorpusFilter& filter,
                                                          CorpusStats* stats);
+
+// The same through a model file's own tokenizers (fine-tuning): sources as
+// Model::encode, targets as Model::encode_target (its target vocabulary when
+// it has one), each side after its language prefix (mt::language_prefixes:
+// a multilingual model's tokens), which the length filter counts.
+Expected<std::vector<SentencePair>> read_parallel_corpus(const std::string& source_path, const std::string& target_path,
+                                                         const Model& model, std::span<const int32_t> source_prefix,
+                                                         std::span<const int32_t> target_prefix,
+                                                         const CorpusFilter& filter, CorpusStats* stats);
 
 // One batch, padded: B sentences, S source and T target positions.
 struct Batch {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <span>
 #include <string>
 
 #include "autograd/attention.hpp"
@@ -21,9 +22,11 @@ struct ForwardOptions {
 };
 
 // Teacher-forced logits [B*T, V]. param(name) returns the graph's tensor of
-// that model_spec name.
+// that model_spec name; positions: the model's own position table when
+// config.stored_positions (a constant: fine-tuning keeps it).
 template <class G, class Param>
-auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const Batch& batch, const ForwardOptions& o) {
+auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const Batch& batch, const ForwardOptions& o,
+                          std::span<const float> positions = {}) {
   using autograd::SeqBatch;
   using TensorPtr = decltype(param(std::string()));
   const auto norm = [&](TensorPtr x, const std::string& name) {
@@ -41,7 +44,9 @@ auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const 
   };
   const auto ffn = [&](TensorPtr x, const std::string& scope) {
     TensorPtr h = proj(sublayer_input(x, scope + "/norm"), scope + "/linear_0");
-    h = config.activation == Activation::gelu ? gelu(g, h) : relu(g, h);
+    h = config.activation == Activation::gelu    ? gelu(g, h)
+        : config.activation == Activation::swish ? swish(g, h)
+                                                 : relu(g, h);
     return sublayer_output(x, proj(h, scope + "/linear_1"), scope + "/norm");
   };
 
@@ -54,7 +59,7 @@ auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const 
   TensorPtr source_table = param(config.shared_embeddings ? "target_embedding" : "source_embedding");
 
   // Encoder over the padded source; padding is masked by the lengths.
-  TensorPtr x = embedding(g, source_table, batch.source, batch.S, scale);
+  TensorPtr x = embedding(g, source_table, batch.source, batch.S, scale, true, positions);
   x = dropout(g, x, o.dropout);
   for (int i = 0; i < config.encoder_layers; ++i) {
     const std::string l = "encoder/layer_" + std::to_string(i);
@@ -67,7 +72,7 @@ auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const 
   TensorPtr memory = x;
 
   // Decoder, teacher-forced: causal self-attention, cross-attention over the memory.
-  TensorPtr y = embedding(g, param("target_embedding"), batch.target_input, batch.T, scale);
+  TensorPtr y = embedding(g, param("target_embedding"), batch.target_input, batch.T, scale, true, positions);
   y = dropout(g, y, o.dropout);
   for (int i = 0; i < config.decoder_layers; ++i) {
     const std::string l = "decoder/layer_" + std::to_string(i);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "autograd/embedding.hpp"
 #include "mt/kernels.h"
 #include "mt/model_spec.hpp"
 
@@ -16,6 +17,10 @@ template <class T>
 TransformerModel<T>::TransformerModel(autograd::Graph<T>& graph, const ModelConfig& config)
     : g_(graph), config_(config) {
   for (const TensorSpec& spec : model_tensor_specs(config)) {
+    if (spec.role == TensorRole::positions) {  // a constant (positions())
+      positions_.assign(size_t(spec.shape[0]) * spec.shape[1], 0.0f);
+      continue;
+    }
     autograd::Shape shape;
     for (uint32_t d : spec.shape) shape.dims[size_t(shape.rank++)] = int(d);
     params_[spec.name] = g_.parameter(spec.name, shape);
@@ -27,6 +32,10 @@ void TransformerModel<T>::initialize(uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (const TensorSpec& spec : model_tensor_specs(config_)) {
+    if (spec.role == TensorRole::positions) {  // the runtime's sinusoid until a model file says otherwise
+      autograd::sinusoid_positions(int(spec.shape[0]), int(spec.shape[1]), positions_.data());
+      continue;
+    }
     Tensor<T>* t = params_.at(spec.name);
     double limit = 0.0, offset = 0.0;
     switch (spec.role) {
@@ -42,7 +51,7 @@ void TransformerModel<T>::initialize(uint64_t seed) {
       case TensorRole::bias:
       case TensorRole::norm_beta:
       case TensorRole::positions:
-        break;  // trainable() refuses stored positions
+        break;
     }
     for (T& v : t->value) v = T(offset + limit * uniform(rng));
   }
@@ -61,14 +70,18 @@ Status TransformerModel<T>::initialize_from(const Model& model) {
     if (t == nullptr) return Status::error(Errc::invalid_argument, "the model has no tensor '%s'", spec.name.c_str());
     if (t->dtype != DType::f32 || !std::equal(t->shape.begin(), t->shape.end(), spec.shape.begin(), spec.shape.end()))
       return Status::error(Errc::invalid_argument, "tensor '%s' is not fp32 of this config's shape", spec.name.c_str());
-    values.resize(size_t(params_.at(spec.name)->numel()));
+    values.resize(spec.role == TensorRole::positions ? positions_.size() : size_t(params_.at(spec.name)->numel()));
     if (t->layout == Layout::packed_n16) {
       unpack_weights_f32(t->f32(), int(spec.shape[0]), int(spec.shape[1]), values.data());
     } else {
       std::copy(t->f32(), t->f32() + values.size(), values.begin());
     }
-    Tensor<T>* p = params_.at(spec.name);
-    std::copy(values.begin(), values.end(), p->value.begin());
+    if (spec.role == TensorRole::positions) {
+      positions_ = values;
+    } else {
+      Tensor<T>* p = params_.at(spec.name);
+      std::copy(values.begin(), values.end(), p->value.begin());
+    }
   }
   return Status();
 }
@@ -76,7 +89,7 @@ Status TransformerModel<T>::initialize_from(const Model& model) {
 template <class T>
 Tensor<T>* TransformerModel<T>::forward(const Batch& batch, const ForwardOptions& o) {
   return transformer_forward(
-      g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o);
+      g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o, positions_);
 }
 
 template <class T>
@@ -87,15 +100,21 @@ autograd::CrossEntropy<T> TransformerModel<T>::loss(const Batch& batch, const Fo
 
 template <class T>
 Status TransformerModel<T>::export_model(const std::string& path, const VocabularyData* vocabulary,
-                                         const ModelMetadata& metadata) const {
+                                         const ModelMetadata& metadata,
+                                         const VocabularyData* target_vocabulary) const {
   ModelWriter writer(config_);
   std::vector<float> values;
   for (const TensorSpec& spec : model_tensor_specs(config_)) {
-    const Tensor<T>* t = params_.at(spec.name);
-    values.assign(t->value.begin(), t->value.end());
+    if (spec.role == TensorRole::positions) {
+      values = positions_;
+    } else {
+      const Tensor<T>* t = params_.at(spec.name);
+      values.assign(t->value.begin(), t->value.end());
+    }
     MT_RETURN_IF_ERROR(writer.add_tensor(spec.name, spec.shape, spec.layout, values));
   }
   if (vocabulary != nullptr) writer.set_vocabulary(*vocabulary);
+  if (target_vocabulary != nullptr) writer.set_target_vocabulary(*target_vocabulary);
   writer.set_metadata(metadata);
   return writer.write(path);
 }

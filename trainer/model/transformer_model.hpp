@@ -35,15 +35,21 @@ class TransformerModel {
   autograd::CrossEntropy<T> loss(const Batch& batch, const ForwardOptions& options);
 
   autograd::Tensor<T>* parameter(const std::string& name) const { return params_.at(name); }
+  // The model's own position table (config.stored_positions), row-major
+  // [max_positions, d_model]: a constant, not a parameter; empty otherwise.
+  const std::vector<float>& positions() const { return positions_; }
   const ModelConfig& config() const { return config_; }
 
-  // A libmt model file of the current weights (fp32), with vocabulary and metadata.
-  Status export_model(const std::string& path, const VocabularyData* vocabulary, const ModelMetadata& metadata) const;
+  // A libmt model file of the current weights (fp32), with vocabulary and
+  // metadata (and the vocabulary target ids decode with, when it has one).
+  Status export_model(const std::string& path, const VocabularyData* vocabulary, const ModelMetadata& metadata,
+                      const VocabularyData* target_vocabulary = nullptr) const;
 
  private:
   autograd::Graph<T>& g_;
   ModelConfig config_;
   std::map<std::string, autograd::Tensor<T>*> params_;
+  std::vector<float> positions_;
 };
 
 extern template class TransformerModel<float>;
