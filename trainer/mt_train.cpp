@@ -502,6 +502,8 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   std::ofstream train_log(s.out + "/train.tsv", s.resume ? std::ios::app : std::ios::trunc);
   std::ofstream dev_log(s.out + "/dev.tsv", s.resume ? std::ios::app : std::ios::trunc);
   if (!s.resume) {
+    std::error_code ec;
+    std::filesystem::remove_all(s.out + "/average", ec);  // a run started over (--force) averages its own models
     train_log << "step\tepoch\tloss\tppl\tlr\tgrad_norm\ttokens_per_s\telapsed_s\n";
     dev_log << "step\tepoch\tdev_loss\tdev_ppl\tdev_bleu\tdev_chrf\telapsed_s\n";
   }
