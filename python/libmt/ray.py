@@ -131,9 +131,9 @@ def translate_file(source: Union[PathLike, Any], target: Union[PathLike, Any], m
     line, in order, as mt_translate and Translator.translate_file write it
     (a line ends at LF, a CR before it is dropped). Paths or open files.
 
-    The driver reads the file and writes the output as blocks come back;
-    window lines at a time are in flight (memory stays bounded on any corpus;
-    an interrupted run leaves the lines of finished windows on disk).
+    The driver reads the file and writes the output as blocks come back, in
+    order; window lines at a time are in flight (memory stays bounded on any
+    corpus; an interrupted run leaves the lines translated so far on disk).
     progress: lines done on stderr; None: when stderr is a terminal.
     Other arguments as translate_dataset().
     """
@@ -144,6 +144,8 @@ def translate_file(source: Union[PathLike, Any], target: Union[PathLike, Any], m
     start = time.monotonic()
     if hasattr(source, "read"):
         source = _read_lines(source)
+    else:
+        open(os.fspath(source), "rb").close()  # a missing input fails before the output is created
     if progress is None:
         progress = sys.stderr is not None and sys.stderr.isatty()
     lines_done = 0

@@ -145,6 +145,9 @@ def test_bad_options_fail_before_anything_runs(tmp_path):
         libmt.ray.translate_dataset(empty, MODEL, output_column="text")
     with pytest.raises(ValueError, match="concurrency"):
         libmt.ray.translate_dataset(empty, MODEL, concurrency=0)
+    with pytest.raises(FileNotFoundError):
+        libmt.ray.translate_file(tmp_path / "missing.en", tmp_path / "out.de", MODEL)
+    assert not (tmp_path / "out.de").exists()
     with pytest.raises(ValueError, match="window"):
         libmt.ray.translate_file(io.BytesIO(b"A dog.\n"), io.BytesIO(), MODEL, window=10, block_size=20)
     # A column the dataset lacks is found by the actor, which names it.
