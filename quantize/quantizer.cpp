@@ -218,7 +218,7 @@ Expected<std::vector<uint8_t>> build_int8_model(const Model& fp32, const Calibra
   for (const TensorSpec& spec : model_tensor_specs(cfg)) {
     const TensorView* t = fp32.find_tensor(spec.name);
     if (t == nullptr) return Status::error(Errc::invalid_model, "tensor '%s' is missing", spec.name.c_str());
-    std::vector<float> values = tensor_values(*t);
+    std::vector<float> values = t->f32_values();
     if (spec.role == TensorRole::bias) {
       const auto c = compensation.find(spec.name.substr(0, spec.name.rfind('/')));
       if (c != compensation.end()) {

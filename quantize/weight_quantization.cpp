@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-
-#include "mt/kernels.h"
 
 namespace mt::quantize {
 
@@ -20,18 +17,6 @@ void quantize_weight_rows(std::span<const float> w, int N, int K, std::span<int8
       q[size_t(n) * K + k] = int8_t(std::clamp(v, -127.0f, 127.0f));
     }
   }
-}
-
-std::vector<float> tensor_values(const TensorView& t) {
-  size_t count = 1;
-  for (uint32_t d : t.shape) count *= d;
-  std::vector<float> values(count);
-  if (t.layout == Layout::packed_n16) {
-    unpack_weights_f32(t.f32(), int(t.shape[0]), int(t.shape[1]), values.data());
-  } else {
-    std::memcpy(values.data(), t.f32(), count * sizeof(float));
-  }
-  return values;
 }
 
 }  // namespace mt::quantize

@@ -14,7 +14,4 @@ namespace mt::quantize {
 // never used, so the grid is symmetric about 0. w: [N, K] row-major.
 void quantize_weight_rows(std::span<const float> w, int N, int K, std::span<int8_t> q, std::span<float> scales);
 
-// The row-major values of an fp32 tensor of the model file (unpacking packed_n16).
-std::vector<float> tensor_values(const TensorView& tensor);
-
 }  // namespace mt::quantize

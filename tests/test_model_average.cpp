@@ -3,7 +3,6 @@
 // with itself is itself; models that cannot be averaged are refused by name.
 #include "model_average.hpp"
 
-#include "mt/kernels.h"
 #include "test_util.hpp"
 
 using namespace mt;
@@ -16,18 +15,6 @@ std::shared_ptr<const Model> random_model(const ModelConfig& config, uint64_t se
   auto model = Model::load(path);
   REQUIRE(model.ok());
   return model.value();
-}
-
-std::vector<float> values(const TensorView& t) {
-  size_t count = 1;
-  for (uint32_t d : t.shape) count *= d;
-  std::vector<float> out(count);
-  if (t.layout == Layout::packed_n16) {
-    unpack_weights_f32(t.f32(), int(t.shape[0]), int(t.shape[1]), out.data());
-  } else {
-    std::copy(t.f32(), t.f32() + count, out.begin());
-  }
-  return out;
 }
 
 std::shared_ptr<const Model> written(const ModelWriter& writer, const char* name) {
@@ -51,8 +38,9 @@ TEST_CASE("averaged weights are the mean of each weight, rounded once", "[averag
   for (const TensorView& t : mean->tensors()) {
     INFO(t.name);
     packed += t.layout == Layout::packed_n16;
-    const std::vector<float> got = values(t), a = values(*models[0]->find_tensor(t.name)),
-                             b = values(*models[1]->find_tensor(t.name)), c = values(*models[2]->find_tensor(t.name));
+    const std::vector<float> got = t.f32_values(), a = models[0]->find_tensor(t.name)->f32_values(),
+                             b = models[1]->find_tensor(t.name)->f32_values(),
+                             c = models[2]->find_tensor(t.name)->f32_values();
     for (size_t i = 0; i < got.size(); ++i)
       REQUIRE(got[i] == float((double(a[i]) + double(b[i]) + double(c[i])) / 3.0));
   }

@@ -260,11 +260,11 @@ TEST_CASE("int8 translations of a model with a clear preference agree with fp32"
   REQUIRE(fp32_bytes.ok());
   auto fp32 = load_model_bytes(*fp32_bytes);
   REQUIRE(fp32.ok());
-  std::vector<float> emb = tensor_values(*(*fp32)->find_tensor("target_embedding"));
+  std::vector<float> emb = (*fp32)->find_tensor("target_embedding")->f32_values();
   for (float& x : emb) x *= 8.0f;
   ModelWriter sharp(c);
   for (const TensorSpec& spec : model_tensor_specs(c)) {
-    const auto values = spec.name == "target_embedding" ? emb : tensor_values(*(*fp32)->find_tensor(spec.name));
+    const auto values = spec.name == "target_embedding" ? emb : (*fp32)->find_tensor(spec.name)->f32_values();
     REQUIRE(sharp.add_tensor(spec.name, spec.shape, spec.layout, values).ok());
   }
   auto sharp_model = load_model_bytes(*sharp.serialize());

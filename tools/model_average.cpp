@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "mt/kernels.h"
 
 namespace mt::cli {
 
@@ -47,18 +46,6 @@ bool same_pieces(const VocabularyData* a, const VocabularyData* b) {
   return true;
 }
 
-// A tensor's values row-major (fp32 weights may be stored packed for the kernels).
-void row_major(const TensorView& t, std::vector<float>* out) {
-  size_t count = 1;
-  for (uint32_t d : t.shape) count *= d;
-  out->resize(count);
-  if (t.layout == Layout::packed_n16) {
-    unpack_weights_f32(t.f32(), int(t.shape[0]), int(t.shape[1]), out->data());
-  } else {
-    std::copy(t.f32(), t.f32() + count, out->begin());
-  }
-}
-
 }  // namespace
 
 Expected<ModelWriter> average_models(std::span<const std::shared_ptr<const Model>> models) {
@@ -97,7 +84,7 @@ Expected<ModelWriter> average_models(std::span<const std::shared_ptr<const Model
         return Status::error(Errc::invalid_argument, "tensor '%.*s' is not in every model with the same shape",
                              int(t.name.size()), t.name.data());
       }
-      row_major(*mine, &values);
+      values = mine->f32_values();
       sum.resize(values.size(), 0.0);
       for (size_t j = 0; j < values.size(); ++j) sum[j] += double(values[j]);
     }

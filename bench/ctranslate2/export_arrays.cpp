@@ -126,14 +126,7 @@ int main(int argc, char** argv) {
   }
 
   for (const mt::TensorView& t : model.tensors()) {
-    size_t count = 1;
-    for (uint32_t d : t.shape) count *= d;
-    values.resize(count);
-    if (t.layout == mt::Layout::packed_n16) {
-      mt::unpack_weights_f32(t.f32(), int(t.shape[0]), int(t.shape[1]), values.data());
-    } else {
-      std::copy(t.f32(), t.f32() + count, values.begin());
-    }
+    values = t.f32_values();
     std::string file(t.name);
     for (char& c : file) c = c == '/' ? '.' : c;
     const std::vector<uint32_t> shape(t.shape.begin(), t.shape.end());

@@ -5,7 +5,6 @@
 #include <random>
 
 #include "autograd/embedding.hpp"
-#include "mt/kernels.h"
 #include "mt/model_spec.hpp"
 
 namespace mt::train {
@@ -64,20 +63,14 @@ Status TransformerModel<T>::initialize_from(const Model& model) {
                          "an int8 model cannot be trained: fine-tune the fp32 model it was quantized from, "
                          "then mt_quantize the result");
   }
-  std::vector<float> values;
   for (const TensorSpec& spec : model_tensor_specs(config_)) {
     const TensorView* t = model.find_tensor(spec.name);
     if (t == nullptr) return Status::error(Errc::invalid_argument, "the model has no tensor '%s'", spec.name.c_str());
     if (t->dtype != DType::f32 || !std::equal(t->shape.begin(), t->shape.end(), spec.shape.begin(), spec.shape.end()))
       return Status::error(Errc::invalid_argument, "tensor '%s' is not fp32 of this config's shape", spec.name.c_str());
-    values.resize(spec.role == TensorRole::positions ? positions_.size() : size_t(params_.at(spec.name)->numel()));
-    if (t->layout == Layout::packed_n16) {
-      unpack_weights_f32(t->f32(), int(spec.shape[0]), int(spec.shape[1]), values.data());
-    } else {
-      std::copy(t->f32(), t->f32() + values.size(), values.begin());
-    }
+    std::vector<float> values = t->f32_values();
     if (spec.role == TensorRole::positions) {
-      positions_ = values;
+      positions_ = std::move(values);
     } else {
       Tensor<T>* p = params_.at(spec.name);
       std::copy(values.begin(), values.end(), p->value.begin());

@@ -91,6 +91,9 @@ struct TensorView {
 
   const float* f32() const { return reinterpret_cast<const float*>(data.data()); }
   const int8_t* i8() const { return reinterpret_cast<const int8_t*>(data.data()); }
+  // An fp32 tensor's values row-major (packed_n16 weights unpacked): what
+  // the quantizer, the trainer and checkpoint averaging read. Allocates.
+  MT_API std::vector<float> f32_values() const;
 };
 
 // How an int8 model quantizes the inputs of its int8 linear layers.

@@ -17,12 +17,25 @@
 #include "model_generated.h"
 #include "model/model_shortlist.hpp"
 #include "model/model_weights.hpp"
+#include "mt/kernels.h"  // unpack_weights_f32
 #include "mt/model_spec.hpp"
 #include "mt/sentence_splitter.hpp"
 #include "text/model_prefixes.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace mt {
+
+std::vector<float> TensorView::f32_values() const {
+  size_t count = 1;
+  for (uint32_t d : shape) count *= d;
+  std::vector<float> values(count);
+  if (layout == Layout::packed_n16) {
+    unpack_weights_f32(f32(), int(shape[0]), int(shape[1]), values.data());
+  } else {
+    std::memcpy(values.data(), f32(), count * sizeof(float));
+  }
+  return values;
+}
 
 struct Model::Impl {
   std::optional<detail::MappedFile> file;  // empty for from_buffer

@@ -309,13 +309,7 @@ Expected<ModelWriter> ModelWriter::from_model(const Model& m) {
       MT_RETURN_IF_ERROR(writer.add_tensor_i8(spec.name, spec.shape, values, t->scales));
       continue;
     }
-    std::vector<float> values(spec.element_count());
-    if (spec.layout == Layout::packed_n16) {
-      unpack_weights_f32(t->f32(), int(spec.shape[0]), int(spec.shape[1]), values.data());
-    } else {
-      std::copy(t->f32(), t->f32() + values.size(), values.begin());
-    }
-    MT_RETURN_IF_ERROR(writer.add_tensor(spec.name, spec.shape, spec.layout, values));
+    MT_RETURN_IF_ERROR(writer.add_tensor(spec.name, spec.shape, spec.layout, t->f32_values()));
   }
   return writer;
 }
