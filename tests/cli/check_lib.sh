@@ -7,6 +7,11 @@ check() {  # check NAME CONDITION...
   if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
 }
 lines() { awk 'END { print NR }' "$1"; }
+# expect_exit NAME WANT GOT: the exact exit code (1 a failure, 2 a usage
+# error), the actual one when it differs.
+expect_exit() {
+  if [ "$3" -eq "$2" ]; then echo "ok   $1: exits $2"; else echo "FAIL $1: exits $3, expected $2"; failures=$((failures + 1)); fi
+}
 # The trainer tests' corpus in DIR: train.en/train.de, the first 290 pairs of
 # DATA/text/corpus.txt (English and German lines alternating), and dev.en/dev.de, its first 20.
 trainer_corpus() {  # trainer_corpus DATA DIR

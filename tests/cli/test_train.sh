@@ -9,11 +9,6 @@ data=$3
 rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=check_lib.sh
 . "$(dirname "$0")/check_lib.sh"
-# expect_exit NAME WANT GOT: the exact exit code (1 a failure, 2 a usage
-# error), the actual one when it differs.
-expect_exit() {
-  if [ "$3" -eq "$2" ]; then echo "ok   $1: exits $2"; else echo "FAIL $1: exits $3, expected $2"; failures=$((failures + 1)); fi
-}
 trainer_corpus "$data" "$dir"
 args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
       --config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200

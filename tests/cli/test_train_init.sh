@@ -12,9 +12,6 @@ models=$4
 rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=check_lib.sh
 . "$(dirname "$0")/check_lib.sh"
-expect_exit() {
-  if [ "$3" -eq "$2" ]; then echo "ok   $1: exits $2"; else echo "FAIL $1: exits $3, expected $2"; failures=$((failures + 1)); fi
-}
 trainer_corpus "$data" "$dir"
 args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
       --max-tokens 1000 --warmup 5 --lr 1e-4 --log-every 5 --threads 2)
