@@ -32,8 +32,8 @@ class Communicator {
 // The single process's communicator.
 std::unique_ptr<Communicator> local_communicator();
 
-// MPI's world when libmt was built with MPI (MT_HAVE_MPI), started by
-// mpirun/srun or not (a singleton is a world of one); else the local one.
+// MPI's world when libmt was built with MPI (MT_HAVE_MPI) and a launcher
+// (mpirun, srun) started this process; else the local one, without MPI.
 // Initializes MPI; the communicator finalizes it when destroyed.
 Expected<std::unique_ptr<Communicator>> world_communicator(int* argc, char*** argv);
 

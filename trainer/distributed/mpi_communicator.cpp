@@ -4,6 +4,7 @@
 // not depend on the reduction algorithm MPI picks for the message size.
 #include <mpi.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "distributed/communicator.hpp"
@@ -114,7 +115,23 @@ std::vector<double>& World::buffer<double>() {
 
 }  // namespace
 
+namespace {
+
+// Whether a launcher started this process as one of several: mpirun (Open
+// MPI), srun or another PMI/PMIx launcher, MPICH's Hydra.
+bool launched_by_mpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<Communicator>> world_communicator(int* argc, char*** argv) {
+  // A process no launcher started is a world of one: MPI_Init would only
+  // cost there, and Open MPI's singleton start can abort the process without
+  // a word of ours when memory is short (tools:low_memory's mt_train case).
+  if (!launched_by_mpi()) return local_communicator();
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
