@@ -98,12 +98,16 @@ def translate_dataset(dataset: "ray.data.Dataset", model: PathLike, *, column: s
     The options are checked here, with the model, before anything runs.
     """
     model = os.fspath(model)
-    _check(model, column, output_column, num_threads, block_size, translator_options, options)
-    concurrency = _default_concurrency(num_threads) if concurrency is None else int(concurrency)
-    if concurrency < 1:
-        raise ValueError("concurrency = %d: must be at least 1" % concurrency)
-    if retries < 0:
-        raise ValueError("retries = %d: must be at least 0" % retries)
+    concurrency = _check(model, column, output_column, concurrency, num_threads, block_size, retries,
+                         translator_options, options)
+    return _map(dataset, model, column, output_column, concurrency, num_threads, block_size, retries,
+                translator_options, options)
+
+
+def _map(dataset, model: str, column: str, output_column: str, concurrency: int, num_threads: int,
+         block_size: int, retries: int, translator_options: Optional[Dict[str, Any]],
+         options: Dict[str, Any]) -> "ray.data.Dataset":
+    """translate_dataset's work, its arguments already checked."""
     with warnings.catch_warnings():
         # Ray 2.60 marks remote arguments given to map_batches deprecated (to
         # be removed in 2.64) and offers no other way to set max_task_retries:
@@ -138,7 +142,8 @@ def translate_file(source: Union[PathLike, Any], target: Union[PathLike, Any], m
     Other arguments as translate_dataset().
     """
     model = os.fspath(model)
-    _check(model, "text", "translation", num_threads, block_size, translator_options, options)
+    concurrency = _check(model, "text", "translation", concurrency, num_threads, block_size, retries,
+                         translator_options, options)
     if window < block_size:
         raise ValueError("window = %d: must be at least block_size (%d)" % (window, block_size))
     start = time.monotonic()
@@ -159,9 +164,8 @@ def translate_file(source: Union[PathLike, Any], target: Union[PathLike, Any], m
                 source_bytes += sum(len(line) for line in lines)
                 blocks = [pyarrow.table({"text": pyarrow.array(lines[i:i + block_size], pyarrow.binary())})
                           for i in range(0, len(lines), block_size)]
-                translated = translate_dataset(ray.data.from_arrow(blocks), model, concurrency=concurrency,
-                                               num_threads=num_threads, block_size=block_size, retries=retries,
-                                               translator_options=translator_options, **options)
+                translated = _map(ray.data.from_arrow(blocks), model, "text", "translation", concurrency,
+                                  num_threads, block_size, retries, translator_options, options)
                 for block in translated.select_columns(["translation"]).iter_batches(
                         batch_size=None, batch_format="pyarrow"):
                     column = block.column("translation").to_pylist()
@@ -206,9 +210,11 @@ def _count_lines(source) -> int:
     return count + (last != b"\n")
 
 
-def _check(model: str, column: str, output_column: str, num_threads: int, block_size: int,
-           translator_options: Optional[Dict[str, Any]], options: Dict[str, Any]) -> None:
-    """Bad options and a bad model fail here, at once, not in every actor."""
+def _check(model: str, column: str, output_column: str, concurrency: Optional[int], num_threads: int,
+           block_size: int, retries: int, translator_options: Optional[Dict[str, Any]],
+           options: Dict[str, Any]) -> int:
+    """Bad options and a bad model fail here, at once, not in every actor.
+    Returns the number of actors (concurrency, or the default)."""
     for name in options:
         if name in _NOT_FOR_CORPORA:
             raise TypeError("libmt.ray does not take %s: one line of text per line, nothing that "
@@ -226,10 +232,15 @@ def _check(model: str, column: str, output_column: str, num_threads: int, block_
         raise ValueError("num_threads = %d: must be at least 1" % num_threads)
     if block_size < 1:
         raise ValueError("block_size = %d: must be at least 1" % block_size)
+    if retries < 0:
+        raise ValueError("retries = %d: must be at least 0" % retries)
+    if concurrency is not None and int(concurrency) < 1:
+        raise ValueError("concurrency = %d: must be at least 1" % concurrency)
     # Loads the model (mapped: cheap) and translates one empty sentence with
     # the options: a wrong file or option raises here as it would in an actor.
     translator = Translator(Model(model), num_threads=1, **(translator_options or {}))
     translator.translate([""], **options)
+    return _default_concurrency(num_threads) if concurrency is None else int(concurrency)
 
 
 def _default_concurrency(num_threads: int) -> int:
