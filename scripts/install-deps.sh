@@ -51,6 +51,41 @@ fail() {  # fail WHAT WHAT_TO_DO
 }
 retry="check the network and the apt sources (/etc/apt/sources.list*), then run scripts/install-deps.sh again"
 
+# NCCL's header and library for data-parallel training on GPUs, when nvcc is
+# here: Debian has no NCCL package; PyPI's wheel for this CUDA major version
+# does (2.32.3 for CUDA 13), unpacked into build-deps/nccl/ (the build finds
+# it there; mt_train opens libnccl.so.2 at run time and runs without it).
+nccl_version=2.32.3
+nccl_dir=build-deps/nccl
+fetch_nccl() {
+  local nvcc cuda_major wheel_dir
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  [ -x "$nvcc" ] || return 0
+  [ -f "$nccl_dir/.complete-$nccl_version" ] && return 0
+  cuda_major=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+  [ "$cuda_major" = 13 ] || { echo "install-deps: CUDA $cuda_major: no NCCL wheel pinned for it, data-parallel GPU training left out"; return 0; }
+  echo "install-deps: fetching NCCL $nccl_version (PyPI nvidia-nccl-cu13) into $nccl_dir/"
+  wheel_dir=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$wheel_dir" "nvidia-nccl-cu13==$nccl_version" ||
+    fail "pip download nvidia-nccl-cu13==$nccl_version" "check the network and pip's index (PyPI), then run scripts/install-deps.sh again"
+  rm -rf "$nccl_dir.tmp"
+  mkdir -p "$nccl_dir.tmp"
+  python3 - "$wheel_dir"/nvidia_nccl_cu13-*.whl "$nccl_dir.tmp" "$nccl_version" <<'PY' || fail "unpacking the NCCL wheel" "remove $nccl_dir.tmp/ and run scripts/install-deps.sh again"
+import pathlib, sys, zipfile
+wheel, out, version = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
+with zipfile.ZipFile(wheel) as z:
+    for name in ("nvidia/nccl/include/nccl.h", "nvidia/nccl/lib/libnccl.so.2",
+                 f"nvidia_nccl_cu13-{version}.dist-info/licenses/License.txt"):
+        target = out / ("include" if name.endswith(".h") else "lib" if ".so" in name else ".") / pathlib.Path(name).name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(z.read(name))
+PY
+  rm -rf "$wheel_dir"
+  touch "$nccl_dir.tmp/.complete-$nccl_version"
+  rm -rf "$nccl_dir"
+  mv "$nccl_dir.tmp" "$nccl_dir"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -60,6 +95,7 @@ need_arm64=0
 [ -f "$arm64_dir/.complete" ] || need_arm64=1
 
 if [ ${#missing[@]} -eq 0 ] && [ $need_arm64 = 0 ]; then
+  fetch_nccl
   echo "install-deps: all ${#packages[@]} packages present, arm64 packages in $arm64_dir/"
   exit 0
 fi
@@ -97,4 +133,5 @@ if [ $need_arm64 = 1 ]; then
   rm -rf "$arm64_dir"
   mv "$arm64_dir.tmp" "$arm64_dir"
 fi
+fetch_nccl
 echo "install-deps: done"

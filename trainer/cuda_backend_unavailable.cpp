@@ -7,7 +7,8 @@ namespace mt::train {
 
 std::string cuda_training_unavailable_reason() { return "mt_train was built without CUDA (no nvcc found)"; }
 
-std::unique_ptr<DeviceBackend> make_cuda_backend(const TransformerModel<float>&, const AdamOptions&, uint64_t) {
+std::unique_ptr<DeviceBackend> make_cuda_backend(const TransformerModel<float>&, const AdamOptions&, uint64_t,
+                                                 Communicator*) {
   throw std::runtime_error(cuda_training_unavailable_reason());
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autograd/graph.hpp"
+#include "distributed/communicator.hpp"
 #include "model/transformer_model.hpp"
 #include "mt/status.hpp"
 #include "optim/adam.hpp"
@@ -27,6 +28,8 @@ class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
   // Forward, backward and one Adam update (gradients averaged per token).
+  // Over several ranks, `batch` is this rank's share (it may be empty), and
+  // the gradients and the returned sums are every rank's.
   virtual BackendLoss train_step(const Batch& batch, const ForwardOptions& options, double* grad_norm) = 0;
   // Forward only, dropout off.
   virtual BackendLoss evaluate(const Batch& batch, const ForwardOptions& options) = 0;
@@ -39,6 +42,8 @@ class DeviceBackend {
   virtual Status load_optimizer(const char* data, size_t size, size_t* consumed) = 0;
   virtual autograd::RngState rng_state() const = 0;
   virtual void set_rng_state(autograd::RngState state) = 0;
+  // The device and, over ranks, how they sum: for mt_train's log.
+  virtual std::string describe() const = 0;
 };
 
 // Empty when CUDA training can run here; else why not, in one line ("built
@@ -46,8 +51,11 @@ class DeviceBackend {
 std::string cuda_training_unavailable_reason();
 
 // A CUDA backend holding a copy of `host`'s weights; throws std::runtime_error
-// when CUDA is unavailable.
+// when CUDA is unavailable. Under a launcher (ranks->launched(): mpirun,
+// srun) each rank takes its node's GPU by local rank and the gradients are
+// summed over the ranks with NCCL; then it throws when NCCL is missing,
+// saying what to install. Collective then: every rank calls it.
 std::unique_ptr<DeviceBackend> make_cuda_backend(const TransformerModel<float>& host, const AdamOptions& adam,
-                                                 uint64_t seed);
+                                                 uint64_t seed, Communicator* ranks = nullptr);
 
 }  // namespace mt::train

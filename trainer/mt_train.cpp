@@ -723,6 +723,7 @@ int run(int argc, char** argv) {
   const DevSet dev_set{std::move(dev_pairs.value()), std::move(dev_sources.value()), std::move(dev_references.value())};
 
   train::Trainer trainer(s.trainer, std::move(train_pairs.value()));
+  if (leader && s.trainer.device == Device::cuda) std::fprintf(stderr, "mt_train: %s\n", trainer.device().c_str());
   if (s.resume) {
     if (const Status st = trainer.load_checkpoint(s.out + "/checkpoint.bin"); !st.ok()) return fail(st.message());
     if (leader) {

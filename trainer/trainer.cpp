@@ -36,10 +36,8 @@ Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
   }
   graph_.set_seed(o_.seed);
   if (o_.device == Device::cuda) {
-    if (ranks_ > 1)
-      throw std::invalid_argument("data-parallel training on GPUs needs NCCL, which this build does not have");
     if (o_.slices > 1) throw std::invalid_argument("batch slices run on the CPU only");
-    device_ = make_cuda_backend(model_, o_.adam, o_.seed);
+    device_ = make_cuda_backend(model_, o_.adam, o_.seed, o_.communicator);
   }
   start_epoch(0);
 }
@@ -110,6 +108,31 @@ StepStats Trainer::sliced_step(const std::vector<uint32_t>& all, const ForwardOp
   return s;
 }
 
+// On a GPU: over N ranks, rank r computes slice r of the batch (as
+// sliced_step cuts it) with slice r's dropout stream at this update; the
+// backend sums the slices' gradients (NCCL) and loss.
+StepStats Trainer::device_step(const std::vector<uint32_t>& all, const ForwardOptions& fo) {
+  Batch batch;
+  if (ranks_ > 1) {
+    const size_t n = all.size();
+    const std::vector<uint32_t> share(all.begin() + ptrdiff_t(n * size_t(rank_) / size_t(ranks_)),
+                                      all.begin() + ptrdiff_t(n * size_t(rank_ + 1) / size_t(ranks_)));
+    if (!share.empty()) batch = assemble_batch(train_, share, special_ids(o_.model));
+    device_->set_rng_state(slice_stream(o_.seed, rank_, device_->steps()));
+  } else {
+    batch = assemble_batch(train_, all, special_ids(o_.model));
+  }
+  StepStats s;
+  const BackendLoss l = device_->train_step(batch, fo, &s.grad_norm);
+  s.tokens = l.tokens;
+  s.loss = l.loss / double(std::max<int64_t>(l.tokens, 1));
+  s.nll = l.nll / double(std::max<int64_t>(l.tokens, 1));
+  s.learning_rate = device_->last_learning_rate();
+  // The stream a checkpoint records: the same on every rank (as sliced_step's).
+  if (ranks_ > 1) device_->set_rng_state(slice_stream(o_.seed, 0, device_->steps()));
+  return s;
+}
+
 TransformerModel<float>& Trainer::model() {
   if (device_) device_->download(model_);
   return model_;
@@ -129,17 +152,9 @@ StepStats Trainer::step() {
   ForwardOptions fo;
   fo.dropout = o_.dropout;
   fo.label_smoothing = o_.label_smoothing;
+  if (device_) return device_step(all, fo);
   if (const int slices = ranks_ > 1 ? ranks_ : o_.slices; slices > 1) return sliced_step(all, fo, slices);
   const Batch batch = assemble_batch(train_, all, special_ids(o_.model));
-  if (device_) {
-    StepStats s;
-    const BackendLoss l = device_->train_step(batch, fo, &s.grad_norm);
-    s.tokens = l.tokens;
-    s.loss = l.loss / double(std::max<int64_t>(l.tokens, 1));
-    s.nll = l.nll / double(std::max<int64_t>(l.tokens, 1));
-    s.learning_rate = device_->last_learning_rate();
-    return s;
-  }
   graph_.clear();
   graph_.zero_grad();
   graph_.set_training(true);

@@ -67,6 +67,8 @@ class Trainer {
   StepStats evaluate(const std::vector<SentencePair>& pairs);
 
   int64_t steps() const { return device_ ? device_->steps() : adam_.steps(); }
+  // Where the steps run, for logs: "CPU" or the CUDA backend's description.
+  std::string device() const { return device_ ? device_->describe() : "CPU"; }
   int epoch() const { return epoch_; }                 // 0-based epoch of the next batch
   size_t batch_in_epoch() const { return position_; }  // batches of this epoch already done
   size_t batches_per_epoch() const { return batches_.size(); }
@@ -83,6 +85,7 @@ class Trainer {
 
   // A batch cut into slices (ranks, or TrainerOptions::slices): this
   // process's slices' gradients summed in order, then over the ranks.
+  StepStats device_step(const std::vector<uint32_t>& all, const ForwardOptions& fo);
   StepStats sliced_step(const std::vector<uint32_t>& batch, const ForwardOptions& fo, int slices);
   // Adds this rank's gradients to flat_ (or sets them, when `first`).
   void accumulate(bool first);

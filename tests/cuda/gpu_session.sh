@@ -37,7 +37,14 @@ log() { echo "== $(date +%T) $*"; }
 log "machine"
 { nvidia-smi; nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv
   uname -r; nproc; ls /usr/local/cuda*/lib64/libcublas.so* 2>&1
-  find / -name 'libcublas.so.12*' -not -path '/proc/*' 2>/dev/null | head -3; } > "$logs/machine.log" 2>&1
+  find / -name 'libcublas.so.12*' -not -path '/proc/*' 2>/dev/null | head -3
+  echo "NCCL: $(find / -name 'libnccl.so.2*' -not -path '/proc/*' 2>/dev/null | head -3)"; } > "$logs/machine.log" 2>&1
+# The NCCL case of test_cuda_trainer needs a libnccl.so.2 (344 MB: too big to
+# stage); one this machine has is used, else the case says it skipped.
+if [ -z "${MT_NCCL_LIBRARY:-}" ]; then
+  nccl=$(find / -name 'libnccl.so.2' -not -path '/proc/*' 2>/dev/null | head -1)
+  [ -n "$nccl" ] && export MT_NCCL_LIBRARY=$nccl
+fi
 head -20 "$logs/machine.log"
 
 status=0

@@ -10,12 +10,14 @@
 // formula or index is off by far more.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
 #include "autograd/ops.hpp"
 #include "cuda/adam.hpp"
 #include "cuda/cuda_transformer_model.hpp"
+#include "cuda/nccl_gradient_sum.hpp"
 #include "cuda/ops.hpp"
 #include "cuda_test_util.hpp"
 #include "optim/adam.hpp"
@@ -356,4 +358,58 @@ TEST_CASE("without a device, CUDA training is refused with the reason", "[cuda_t
   o.model = small_config(false);
   o.device = Device::cuda;
   CHECK_THROWS_WITH(Trainer(o, random_pairs(4, o.model.target_vocab_size, 1)), Catch::Contains("CUDA"));
+}
+
+namespace {
+
+// A launched world of one rank (mpirun -np 1) without MPI: the NCCL path
+// with one GPU. Its sums of host numbers are the identity, as MPI's would be.
+class OneLaunchedRank final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  bool launched() const override { return true; }
+  int local_rank() const override { return 0; }
+  Status sum(float*, size_t) override { return {}; }
+  Status sum(double*, size_t) override { return {}; }
+  Status broadcast(void*, size_t) override { return {}; }
+  Status barrier() override { return {}; }
+  std::string describe() const override { return "one launched rank (test)"; }
+};
+
+}  // namespace
+
+TEST_CASE("one GPU rank summing through NCCL trains as the plain GPU Trainer and follows the CPU", "[cuda_trainer]") {
+  MT_REQUIRE_CUDA_DEVICE();
+  std::string why;
+  if (!gpu::nccl_available(&why)) {
+    if (std::getenv("MT_REQUIRE_NCCL") != nullptr) FAIL(why);
+    MT_SKIP(why);
+  }
+  OneLaunchedRank one;
+  TrainerOptions o;
+  o.model = small_config(false);
+  o.adam.lr = 1e-3;
+  o.adam.warmup = 5;
+  o.batching.max_tokens = 120;
+  o.dropout = 0.1;
+  o.seed = 3;
+  const auto corpus = random_pairs(48, o.model.target_vocab_size, 8);
+  Trainer cpu(o, corpus);
+  o.device = Device::cuda;
+  Trainer plain(o, corpus);
+  o.communicator = &one;
+  Trainer nccl(o, corpus);
+  CHECK(nccl.device().find("NCCL") != std::string::npos);
+  CHECK(plain.device().find("NCCL") == std::string::npos);
+  for (int step = 0; step < 8; ++step) {
+    const StepStats c = cpu.step(), p = plain.step(), n = nccl.step();
+    INFO("step " << step + 1);
+    // One rank's all-reduce leaves its gradients as they are: the plain GPU
+    // step's (within the rounding its atomic adds may vary by).
+    CHECK(n.loss == Approx(p.loss).epsilon(1e-6));
+    CHECK(n.grad_norm == Approx(p.grad_norm).epsilon(1e-5));
+    CHECK(n.tokens == c.tokens);
+    CHECK(n.loss == Approx(c.loss).epsilon(1e-3));
+  }
 }

@@ -17,6 +17,11 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Whether a launcher (mpirun, srun) started the processes, even one of
+  // them: GPU ranks then sum through NCCL (trainer/cuda/nccl_gradient_sum.hpp).
+  virtual bool launched() const = 0;
+  // This process's rank among those on its node (one GPU each).
+  virtual int local_rank() const = 0;
   // Sums n values element-wise over every rank, in place. Every rank gets
   // the same bits: rank 0 adds the ranks' values in rank order, then sends
   // the sums to all (a fixed order, whatever MPI's reduction algorithm).

@@ -38,6 +38,12 @@ class World final : public Communicator {
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     // Errors are returned, not fatal: the trainer reports them in one line.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    // The ranks sharing this node's memory, numbered: the GPU each takes.
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_rank(node, &local_rank_);
+      MPI_Comm_free(&node);
+    }
   }
   ~World() override {
     int finalized = 0;
@@ -46,6 +52,8 @@ class World final : public Communicator {
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  bool launched() const override { return true; }
+  int local_rank() const override { return local_rank_; }
   Status sum(float* values, size_t n) override { return ordered_sum(values, n); }
   Status sum(double* values, size_t n) override { return ordered_sum(values, n); }
   Status broadcast(void* bytes, size_t n) override {
@@ -99,7 +107,7 @@ class World final : public Communicator {
   template <class T>
   std::vector<T>& buffer();
 
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_rank_ = 0;
   std::vector<float> floats_;
   std::vector<double> doubles_;
 };

@@ -1,0 +1,40 @@
+// NCCL's loader (trainer/cuda/nccl_library.hpp), which needs no GPU: the
+// library scripts/install-deps.sh unpacked opens with every entry point and
+// the header's major version; a missing file or a library that is not NCCL
+// is refused with a message that says what to install.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "cuda/nccl_gradient_sum.hpp"
+#include "cuda/nccl_library.hpp"
+#include "test_skip.hpp"
+
+namespace gpu = mt::autograd::gpu;
+
+TEST_CASE("NCCL's library opens with every entry point and the header's version", "[nccl]") {
+#ifndef MT_NCCL_TEST_LIBRARY
+  MT_SKIP("no libnccl.so.2 beside the nccl.h this build found (scripts/install-deps.sh unpacks both)");
+#else
+  std::string why;
+  const gpu::NcclLibrary* nccl = gpu::open_nccl_library(MT_NCCL_TEST_LIBRARY, &why);
+  INFO(why);
+  REQUIRE(nccl != nullptr);
+  CHECK(nccl->path == MT_NCCL_TEST_LIBRARY);
+  CHECK(nccl->version == NCCL_VERSION_CODE);  // the wheel the header came from
+  CHECK(std::string(nccl->error_string(ncclInvalidArgument)).find("invalid") != std::string::npos);
+  // The trainer's own lookup finds one too (the loader's path, or the build's).
+  CHECK(gpu::nccl_available(&why));
+#endif
+}
+
+TEST_CASE("a missing NCCL or a library that is not NCCL is refused, saying what to install", "[nccl]") {
+  std::string why;
+  CHECK(gpu::open_nccl_library("/nonexistent/libnccl.so.2", &why) == nullptr);
+  CHECK(why.find("/nonexistent/libnccl.so.2") != std::string::npos);
+  CHECK(why.find("nvidia-nccl-cu13") != std::string::npos);
+  CHECK(why.find("MT_NCCL_LIBRARY") != std::string::npos);
+  why.clear();
+  CHECK(gpu::open_nccl_library("libm.so.6", &why) == nullptr);
+  CHECK(why.find("libm.so.6 lacks an entry point") != std::string::npos);
+}
