@@ -11,6 +11,12 @@ MT_BENCH_MIN_TIME: seconds of timed steps per config (default 3, at least 2 step
 PyTorch's fastest setting on the project machine (/work/shared/PEERS.md):
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE \\
       MT_BENCH_THREADS=2 /usr/bin/python3 bench/torch_train_step.py [tiny|small ...]
+
+OpenBLAS's kernel: Debian's 0.3.21 does not know newer Intel Xeons (family 6
+model 207 reads as "Prescott", SSE3 kernels, ~2.4x slower steps), so on a
+CPU with AVX-512 and no OPENBLAS_CORETYPE set this script names the AVX-512
+kernel (Cooperlake with AVX512-BF16, else SkylakeX). The kernel that ran is
+printed on each line; OPENBLAS_CORETYPE set by the caller is kept.
 """
 import math
 import os
@@ -23,6 +29,21 @@ import time
 _threads = str(max(1, int(os.environ.get("MT_BENCH_THREADS", "1"))))
 os.environ["OPENBLAS_NUM_THREADS"] = _threads
 os.environ["OMP_NUM_THREADS"] = _threads
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+if "OPENBLAS_CORETYPE" not in os.environ and "avx512f" in _cpu_flags():
+    os.environ["OPENBLAS_CORETYPE"] = "Cooperlake" if "avx512_bf16" in _cpu_flags() else "SkylakeX"
 
 import torch  # noqa: E402
 import torch.nn as nn
@@ -95,8 +116,22 @@ def bench(name, threads, min_time=3.0):
             break
     per_step = elapsed / n
     params = sum(p.numel() for p in model.parameters())
-    print("torch %s %s %-5s threads %d: %.3f s/step, %.0f target tokens/s (%d steps, %.2fM params)" %
-          (torch.__version__, DEVICE, name, threads, per_step, tokens / per_step, n, params / 1e6), flush=True)
+    print("torch %s %s %-5s threads %d: %.3f s/step, %.0f target tokens/s (%d steps, %.2fM params, OpenBLAS %s)" %
+          (torch.__version__, DEVICE, name, threads, per_step, tokens / per_step, n, params / 1e6, _openblas_core()),
+          flush=True)
+
+
+def _openblas_core():
+    """The kernel set OpenBLAS picked, or "?" where it cannot be asked."""
+    import ctypes
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib.openblas_get_corename().decode()
+        except (OSError, AttributeError):
+            continue
+    return "?"
 
 
 def main():
