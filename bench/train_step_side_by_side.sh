@@ -33,7 +33,8 @@ for threads in 1 2; do
         scale = v ~ /k$/ ? 1e3 : v ~ /M$/ ? 1e6 : 1; sub(/[kM]$/, "", v); printf "%s %.0f\n", name[2], v * scale }')
     # "torch 1.13.0a0 cpu tiny  threads 1: 1.279 s/step, 3202 target tokens/s (2 steps, 2.36M params, OpenBLAS Cooperlake)"
     while read -r config rate kernel; do keep_best best_torch "$config $threads" "$rate"; core=$kernel; done < <(
-      OMP_WAIT_POLICY=PASSIVE MT_BENCH_THREADS=$threads MT_BENCH_MIN_TIME=$min_time /usr/bin/python3 bench/torch_train_step.py \
+      env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE MT_BENCH_THREADS=$threads \
+        MT_BENCH_MIN_TIME=$min_time /usr/bin/python3 bench/torch_train_step.py \
         2>/dev/null | awk '/^torch/ { for (i = 1; i <= NF; ++i) if ($i == "target") rate = $(i - 1)
           kernel = $NF; sub(/\)$/, "", kernel); print $4, rate, kernel }')
   done
