@@ -43,7 +43,9 @@ constexpr Option kOptions[] = {
     {"--character-coverage", nullptr, "X", "share of characters covered (default 1.0; 0.9995 for CJK)"},
     {"--sample", nullptr, "N", "train on N sentences sampled from the input (default: all)", false,
      "--input_sentence_size --max-sentences"},
-    {"--normalization", nullptr, "NAME", "nmt_nfkc (default), nfkc, nmt_nfkc_cf, nfkc_cf or identity"},
+    {"--normalization", nullptr, "NAME",
+     "nmt_nfkc (default), nfkc, nmt_nfkc_cf, nfkc_cf, identity, or nmt_nfkc_cjk:\n"
+     "nmt_nfkc keeping full-width punctuation (，？！ stay as written)"},
     {"--soft-limit", nullptr, nullptr, "allow fewer pieces than --vocab-size when the corpus is small"},
     {"--threads", nullptr, "N", "threads (default 1, as every tool)"},
     {"--seed", nullptr, "N", "(default 1)"},
@@ -116,7 +118,8 @@ int run(int argc, char** argv) {
   o.threads = args.get_int("--threads", 1, 1, 256);
   o.seed = unsigned(args.get_int("--seed", 1, 0, 1 << 30));
   o.normalization =
-      args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"}, "nmt_nfkc");
+      args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity", "nmt_nfkc_cjk"},
+                      "nmt_nfkc");
   const std::string type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
   const std::string output = args.get("--output", "");
   if (!args.ok()) return usage(args.error());

@@ -72,8 +72,9 @@ constexpr Option kOptions[] = {
      "share of characters the vocabulary covers (default 1.0; 0.9995 for Chinese)"},
     {"--byte-fallback", nullptr, nullptr, "spell uncovered characters as UTF-8 byte pieces"},
     {"--normalization", nullptr, "NAME",
-     "the vocabulary's text normalization: nmt_nfkc (default), nfkc, nmt_nfkc_cf, nfkc_cf or\n"
-     "identity (NFKC folds full-width punctuation: a Chinese target needs identity to write ，？！)"},
+     "the vocabulary's text normalization: nmt_nfkc (default), nfkc, nmt_nfkc_cf, nfkc_cf, identity,\n"
+     "or nmt_nfkc_cjk: nmt_nfkc keeping full-width punctuation (NFKC folds ，？！ to ASCII,\n"
+     "which a Chinese target then cannot write)"},
     {"--max-train-length", nullptr, "N", "drop training pairs longer than N tokens on either side (default 100)", false,
      "--max-length"},
     {"--config", nullptr, "NAME", "tiny, small or base (default tiny)"},
@@ -252,7 +253,8 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   s->vocab_type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
   s->character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
   s->normalization =
-      args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"}, "nmt_nfkc");
+      args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity", "nmt_nfkc_cjk"},
+                      "nmt_nfkc");
   s->max_length = args.get_int("--max-train-length", 100, 1, 1000);
   train::TrainerOptions& o = s->trainer;
   o.batching.max_tokens = args.get_int("--max-tokens", 4096, 16, 1 << 24);

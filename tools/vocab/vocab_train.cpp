@@ -3,12 +3,95 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <span>
 #include <string>
+#include <unistd.h>
 #include <unordered_map>
+#include <vector>
+
+#include "tokenizer/normalizer.hpp"
 
 namespace mt::vocab {
 namespace {
+
+// A few sentences for SentencePiece to train a throwaway model on: only its
+// normalizer's compiled rules are wanted.
+class FewSentences final : public sentencepiece::SentenceIterator {
+ public:
+  bool done() const override { return at_ >= lines_.size(); }
+  void Next() override { ++at_; }
+  const std::string& value() const override { return lines_[at_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  std::vector<std::string> lines_{"abc def", "ghi jkl", "mno pqr"};
+  size_t at_ = 0;
+};
+
+// SentencePiece's compiled rules for a built-in normalization.
+Expected<std::vector<uint8_t>> builtin_charsmap(const std::string& name) {
+  FewSentences sentences;
+  std::string proto;
+  const auto status = sentencepiece::SentencePieceTrainer::Train(
+      {{"model_type", "unigram"}, {"vocab_size", "32"}, {"hard_vocab_limit", "false"}, {"normalization_rule_name", name},
+       {"minloglevel", "2"}},
+      &sentences, &proto);
+  if (!status.ok())
+    return Status::error(Errc::internal, "SentencePiece's %s rules: %s", name.c_str(), status.ToString().c_str());
+  auto data = VocabularyData::from_sentencepiece(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(proto.data()), proto.size()));
+  if (!data) return data.status();
+  return std::move(data->precompiled_charsmap);
+}
+
+// Code points of valid UTF-8 (the charsmap's keys and values are), as
+// SentencePiece's rule TSV writes them: hex, space-separated.
+std::string hex_code_points(const std::string& utf8) {
+  std::string out;
+  for (size_t i = 0; i < utf8.size();) {
+    const auto lead = static_cast<unsigned char>(utf8[i]);
+    const int length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    uint32_t cp = length == 1 ? lead : lead & (0x7F >> length);
+    for (int k = 1; k < length && i + size_t(k) < utf8.size(); ++k)
+      cp = cp << 6 | (static_cast<unsigned char>(utf8[i + size_t(k)]) & 0x3F);
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "%s%04X", out.empty() ? "" : " ", cp);
+    out += hex;
+    i += size_t(length);
+  }
+  return out;
+}
+
+// nmt_nfkc_cjk keeps these as written: the full-width punctuation NFKC
+// folds to ASCII, which Chinese and Japanese text use and their references
+// expect (，？！：；（）～ ...). Full-width letters and digits (U+FF10-FF19,
+// FF21-FF3A, FF41-FF5A) still fold, half-width forms still widen (｡ -> 。),
+// and the ideographic space is still a space.
+bool cjk_punctuation(uint32_t cp) {
+  return (cp >= 0xFF01 && cp <= 0xFF0F) || (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) ||
+         (cp >= 0xFF5B && cp <= 0xFF60);
+}
+
+// A rule TSV: nmt_nfkc's rules less those whose input is one CJK punctuation
+// mark; written to `path` for SentencePiece's normalization_rule_tsv.
+Status write_nmt_nfkc_cjk_rules(const std::string& path) {
+  auto charsmap = builtin_charsmap("nmt_nfkc");
+  if (!charsmap) return charsmap.status();
+  std::vector<std::pair<std::string, std::string>> rules;
+  MT_RETURN_IF_ERROR(detail::charsmap_rules(*charsmap, &rules));
+  std::ofstream out(path, std::ios::binary);
+  for (const auto& [from, to] : rules) {
+    const std::string key = hex_code_points(from);
+    if (key.find(' ') == std::string::npos && cjk_punctuation(uint32_t(std::stoul(key, nullptr, 16)))) continue;
+    out << key << '\t' << hex_code_points(to) << '\n';
+  }
+  out.close();
+  if (!out) return Status::error(Errc::io_error, "cannot write normalization rules to '%s'", path.c_str());
+  return {};
+}
 
 // SentencePiece's own words for the failures a user causes, in the user's
 // terms (the options are those of mt_vocab and mt_train); others as they are.
@@ -57,9 +140,23 @@ Expected<VocabularyData> train(const TrainOptions& o, std::string* model_proto) 
     args["input_sentence_size"] = std::to_string(o.max_sentences);
     args["shuffle_input_sentence"] = "true";
   }
+  // A variant of nmt_nfkc is handed to SentencePiece as a rule file (its
+  // model then names it "user_defined"; libmt reads any compiled rules).
+  std::string rules_file;
+  if (o.normalization == "nmt_nfkc_cjk") {
+    rules_file = (std::filesystem::temp_directory_path() / ("mt_vocab_rules." + std::to_string(getpid()) + ".tsv"))
+                     .string();
+    if (Status st = write_nmt_nfkc_cjk_rules(rules_file); !st.ok()) {
+      std::remove(rules_file.c_str());
+      return st;
+    }
+    args.erase("normalization_rule_name");
+    args["normalization_rule_tsv"] = rules_file;
+  }
   sentencepiece::SetRandomGeneratorSeed(o.seed);
   std::string proto;
   const auto status = sentencepiece::SentencePieceTrainer::Train(args, nullptr, &proto);
+  if (!rules_file.empty()) std::remove(rules_file.c_str());
   if (!status.ok()) return Status::error(Errc::invalid_argument, "%s", explain_failure(status.ToString(), o).c_str());
   auto data = VocabularyData::from_sentencepiece(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(proto.data()), proto.size()));

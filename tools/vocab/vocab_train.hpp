@@ -18,6 +18,8 @@ struct TrainOptions {
   bool byte_fallback = false;
   float character_coverage = 1.0f;  // SentencePiece suggests 0.9995 for CJK-rich text
   int max_sentences = 0;            // sample this many input sentences; 0: all
+  // SentencePiece's rule name (nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf,
+  // identity), or nmt_nfkc_cjk: nmt_nfkc keeping full-width punctuation.
   std::string normalization = "nmt_nfkc";
   int threads = 2;
   unsigned seed = 1;

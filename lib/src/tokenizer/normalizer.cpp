@@ -103,6 +103,47 @@ Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion) {
   return {};
 }
 
+Status charsmap_rules(std::span<const uint8_t> blob, std::vector<std::pair<std::string, std::string>>* rules) {
+  CharsmapView v;
+  MT_RETURN_IF_ERROR(split_charsmap(blob, &v));
+  const auto unit = [&](size_t i) { return read_le32(v.units + 4 * i); };
+  // Depth first over paths, not nodes: Darts-clone shares suffixes, so one
+  // node ends several keys. Children in label order give keys in byte order.
+  constexpr size_t kMaxKey = 64;
+  struct Frame {
+    size_t unit;
+    std::string key;
+  };
+  std::vector<Frame> stack{{0, {}}};
+  rules->clear();
+  while (!stack.empty()) {
+    Frame f = std::move(stack.back());
+    stack.pop_back();
+    const uint32_t u = unit(f.unit);
+    const size_t base = f.unit ^ unit_offset(u);
+    if (!f.key.empty() && unit_has_leaf(u)) {
+      if (base >= v.unit_count)
+        return Status::error(Errc::corrupt_model, "normalizer charsmap: leaf unit %zu out of range", base);
+      const uint32_t value = unit_value(unit(base));
+      if (value >= v.strings_size)
+        return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement offset %u out of range", value);
+      const char* s = v.strings + value;
+      const void* nul = std::memchr(s, 0, v.strings_size - value);
+      if (nul == nullptr)
+        return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement at %u is not terminated", value);
+      rules->emplace_back(f.key, std::string(s, static_cast<const char*>(nul)));
+    }
+    if (f.key.size() == kMaxKey)
+      return Status::error(Errc::corrupt_model, "normalizer charsmap: a key longer than %zu bytes (a loop)", kMaxKey);
+    for (uint32_t c = 256; c-- > 1;) {  // pushed in reverse: popped in label order; label 0 is the leaf
+      const size_t child = base ^ c;
+      if (child >= v.unit_count || unit_label(unit(child)) != c) continue;
+      stack.push_back({child, f.key + char(c)});
+    }
+  }
+  return {};
+}
+
 Expected<Normalizer> Normalizer::create(const VocabularyView& vocabulary, const PieceTrie* user_symbols) {
   Normalizer n;
   if (!vocabulary.precompiled_charsmap.empty()) {

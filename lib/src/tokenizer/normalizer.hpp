@@ -18,8 +18,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "mt/status.hpp"
 #include "mt/vocabulary.hpp"
@@ -34,6 +36,12 @@ struct VocabularyView;
 Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion);
 // The blob's layout only (sizes consistent): cheap, no walk of the trie.
 Status check_charsmap_layout(std::span<const uint8_t> blob);
+
+// Every rule of a charsmap as (input bytes, replacement bytes), keys in
+// byte order: what SentencePiece's rule TSV would list, for building a
+// variant of a built-in normalization (vocabulary training). An error for
+// a malformed blob or a key longer than 64 bytes (a loop in the trie).
+Status charsmap_rules(std::span<const uint8_t> blob, std::vector<std::pair<std::string, std::string>>* rules);
 
 class Normalizer {
  public:
