@@ -555,18 +555,6 @@ std::vector<uint8_t> tiny_charsmap() {
   return blob;
 }
 
-std::string normalize_with(const std::vector<uint8_t>& charsmap, std::string_view text) {
-  detail::VocabularyView v;
-  v.precompiled_charsmap = charsmap;
-  auto n = detail::Normalizer::create(v, nullptr);
-  REQUIRE(n.ok());
-  std::string out(n->max_output_bytes(text.size()), '\0');
-  size_t length = 0;
-  REQUIRE(n->normalize(text, {out.data(), out.size()}, &length).ok());
-  out.resize(length);
-  return out;
-}
-
 TEST_CASE("tokenizer charsmap checker", "[tokenizer]") {
   const std::vector<uint8_t> good = tiny_charsmap();
   size_t expansion = 0;

@@ -45,16 +45,7 @@ VocabularyData train_on_lines(const std::string& normalization, std::string* pro
 }
 
 std::string normalize(const VocabularyData& v, std::string_view text) {
-  detail::VocabularyView view;
-  view.precompiled_charsmap = v.precompiled_charsmap;
-  view.add_dummy_prefix = false;
-  auto n = detail::Normalizer::create(view, nullptr);
-  REQUIRE(n.ok());
-  std::string out(n->max_output_bytes(text.size()), '\0');
-  size_t length = 0;
-  REQUIRE(n->normalize(text, {out.data(), out.size()}, &length).ok());
-  out.resize(length);
-  return out;
+  return test::normalize_with(v.precompiled_charsmap, text, /*add_dummy_prefix=*/false);
 }
 
 const std::string* rule_for(const std::vector<std::pair<std::string, std::string>>& rules, const std::string& key) {

@@ -18,7 +18,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "tokenizer/normalizer.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "tokenizer/vocabulary_view.hpp"
 
 namespace mt::test {
 
@@ -107,6 +109,22 @@ inline std::unique_ptr<TokenizerPair> load_pair(const std::string& model_proto) 
   REQUIRE(tokenizer.ok());
   pair->ours = std::move(tokenizer.value());
   return pair;
+}
+
+// Text through a charsmap alone (libmt's Normalizer), with or without the
+// dummy prefix space (U+2581) the default options add.
+inline std::string normalize_with(const std::vector<uint8_t>& charsmap, std::string_view text,
+                                  bool add_dummy_prefix = true) {
+  detail::VocabularyView v;
+  v.precompiled_charsmap = charsmap;
+  v.add_dummy_prefix = add_dummy_prefix;
+  auto n = detail::Normalizer::create(v, nullptr);
+  REQUIRE(n.ok());
+  std::string out(n->max_output_bytes(text.size()), '\0');
+  size_t length = 0;
+  REQUIRE(n->normalize(text, {out.data(), out.size()}, &length).ok());
+  out.resize(length);
+  return out;
 }
 
 // Our encode with buffers sized by the tokenizer's own bounds.

@@ -45,6 +45,21 @@ Status split_charsmap(std::span<const uint8_t> blob, CharsmapView* view) {
   return {};
 }
 
+// The replacement string of the leaf unit at `leaf`, checked in range and terminated.
+Status leaf_replacement(const CharsmapView& v, size_t leaf, std::string_view* out) {
+  if (leaf >= v.unit_count)
+    return Status::error(Errc::corrupt_model, "normalizer charsmap: leaf unit %zu out of range", leaf);
+  const uint32_t value = unit_value(read_le32(v.units + 4 * leaf));
+  if (value >= v.strings_size)
+    return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement offset %u out of range", value);
+  const char* s = v.strings + value;
+  const void* nul = std::memchr(s, 0, v.strings_size - value);
+  if (nul == nullptr)
+    return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement at %u is not terminated", value);
+  *out = std::string_view(s, size_t(static_cast<const char*>(nul) - s));
+  return {};
+}
+
 }  // namespace
 
 Status check_charsmap_layout(std::span<const uint8_t> blob) {
@@ -75,18 +90,10 @@ Status check_charsmap(std::span<const uint8_t> blob, size_t* max_expansion) {
     const uint32_t u = unit(e.unit);
     const size_t base = e.unit ^ unit_offset(u);
     if (e.depth > 0 && unit_has_leaf(u)) {
-      if (base >= v.unit_count)
-        return Status::error(Errc::corrupt_model, "normalizer charsmap: leaf unit %zu out of range", base);
-      const uint32_t value = unit_value(unit(base));
-      if (value >= v.strings_size)
-        return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement offset %u out of range", value);
-      const char* s = v.strings + value;
-      const void* nul = std::memchr(s, 0, v.strings_size - value);
-      if (nul == nullptr)
-        return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement at %u is not terminated", value);
-      const size_t length = static_cast<const char*>(nul) - s;
-      size_t out = length;
-      for (size_t i = 0; i < length; ++i) out += s[i] == ' ' ? 2 : 0;  // a space may become U+2581
+      std::string_view s;
+      MT_RETURN_IF_ERROR(leaf_replacement(v, base, &s));
+      size_t out = s.size();
+      for (const char c : s) out += c == ' ' ? 2 : 0;  // a space may become U+2581
       expansion = std::max(expansion, (out + e.depth - 1) / e.depth);
     }
     for (uint32_t c = 0; c < 256; ++c) {
@@ -122,16 +129,9 @@ Status charsmap_rules(std::span<const uint8_t> blob, std::vector<std::pair<std::
     const uint32_t u = unit(f.unit);
     const size_t base = f.unit ^ unit_offset(u);
     if (!f.key.empty() && unit_has_leaf(u)) {
-      if (base >= v.unit_count)
-        return Status::error(Errc::corrupt_model, "normalizer charsmap: leaf unit %zu out of range", base);
-      const uint32_t value = unit_value(unit(base));
-      if (value >= v.strings_size)
-        return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement offset %u out of range", value);
-      const char* s = v.strings + value;
-      const void* nul = std::memchr(s, 0, v.strings_size - value);
-      if (nul == nullptr)
-        return Status::error(Errc::corrupt_model, "normalizer charsmap: replacement at %u is not terminated", value);
-      rules->emplace_back(f.key, std::string(s, static_cast<const char*>(nul)));
+      std::string_view s;
+      MT_RETURN_IF_ERROR(leaf_replacement(v, base, &s));
+      rules->emplace_back(f.key, std::string(s));
     }
     if (f.key.size() == kMaxKey)
       return Status::error(Errc::corrupt_model, "normalizer charsmap: a key longer than %zu bytes (a loop)", kMaxKey);
