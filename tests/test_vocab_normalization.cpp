@@ -61,6 +61,9 @@ TEST_CASE("nmt_nfkc_cjk keeps full-width punctuation and folds the rest as nmt_n
   const VocabularyData nfkc = train_on_lines("nmt_nfkc", &nfkc_proto);
   const VocabularyData cjk = train_on_lines("nmt_nfkc_cjk", &cjk_proto);
   CHECK(cjk.normalization_name == "user_defined");  // SentencePiece's name for rules from a file
+  std::string again;
+  train_on_lines("nmt_nfkc_cjk", &again);
+  CHECK(again == cjk_proto);  // the same vocabulary twice is the same bytes (the rule file's path is fixed)
 
   CHECK(normalize(nfkc, "我买了书，你呢？") == "我买了书,你呢?");
   CHECK(normalize(cjk, "我买了书，你呢？") == "我买了书，你呢？");

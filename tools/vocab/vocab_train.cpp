@@ -142,12 +142,21 @@ Expected<VocabularyData> train(const TrainOptions& o, std::string* model_proto) 
   }
   // A variant of nmt_nfkc is handed to SentencePiece as a rule file (its
   // model then names it "user_defined"; libmt reads any compiled rules).
-  std::string rules_file;
+  // The model records the file's path, so the name is fixed (the same
+  // vocabulary twice is the same bytes) and the file stays: written under a
+  // name of its own, then renamed over, it is whole for every process that
+  // reads it, and its contents depend on SentencePiece's nmt_nfkc alone.
   if (o.normalization == "nmt_nfkc_cjk") {
-    rules_file = (std::filesystem::temp_directory_path() / ("mt_vocab_rules." + std::to_string(getpid()) + ".tsv"))
-                     .string();
-    if (Status st = write_nmt_nfkc_cjk_rules(rules_file); !st.ok()) {
-      std::remove(rules_file.c_str());
+    std::error_code error;
+    std::filesystem::path dir = std::filesystem::temp_directory_path(error);
+    if (error) dir = ".";  // $TMPDIR names no folder
+    const std::string rules_file = (dir / "mt_vocab_nmt_nfkc_cjk.tsv").string();
+    const std::string partial = rules_file + "." + std::to_string(getpid());
+    Status st = write_nmt_nfkc_cjk_rules(partial);
+    if (st.ok() && std::rename(partial.c_str(), rules_file.c_str()) != 0)
+      st = Status::error(Errc::io_error, "cannot write normalization rules to '%s'", rules_file.c_str());
+    if (!st.ok()) {
+      std::remove(partial.c_str());
       return st;
     }
     args.erase("normalization_rule_name");
@@ -156,7 +165,6 @@ Expected<VocabularyData> train(const TrainOptions& o, std::string* model_proto) 
   sentencepiece::SetRandomGeneratorSeed(o.seed);
   std::string proto;
   const auto status = sentencepiece::SentencePieceTrainer::Train(args, nullptr, &proto);
-  if (!rules_file.empty()) std::remove(rules_file.c_str());
   if (!status.ok()) return Status::error(Errc::invalid_argument, "%s", explain_failure(status.ToString(), o).c_str());
   auto data = VocabularyData::from_sentencepiece(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(proto.data()), proto.size()));
