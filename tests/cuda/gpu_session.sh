@@ -35,16 +35,16 @@ export MT_SOURCE_DIR="$PWD"
 log() { echo "== $(date +%T) $*"; }
 
 log "machine"
+# The NCCL case of test_cuda_trainer needs a libnccl.so.2 (344 MB: too big to
+# stage); one this machine has is used, else the case says it skipped. One
+# walk of the file system finds both libraries (device time is short).
+found=$(find / \( -path /proc -o -path /sys \) -prune -o \( -name 'libcublas.so.12*' -o -name 'libnccl.so.2' \) -print 2>/dev/null)
+nccl=$(grep -m1 'libnccl.so.2$' <<< "$found")
+[ -z "${MT_NCCL_LIBRARY:-}" ] && [ -n "$nccl" ] && export MT_NCCL_LIBRARY=$nccl
 { nvidia-smi; nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv
   uname -r; nproc; ls /usr/local/cuda*/lib64/libcublas.so* 2>&1
-  find / -name 'libcublas.so.12*' -not -path '/proc/*' 2>/dev/null | head -3
-  echo "NCCL: $(find / -name 'libnccl.so.2*' -not -path '/proc/*' 2>/dev/null | head -3)"; } > "$logs/machine.log" 2>&1
-# The NCCL case of test_cuda_trainer needs a libnccl.so.2 (344 MB: too big to
-# stage); one this machine has is used, else the case says it skipped.
-if [ -z "${MT_NCCL_LIBRARY:-}" ]; then
-  nccl=$(find / -name 'libnccl.so.2' -not -path '/proc/*' 2>/dev/null | head -1)
-  [ -n "$nccl" ] && export MT_NCCL_LIBRARY=$nccl
-fi
+  grep 'libcublas' <<< "$found" | head -3
+  echo "NCCL: ${MT_NCCL_LIBRARY:-none found}"; } > "$logs/machine.log" 2>&1
 head -20 "$logs/machine.log"
 
 status=0
