@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "text/utf8_walk.hpp"
 #include "tokenizer/normalizer.hpp"
 
 namespace mt::vocab {
@@ -47,20 +48,23 @@ Expected<std::vector<uint8_t>> builtin_charsmap(const std::string& name) {
   return std::move(data->precompiled_charsmap);
 }
 
-// Code points of valid UTF-8 (the charsmap's keys and values are), as
-// SentencePiece's rule TSV writes them: hex, space-separated.
-std::string hex_code_points(const std::string& utf8) {
-  std::string out;
+std::vector<char32_t> code_points(std::string_view utf8) {
+  std::vector<char32_t> out;
   for (size_t i = 0; i < utf8.size();) {
-    const auto lead = static_cast<unsigned char>(utf8[i]);
-    const int length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-    uint32_t cp = length == 1 ? lead : lead & (0x7F >> length);
-    for (int k = 1; k < length && i + size_t(k) < utf8.size(); ++k)
-      cp = cp << 6 | (static_cast<unsigned char>(utf8[i + size_t(k)]) & 0x3F);
-    char hex[16];
-    std::snprintf(hex, sizeof(hex), "%s%04X", out.empty() ? "" : " ", cp);
-    out += hex;
-    i += size_t(length);
+    const detail::text::CodePoint cp = detail::text::decode_at(utf8, i, utf8.size());
+    out.push_back(cp.c);
+    i += cp.length;
+  }
+  return out;
+}
+
+// As SentencePiece's rule TSV writes code points: hex, space-separated.
+std::string hex(const std::vector<char32_t>& code_points) {
+  std::string out;
+  for (const char32_t c : code_points) {
+    char text[16];
+    std::snprintf(text, sizeof(text), "%s%04X", out.empty() ? "" : " ", unsigned(c));
+    out += text;
   }
   return out;
 }
@@ -70,7 +74,7 @@ std::string hex_code_points(const std::string& utf8) {
 // expect (，？！：；（）～ ...). Full-width letters and digits (U+FF10-FF19,
 // FF21-FF3A, FF41-FF5A) still fold, half-width forms still widen (｡ -> 。),
 // and the ideographic space is still a space.
-bool cjk_punctuation(uint32_t cp) {
+bool cjk_punctuation(char32_t cp) {
   return (cp >= 0xFF01 && cp <= 0xFF0F) || (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) ||
          (cp >= 0xFF5B && cp <= 0xFF60);
 }
@@ -84,9 +88,9 @@ Status write_nmt_nfkc_cjk_rules(const std::string& path) {
   MT_RETURN_IF_ERROR(detail::charsmap_rules(*charsmap, &rules));
   std::ofstream out(path, std::ios::binary);
   for (const auto& [from, to] : rules) {
-    const std::string key = hex_code_points(from);
-    if (key.find(' ') == std::string::npos && cjk_punctuation(uint32_t(std::stoul(key, nullptr, 16)))) continue;
-    out << key << '\t' << hex_code_points(to) << '\n';
+    const std::vector<char32_t> key = code_points(from);
+    if (key.size() == 1 && cjk_punctuation(key[0])) continue;
+    out << hex(key) << '\t' << hex(code_points(to)) << '\n';
   }
   out.close();
   if (!out) return Status::error(Errc::io_error, "cannot write normalization rules to '%s'", path.c_str());
