@@ -152,8 +152,7 @@ float Args::get_float(const std::string& name, float fallback, float lo, float h
   return v;
 }
 
-std::string Args::get_choice(const std::string& name, std::initializer_list<const char*> choices,
-                             const char* fallback) {
+std::string Args::get_choice(const std::string& name, std::span<const char* const> choices, const char* fallback) {
   const std::string value = get(name, fallback);
   std::string listed;
   for (const char* c : choices) {

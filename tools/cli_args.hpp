@@ -54,7 +54,10 @@ class Args {
   int get_int(const std::string& name, int fallback, int lo, int hi);
   float get_float(const std::string& name, float fallback, float lo, float hi);
   // One of `choices`; records an error listing them otherwise.
-  std::string get_choice(const std::string& name, std::initializer_list<const char*> choices, const char* fallback);
+  std::string get_choice(const std::string& name, std::span<const char* const> choices, const char* fallback);
+  std::string get_choice(const std::string& name, std::initializer_list<const char*> choices, const char* fallback) {
+    return get_choice(name, std::span<const char* const>(choices.begin(), choices.size()), fallback);
+  }
   // Records a usage error (the first one is kept).
   void set_error(const std::string& message);
 

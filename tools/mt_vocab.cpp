@@ -118,8 +118,7 @@ int run(int argc, char** argv) {
   o.threads = args.get_int("--threads", 1, 1, 256);
   o.seed = unsigned(args.get_int("--seed", 1, 0, 1 << 30));
   o.normalization =
-      args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity", "nmt_nfkc_cjk"},
-                      "nmt_nfkc");
+      args.get_choice("--normalization", mt::vocab::kNormalizations, "nmt_nfkc");
   const std::string type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
   const std::string output = args.get("--output", "");
   if (!args.ok()) return usage(args.error());

@@ -253,8 +253,7 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   s->vocab_type = args.get_choice("--vocab-type", {"unigram", "bpe"}, "unigram");
   s->character_coverage = args.get_float("--character-coverage", 1.0f, 0.5f, 1.0f);
   s->normalization =
-      args.get_choice("--normalization", {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity", "nmt_nfkc_cjk"},
-                      "nmt_nfkc");
+      args.get_choice("--normalization", vocab::kNormalizations, "nmt_nfkc");
   s->max_length = args.get_int("--max-train-length", 100, 1, 1000);
   train::TrainerOptions& o = s->trainer;
   o.batching.max_tokens = args.get_int("--max-tokens", 4096, 16, 1 << 24);

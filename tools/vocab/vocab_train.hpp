@@ -11,6 +11,12 @@
 
 namespace mt::vocab {
 
+// What TrainOptions::normalization may name (mt_vocab's and mt_train's
+// --normalization): SentencePiece's rules, and nmt_nfkc_cjk, nmt_nfkc
+// keeping full-width punctuation (，？！) as written.
+inline constexpr const char* kNormalizations[] = {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity",
+                                                  "nmt_nfkc_cjk"};
+
 struct TrainOptions {
   std::vector<std::string> inputs;  // text files, one sentence per line (all languages together)
   int vocab_size = 8000;
@@ -18,9 +24,7 @@ struct TrainOptions {
   bool byte_fallback = false;
   float character_coverage = 1.0f;  // SentencePiece suggests 0.9995 for CJK-rich text
   int max_sentences = 0;            // sample this many input sentences; 0: all
-  // SentencePiece's rule name (nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf,
-  // identity), or nmt_nfkc_cjk: nmt_nfkc keeping full-width punctuation.
-  std::string normalization = "nmt_nfkc";
+  std::string normalization = "nmt_nfkc";  // one of kNormalizations
   int threads = 2;
   unsigned seed = 1;
   // Train to at most vocab_size pieces when the corpus cannot fill it (small
