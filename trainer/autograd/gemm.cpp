@@ -11,29 +11,40 @@ namespace mt::autograd {
 
 namespace {
 
-// Packs panels [p0, p1) of op(B)^T, the [N, K] "weight" gemm_f32 reads, into
-// `packed` (the whole layout; only these panels are written). Rows past N are zero.
-void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int p0, int p1, float* packed) {
-  for (int p = p0; p < p1; ++p) {
-    float* panel = packed + size_t(p) * K * kPanelWidth;
+// Packs the first `panels` panels of op(B)^T, the [N, K] "weight" gemm_f32
+// reads, into `packed`. Rows past N are zero.
+void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int panels, float* packed) {
+  const size_t panel_stride = size_t(K) * kPanelWidth;
+  const int full = std::min(panels, N / kPanelWidth);  // panels of kPanelWidth columns
+  const int tail = panels > full ? N - full * kPanelWidth : 0;
+  if (tail) std::memset(packed + size_t(full) * panel_stride, 0, panel_stride * sizeof(float));
+  if (layout == BLayout::kn) {
+    // Row by row: row k of B gives its next kPanelWidth values to each panel.
+    // The block's part of a row is read once, contiguously, and the rows
+    // ahead are prefetched: B can be a gradient of over 100 MB with a row
+    // stride of tens of KB, where a walk panel by panel waits on memory
+    // latency at every row. Full panels copy a constant size, inlined.
+    constexpr int kAhead = 8;
+    const size_t row_bytes = (size_t(full) * kPanelWidth + size_t(tail)) * sizeof(float);
+    for (int k = 0; k < K; ++k) {
+      const float* row = B + size_t(k) * ldb;
+      if (k + kAhead < K) {
+        const char* ahead = reinterpret_cast<const char*>(row + kAhead * ldb);
+        for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(ahead + b);
+      }
+      float* dst = packed + size_t(k) * kPanelWidth;
+      for (int p = 0; p < full; ++p)
+        std::memcpy(dst + size_t(p) * panel_stride, row + p * kPanelWidth, kPanelWidth * sizeof(float));
+      if (tail) std::memcpy(dst + size_t(full) * panel_stride, row + full * kPanelWidth, size_t(tail) * sizeof(float));
+    }
+    return;
+  }
+  for (int p = 0; p < panels; ++p) {
+    float* panel = packed + size_t(p) * panel_stride;
     const int n0 = p * kPanelWidth, width = std::min(kPanelWidth, N - n0);
-    if (width < kPanelWidth) std::memset(panel, 0, size_t(K) * kPanelWidth * sizeof(float));
-    if (layout == BLayout::kn) {
-      // B[k, n0 .. n0 + width) is contiguous: copy it into row k of the panel.
-      // A full panel's rows are copied with a constant size, inlined, rather
-      // than by one library call per 64 bytes.
-      if (width == kPanelWidth) {
-        for (int k = 0; k < K; ++k)
-          std::memcpy(panel + size_t(k) * kPanelWidth, B + size_t(k) * ldb + n0, kPanelWidth * sizeof(float));
-      } else {
-        for (int k = 0; k < K; ++k)
-          std::memcpy(panel + size_t(k) * kPanelWidth, B + size_t(k) * ldb + n0, size_t(width) * sizeof(float));
-      }
-    } else {
-      for (int j = 0; j < width; ++j) {
-        const float* row = B + size_t(n0 + j) * ldb;
-        for (int k = 0; k < K; ++k) panel[size_t(k) * kPanelWidth + j] = row[k];
-      }
+    for (int j = 0; j < width; ++j) {
+      const float* row = B + size_t(n0 + j) * ldb;
+      for (int k = 0; k < K; ++k) panel[size_t(k) * kPanelWidth + j] = row[k];
     }
   }
 }
@@ -64,28 +75,61 @@ void gemm_rows_f64(int m0, int m1, int N, int K, const double* A, size_t lda, co
   }
 }
 
+// Panels of B packed at a time: about 512 KB of packed values, a whole number
+// of the kernel's 4-panel tiles (GemmTiling::kMaxNP), and no more than B has.
+// Each block is packed into a buffer that stays in L2 and every row tile of A
+// passes over it there, instead of all of B being packed to memory and read
+// back: B can be a [tokens, vocabulary] gradient of over 100 MB.
+constexpr size_t kBlockBytes = 512 * 1024;
+
+int panels_per_block(int N, int K) {
+  const size_t panel_bytes = size_t(std::max(K, 1)) * kPanelWidth * sizeof(float);
+  const int fit = std::max(4, int(kBlockBytes / panel_bytes) / 4 * 4);
+  return std::min(fit, int(packed_panels(N)));
+}
+
+// C's columns of panels [p0, p1): C = (C +) A op(B) + bias, block by block.
+// `block` holds panels_per_block(N, K) packed panels. Every C[m, n] is the
+// same chain of fmas whatever the blocks (mt/kernels.h).
+void gemm_panels(const KernelTable& kernels, int M, int N, int K, const float* A, size_t lda, const float* B,
+                 size_t ldb, BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate, int p0, int p1,
+                 float* block) {
+  const int per_block = panels_per_block(N, K);
+  for (int pb = p0; pb < p1; pb += per_block) {
+    const int pe = std::min(p1, pb + per_block);
+    const int n0 = pb * kPanelWidth, n1 = std::min(N, pe * kPanelWidth);
+    // Columns [n0, n1) of op(B) as panels 0, 1, ... of their own.
+    const float* b = layout == BLayout::kn ? B + n0 : B + size_t(n0) * ldb;
+    pack_panels(b, ldb, layout, N - n0, K, pe - pb, block);
+    kernels.gemm_f32(A, lda, block, bias ? bias + n0 : nullptr, accumulate ? C + n0 : nullptr, ldc, C + n0, ldc, M,
+                     N - n0, K, 0, n1 - n0, Activation::none);
+  }
+}
+
 }  // namespace
 
-size_t gemm_pack_size(int N, int K) { return packed_size(N, K); }
+// At least panels_per_block(N, K) panels, and growing with N and K (callers
+// size scratch for the largest product they run).
+size_t gemm_pack_size(int N, int K) {
+  return std::min(packed_size(N, K), std::max(kBlockBytes / sizeof(float), size_t(4) * K * kPanelWidth));
+}
 
 template <>
 void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t lda, const float* B, size_t ldb,
                  BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate) {
   if (M <= 0 || N <= 0) return;
-  std::vector<float>& packed = g.pack_buffer();
-  if (packed.size() < packed_size(N, K)) packed.resize(packed_size(N, K));
+  const size_t pack = size_t(panels_per_block(N, K)) * K * kPanelWidth;  // per thread
   const int panels = int(packed_panels(N));
   const int threads = g.num_threads();
+  std::vector<float>& packed = g.pack_buffer();
+  if (packed.size() < pack * size_t(threads)) packed.resize(pack * size_t(threads));
   const int tasks = threads == 1 ? 1 : std::min(panels, threads * 4);
-  const GemmF32 kernel = g.kernels().gemm_f32;
-  // Each task packs its own panels, then multiplies by them: no barrier.
-  parallel_tasks(g, tasks, [&](int task, int) {
+  // Each task packs its own panels block by block, then multiplies: no barrier.
+  parallel_tasks(g, tasks, [&](int task, int thread) {
     const int p0 = int(int64_t(panels) * task / tasks), p1 = int(int64_t(panels) * (task + 1) / tasks);
     if (p0 == p1) return;
-    pack_panels(B, ldb, layout, N, K, p0, p1, packed.data());
-    const int n_begin = p0 * kPanelWidth, n_end = std::min(N, p1 * kPanelWidth);
-    kernel(A, lda, packed.data(), bias, accumulate ? C : nullptr, ldc, C, ldc, M, N, K, n_begin, n_end,
-           Activation::none);
+    gemm_panels(g.kernels(), M, N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate, p0, p1,
+                packed.data() + pack * size_t(thread));
   });
 }
 
@@ -102,8 +146,7 @@ void gemm_serial<float>(const Graph<float>& g, float* pack, int M, int N, int K,
                         const float* B, size_t ldb, BLayout layout, const float* bias, float* C, size_t ldc,
                         bool accumulate) {
   if (M <= 0 || N <= 0) return;
-  pack_panels(B, ldb, layout, N, K, 0, int(packed_panels(N)), pack);
-  g.kernels().gemm_f32(A, lda, pack, bias, accumulate ? C : nullptr, ldc, C, ldc, M, N, K, 0, N, Activation::none);
+  gemm_panels(g.kernels(), M, N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate, 0, int(packed_panels(N)), pack);
 }
 
 template <>
