@@ -18,12 +18,14 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "guarded_main.hpp"
 #include "cli_args.hpp"
 #include "cli_files.hpp"
+#include "vocabulary_file.hpp"
 #include "mt/version.hpp"
 #include "eval/scoring.hpp"
 #include "mt/mt.hpp"
@@ -180,11 +182,27 @@ std::string format_duration(double s) {
   return buf;
 }
 
+// --vocab FILE (or the run's own DIR/vocab.model): a SentencePiece .model or
+// a libmt model's vocabulary, with libmt's special ids.
+mt::Expected<mt::VocabularyData> read_given_vocabulary(const std::string& path) {
+  using namespace mt;
+  auto v = cli::read_vocabulary(path);
+  if (!v) return v.status();
+  if (!v->model_ids.empty()) {
+    return Status::error(Errc::invalid_argument,
+                         "'%s': a converted model's vocabulary (its pieces map to ids of the model's own), which a "
+                         "new model cannot take; fine-tune that model with --init instead",
+                         path.c_str());
+  }
+  return v;
+}
+
 // Everything the command line says, checked before any work.
 struct Settings {
   std::string train_src, train_tgt, dev_src, dev_ref, out, vocab_file;
   std::string init_path;                    // --init, or the run's DIR/init.txt when resuming
   std::shared_ptr<const mt::Model> init;    // loaded from it
+  std::optional<mt::VocabularyData> vocab;  // read from --vocab
   std::vector<int32_t> source_prefix, target_prefix;  // its language tokens (multilingual models)
   bool resume = false, byte_fallback = false;
   int vocab_size = 8000;
@@ -317,7 +335,9 @@ int read_settings(mt::cli::Args& args, Settings* s) {
     if (std::string why = cli::unreadable_file(path); !why.empty()) return fail(why);
   }
   if (!s->vocab_file.empty()) {
-    if (std::string why = cli::unreadable_file(s->vocab_file); !why.empty()) return fail(why);
+    auto v = read_given_vocabulary(s->vocab_file);
+    if (!v) return fail(v.status().message());
+    s->vocab = std::move(v.value());
   }
   // A run folder is never reused by accident.
   std::error_code exists_error;
@@ -364,16 +384,12 @@ mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool writ
                                                                                  : std::string();
   std::string proto;
   VocabularyData vocab;
-  if (!existing.empty()) {
-    std::string error;
-    if (!cli::read_file(existing, &proto, &error)) return Status::error(Errc::io_error, "%s", error.c_str());
-    auto v = VocabularyData::from_sentencepiece({reinterpret_cast<const uint8_t*>(proto.data()), proto.size()});
-    if (!v) {
-      return Status::error(v.status().code(),
-                           "%s: %s (a SentencePiece .model is needed here: mt_vocab train writes one)",
-                           existing.c_str(), v.status().message());
-    }
+  if (!existing.empty()) {  // a SentencePiece .model or a libmt model's vocabulary
+    auto v = s.vocab && existing == s.vocab_file ? Expected<VocabularyData>(*s.vocab) : read_given_vocabulary(existing);
+    if (!v) return v.status();
     vocab = std::move(v.value());
+    const std::vector<uint8_t> bytes = vocab.to_sentencepiece();  // DIR/vocab.model, for --resume
+    proto.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   } else {
     vocab::TrainOptions vo;
     vo.inputs = {s.train_src, s.train_tgt};

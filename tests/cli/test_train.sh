@@ -35,6 +35,18 @@ expect_exit "--resume" 0 $?
 check "--resume continues" grep -q "resumed at step" "$dir/resume.err"
 check "--resume adds an epoch" test "$(wc -l < "$dir/run/dev.tsv")" -eq 4
 
+# --vocab takes a libmt model's vocabulary as well as a SentencePiece .model:
+# DIR/vocab.model is then the model's, as `mt_model vocab extract` writes it.
+"$bin/mt_train" "${args[@]}" --vocab "$dir/run/model_best.mtm" --out "$dir/reuse" --max-steps 2 2> "$dir/err.txt"
+expect_exit "--vocab MODEL.mtm" 0 $?
+"$bin/mt_model" vocab extract "$dir/run/model_best.mtm" -o "$dir/extracted.model" > /dev/null
+check "--vocab MODEL.mtm: the model's vocabulary" cmp -s "$dir/reuse/vocab.model" "$dir/extracted.model"
+check "--vocab MODEL.mtm: and the run's own" cmp -s "$dir/reuse/vocab.model" "$dir/run/vocab.model"
+"$bin/mt_train" "${args[@]}" --vocab "$dir/train.en" --out "$dir/x" > /dev/null 2> "$dir/err.txt"
+expect_exit "--vocab with a text file" 1 $?
+check "--vocab with a text file: says what it needs" grep -q "is neither a SentencePiece .model nor a libmt model" "$dir/err.txt"
+check "--vocab with a text file: nothing created" test ! -e "$dir/x"
+
 "$bin/mt_train" --out "$dir/x" > /dev/null 2> "$dir/err.txt"
 expect_exit "missing data" 2 $?
 check "missing data: says what is required" grep -q "are required" "$dir/err.txt"
