@@ -157,13 +157,13 @@ void gemm_serial<double>(const Graph<double>&, double*, int M, int N, int K, con
 }
 
 template <class T>
-void transpose(const T* src, int R, int Cn, size_t ld, T* dst) {
+void transpose(const T* src, int R, int Cn, size_t ld, T* dst, int r_begin, int r_end) {
   // Blocked so both sides stay in cache; the inner loop writes a contiguous
   // run of dst (strided reads hit the block's cached src lines), 2-9x faster
   // than writing with a stride of R on the [4096, N] gradients of a step.
   constexpr int kBlock = 32;
-  for (int r0 = 0; r0 < R; r0 += kBlock) {
-    const int r1 = std::min(R, r0 + kBlock);
+  for (int r0 = r_begin; r0 < r_end; r0 += kBlock) {
+    const int r1 = std::min(r_end, r0 + kBlock);
     for (int c0 = 0; c0 < Cn; c0 += kBlock) {
       const int c1 = std::min(Cn, c0 + kBlock);
       for (int c = c0; c < c1; ++c) {
@@ -176,10 +176,10 @@ void transpose(const T* src, int R, int Cn, size_t ld, T* dst) {
 }
 
 template <class T>
-void add_transposed(const T* src, int R, int Cn, T* dst) {
+void add_transposed(const T* src, int R, int Cn, T* dst, int r_begin, int r_end) {
   constexpr int kBlock = 32;  // as transpose: both sides stay in cache
-  for (int r0 = 0; r0 < R; r0 += kBlock) {
-    const int r1 = std::min(R, r0 + kBlock);
+  for (int r0 = r_begin; r0 < r_end; r0 += kBlock) {
+    const int r1 = std::min(r_end, r0 + kBlock);
     for (int c0 = 0; c0 < Cn; c0 += kBlock) {
       const int c1 = std::min(Cn, c0 + kBlock);
       for (int c = c0; c < c1; ++c) {
@@ -191,9 +191,9 @@ void add_transposed(const T* src, int R, int Cn, T* dst) {
   }
 }
 
-template void add_transposed<float>(const float*, int, int, float*);
-template void add_transposed<double>(const double*, int, int, double*);
-template void transpose<float>(const float*, int, int, size_t, float*);
-template void transpose<double>(const double*, int, int, size_t, double*);
+template void add_transposed<float>(const float*, int, int, float*, int, int);
+template void add_transposed<double>(const double*, int, int, double*, int, int);
+template void transpose<float>(const float*, int, int, size_t, float*, int, int);
+template void transpose<double>(const double*, int, int, size_t, double*, int, int);
 
 }  // namespace mt::autograd

@@ -28,12 +28,21 @@ void gemm_serial(const Graph<T>& g, T* pack, int M, int N, int K, const T* A, si
                  BLayout layout, const T* bias, T* C, size_t ldc, bool accumulate);
 size_t gemm_pack_size(int N, int K);
 
-// dst[c, r] = src[r, c]: src [R, Cn] with row stride ld, dst [Cn, R] dense.
+// dst[c, r] = src[r, c]: src [R, Cn] with row stride ld, dst [Cn, R] dense;
+// only rows [r0, r1) of src (so threads can split R).
 template <class T>
-void transpose(const T* src, int R, int Cn, size_t ld, T* dst);
+void transpose(const T* src, int R, int Cn, size_t ld, T* dst, int r0, int r1);
+template <class T>
+void transpose(const T* src, int R, int Cn, size_t ld, T* dst) {
+  transpose(src, R, Cn, ld, dst, 0, R);
+}
 
-// dst[c, r] += src[r, c]: src [R, Cn] dense, dst [Cn, R] dense.
+// dst[c, r] += src[r, c]: src [R, Cn] dense, dst [Cn, R] dense; rows [r0, r1) of src.
 template <class T>
-void add_transposed(const T* src, int R, int Cn, T* dst);
+void add_transposed(const T* src, int R, int Cn, T* dst, int r0, int r1);
+template <class T>
+void add_transposed(const T* src, int R, int Cn, T* dst) {
+  add_transposed(src, R, Cn, dst, 0, R);
+}
 
 }  // namespace mt::autograd

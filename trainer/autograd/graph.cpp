@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "autograd/parallel.hpp"
 #include "mt/kernels.h"
 #include "support/thread_pool.hpp"
 
@@ -84,9 +85,17 @@ template <class T>
 void Graph<T>::backward(Tensor<T>* loss, T seed) {
   MT_AG_CHECK(loss->numel() == 1, "backward: the loss must have one element, not " + loss->shape.str());
   // Gradients of this step's tensors start at zero; parameters keep theirs.
+  // Sized here, zeroed over the pool (hundreds of MB a step: the logits').
   for (size_t t = 0; t < temps_used_; ++t) {
     Tensor<T>& x = *temps_[t];
-    if (x.requires_grad) x.grad.assign(x.value.size(), T(0));
+    if (x.requires_grad) x.grad.resize(x.value.size());
+  }
+  for (size_t t = 0; t < temps_used_; ++t) {
+    Tensor<T>& x = *temps_[t];
+    if (!x.requires_grad) continue;
+    T* grad = x.grad.data();
+    parallel_range(*this, int64_t(x.grad.size()), int64_t(1) << 16,
+                   [&](int64_t b, int64_t e, int) { std::fill(grad + b, grad + e, T(0)); });
   }
   if (!loss->requires_grad) return;  // nothing depends on a parameter
   loss->grad[0] += seed;

@@ -25,7 +25,8 @@ inline size_t grads_scratch_size(int M, int N, int K, bool trans_b) {
 
 // Gradients of y[M, N] = a[M, K] op(b) for one pair of matrices, added into
 // da and db (either may be null). mm(M, N, K, A, lda, B, ldb, layout, C, ldc)
-// accumulates C += A op(B); tmp holds grads_scratch_size(M, N, K, trans_b) values.
+// accumulates C += A op(B); rows(R, fn) runs fn(r0, r1) over [0, R), on the
+// pool or not, for the transposes; tmp holds grads_scratch_size(M, N, K, trans_b) values.
 //
 // The weight gradient sums over the M rows, so one of dy [M, N] and a [M, K]
 // is transposed for the GEMM's left operand. Transposing a instead of dy
@@ -34,8 +35,8 @@ inline size_t grads_scratch_size(int M, int N, int K, bool trans_b) {
 // the output projection (N = vocabulary) or the first FFN layer. Either way
 // each gradient element is the same sum of the same products in the same
 // row order, so the choice does not change its value.
-template <class T, class Mm>
-void matmul_grads(Mm&& mm, T* tmp, const T* a, T* da, const T* b, T* db, const T* dy, int M, int N, int K,
+template <class T, class Mm, class Rows>
+void matmul_grads(Mm&& mm, Rows&& rows, T* tmp, const T* a, T* da, const T* b, T* db, const T* dy, int M, int N, int K,
                   bool trans_b) {
   if (da) {
     // da[M, K] += dy[M, N] op(b)^T: b read as [N, K] (kn: inner N) or [K, N] (nk).
@@ -48,24 +49,24 @@ void matmul_grads(Mm&& mm, T* tmp, const T* a, T* da, const T* b, T* db, const T
   // g[N, K] = dy^T a, the gradient of b when op(b) = b^T; g^T = a^T dy otherwise.
   const bool want_nk = trans_b;
   if (transposes_dy(M, N, K)) {
-    transpose(dy, M, N, size_t(N), tmp);  // dy^T [N, M]
+    rows(M, [&](int r0, int r1) { transpose(dy, M, N, size_t(N), tmp, r0, r1); });  // dy^T [N, M]
     if (want_nk) {
       mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, db, size_t(K));
     } else {
       T* g = tmp + size_t(M) * N;
       std::fill(g, g + size_t(N) * K, T(0));
       mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, g, size_t(K));
-      add_transposed(g, N, K, db);  // db[K, N] += g^T
+      rows(N, [&](int r0, int r1) { add_transposed(g, N, K, db, r0, r1); });  // db[K, N] += g^T
     }
   } else {
-    transpose(a, M, K, size_t(K), tmp);  // a^T [K, M]
+    rows(M, [&](int r0, int r1) { transpose(a, M, K, size_t(K), tmp, r0, r1); });  // a^T [K, M]
     if (!want_nk) {
       mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, db, size_t(N));
     } else {
       T* g = tmp + size_t(M) * K;
       std::fill(g, g + size_t(K) * N, T(0));
       mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, g, size_t(N));
-      add_transposed(g, K, N, db);  // db[N, K] += g^T
+      rows(K, [&](int r0, int r1) { add_transposed(g, K, N, db, r0, r1); });  // db[N, K] += g^T
     }
   }
 }
@@ -89,7 +90,13 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
   auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc) {
     gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true);
   };
-  matmul_grads(mm, tmp, a->data(), grad_or_null(a), b->data(), grad_or_null(b), dy, M, N, K, trans_b);
+  // Transposes split by rows of 32 (their blocks) over the pool.
+  auto rows = [&](int R, auto&& fn) {
+    parallel_range(g, (R + 31) / 32, 8, [&](int64_t b0, int64_t b1, int) {
+      fn(int(b0 * 32), int(std::min<int64_t>(R, b1 * 32)));
+    });
+  };
+  matmul_grads(mm, rows, tmp, a->data(), grad_or_null(a), b->data(), grad_or_null(b), dy, M, N, K, trans_b);
   if (T* db = grad_or_null(bias)) {
     // Each task sums its own columns over every row.
     parallel_range(g, N, 64, [&](int64_t n0, int64_t n1, int) {
@@ -132,7 +139,8 @@ void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
       gemm_serial(g, s, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true);
     };
     const size_t ao = size_t(item) * M * K, bo = size_t(item) * K * N;
-    matmul_grads(mm, s + pack, a->data() + ao, da ? da + ao : nullptr, b->data() + bo, db ? db + bo : nullptr,
+    auto rows = [](int R, auto&& fn) { fn(0, R); };  // this task's thread only
+    matmul_grads(mm, rows, s + pack, a->data() + ao, da ? da + ao : nullptr, b->data() + bo, db ? db + bo : nullptr,
                  op.out->grad_data() + size_t(item) * M * N, M, N, K, trans_b);
   });
 }
