@@ -7,7 +7,6 @@
 #include "mt/model.hpp"
 
 namespace mt::cli {
-namespace {
 
 // A FlatBuffers file names itself at bytes 4..8: libmt models say LMT1.
 bool is_libmt_model(const std::string& path) {
@@ -15,8 +14,6 @@ bool is_libmt_model(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return f.read(head, sizeof head) && std::memcmp(head + 4, "LMT1", 4) == 0;
 }
-
-}  // namespace
 
 Expected<VocabularyData> read_vocabulary(const std::string& path) {
   if (std::string why = unreadable_file(path); !why.empty()) return Status::error(Errc::io_error, "%s", why.c_str());

@@ -12,4 +12,7 @@ namespace mt::cli {
 // vocabulary", "not a SentencePiece model: ...").
 Expected<VocabularyData> read_vocabulary(const std::string& path);
 
+// Whether the file is a libmt model (by its FlatBuffers identifier).
+bool is_libmt_model(const std::string& path);
+
 }  // namespace mt::cli

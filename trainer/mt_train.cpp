@@ -385,11 +385,18 @@ mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool writ
   std::string proto;
   VocabularyData vocab;
   if (!existing.empty()) {  // a SentencePiece .model or a libmt model's vocabulary
-    auto v = s.vocab && existing == s.vocab_file ? Expected<VocabularyData>(*s.vocab) : read_given_vocabulary(existing);
+    auto v = s.vocab ? Expected<VocabularyData>(*s.vocab) : read_given_vocabulary(existing);
     if (!v) return v.status();
     vocab = std::move(v.value());
-    const std::vector<uint8_t> bytes = vocab.to_sentencepiece();  // DIR/vocab.model, for --resume
-    proto.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (!write || existing == vocab_path) return vocab;  // resuming: DIR/vocab.model stays as it is
+    // DIR/vocab.model: a .model file's own bytes, a libmt model's vocabulary re-encoded.
+    std::string error;
+    if (cli::is_libmt_model(existing)) {
+      const std::vector<uint8_t> bytes = vocab.to_sentencepiece();
+      proto.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    } else if (!cli::read_file(existing, &proto, &error)) {
+      return Status::error(Errc::io_error, "%s", error.c_str());
+    }
   } else {
     vocab::TrainOptions vo;
     vo.inputs = {s.train_src, s.train_tgt};
@@ -701,9 +708,9 @@ int run(int argc, char** argv) {
     if (!vocab) rc = fail(vocab.status().message());
   }
   if (rc = agree(ranks, rc); rc >= 0) return rc;
-  if (!leader) {
+  if (!leader) {  // --init's and --vocab's vocabulary each rank read itself; else the leader's file
     Settings from_leader = s;
-    if (!s.init) from_leader.vocab_file = s.out + "/vocab.model";
+    if (!s.init && !s.vocab) from_leader.vocab_file = s.out + "/vocab.model";
     vocab = prepare_vocabulary(from_leader, false);
     if (!vocab) rc = fail(vocab.status().message());
   }

@@ -30,8 +30,10 @@ printf 'A man is walking along the river.\nTwo children look at a small boat.\n'
 expect_exit "mt_translate with the exported model" 0 $?  # the pipeline's status is mt_translate's
 check "the exported model translates" test "$(wc -l < "$dir/out.txt")" -eq 2
 
+cp "$dir/run/vocab.model" "$dir/vocab.before"
 "$bin/mt_train" "${args[@]}" --out "$dir/run" --epochs 3 --resume 2> "$dir/resume.err"
 expect_exit "--resume" 0 $?
+check "--resume leaves DIR/vocab.model as it was" cmp -s "$dir/run/vocab.model" "$dir/vocab.before"
 check "--resume continues" grep -q "resumed at step" "$dir/resume.err"
 check "--resume adds an epoch" test "$(wc -l < "$dir/run/dev.tsv")" -eq 4
 
@@ -41,7 +43,6 @@ check "--resume adds an epoch" test "$(wc -l < "$dir/run/dev.tsv")" -eq 4
 expect_exit "--vocab MODEL.mtm" 0 $?
 "$bin/mt_model" vocab extract "$dir/run/model_best.mtm" -o "$dir/extracted.model" > /dev/null
 check "--vocab MODEL.mtm: the model's vocabulary" cmp -s "$dir/reuse/vocab.model" "$dir/extracted.model"
-check "--vocab MODEL.mtm: and the run's own" cmp -s "$dir/reuse/vocab.model" "$dir/run/vocab.model"
 "$bin/mt_train" "${args[@]}" --vocab "$dir/train.en" --out "$dir/x" > /dev/null 2> "$dir/err.txt"
 expect_exit "--vocab with a text file" 1 $?
 check "--vocab with a text file: says what it needs" grep -q "is neither a SentencePiece .model nor a libmt model" "$dir/err.txt"

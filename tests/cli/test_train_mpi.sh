@@ -41,6 +41,15 @@ timeout 300 "${mpi[@]}" "$bin/mt_train" "${args[@]}" --max-steps 30 --out "$dir/
 check "resumed 2 ranks -> 1 process -> 2 ranks: the straight run's model" \
   cmp -s "$dir/straight/model_last.mtm" "$dir/moved/model_last.mtm"
 
+# --vocab a libmt model's: each rank reads it itself; the same run as one process.
+"$bin/mt_train" "${args[@]}" --vocab "$dir/one/model_last.mtm" --batch-slices 2 --max-steps 5 \
+  --out "$dir/vocab-one" 2> /dev/null
+timeout 300 "${mpi[@]}" "$bin/mt_train" "${args[@]}" --vocab "$dir/one/model_last.mtm" --max-steps 5 \
+  --out "$dir/vocab-two" > /dev/null 2>&1
+check "--vocab MODEL.mtm on two ranks: exit 0" test $? -eq 0
+check "--vocab MODEL.mtm on two ranks: one process's model" \
+  cmp -s "$dir/vocab-one/model_last.mtm" "$dir/vocab-two/model_last.mtm"
+
 usage() { "${mpi[@]}" "$bin/mt_train" "$@" > /dev/null 2> "$dir/usage.err"; }
 usage "${args[@]}" --max-steps 5 --out "$dir/bad" --batch-slices 3
 check "--batch-slices other than the rank count: refused" grep -q "the ranks are the slices" "$dir/usage.err"
