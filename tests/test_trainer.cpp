@@ -70,6 +70,29 @@ TEST_CASE("a resumed run is bit-identical to a straight one", "[trainer]") {
   CHECK_FALSE(exact.load_checkpoint(test::scratch_path("missing.ckpt")).ok());
 }
 
+TEST_CASE("a run's weights do not depend on the thread count", "[trainer]") {
+  // The tiny config and ~1,000-token batches, so the pool splits every op:
+  // GEMM panels, the gradient zeroing, the weight gradients' transposes, Adam.
+  TrainerOptions o = small_options();
+  o.model = test::tiny_config();
+  o.model.source_vocab_size = o.model.target_vocab_size = int(data().vocab.pieces.size());
+  o.batching.max_tokens = 1000;
+  auto run = [&](int threads) {
+    o.threads = threads;
+    Trainer trainer(o, data().pairs);
+    for (int i = 0; i < 3; ++i) trainer.step();
+    std::vector<float> all;
+    for (const TensorSpec& spec : model_tensor_specs(o.model)) {
+      const std::vector<float>& w = trainer.model().parameter(spec.name)->value;
+      all.insert(all.end(), w.begin(), w.end());
+    }
+    return all;
+  };
+  const std::vector<float> one = run(1);
+  CHECK(run(2) == one);
+  CHECK(run(3) == one);
+}
+
 namespace {
 
 std::shared_ptr<const Model> shipped(const char* name) {

@@ -2,6 +2,8 @@
 
 #include "optim/adam_state.hpp"
 
+#include "autograd/parallel.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -50,13 +52,16 @@ double Adam<T>::step(double grad_scale) {
     T* v = v_[i].data();
     const T decay = decay_[i] ? T(last_lr_ * o_.weight_decay) : T(0);
     const T s = T(scale), ss = T(step_size), sb2 = T(std::sqrt(bias2)), eps = T(o_.eps);
-    for (int64_t j = 0; j < p->numel(); ++j) {
-      const T gj = gr[j] * s;
-      m[j] = b1 * m[j] + (one - b1) * gj;
-      v[j] = b2 * v[j] + (one - b2) * gj * gj;
-      // Bias-corrected: w -= lr * m_hat / (sqrt(v_hat) + eps).
-      w[j] -= ss * m[j] / (std::sqrt(v[j]) / sb2 + eps) + decay * w[j];
-    }
+    // Element by element, so splitting over the pool changes no value.
+    autograd::parallel_range(g_, p->numel(), int64_t(1) << 14, [&](int64_t j0, int64_t j1, int) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const T gj = gr[j] * s;
+        m[j] = b1 * m[j] + (one - b1) * gj;
+        v[j] = b2 * v[j] + (one - b2) * gj * gj;
+        // Bias-corrected: w -= lr * m_hat / (sqrt(v_hat) + eps).
+        w[j] -= ss * m[j] / (std::sqrt(v[j]) / sb2 + eps) + decay * w[j];
+      }
+    });
   }
   return norm;
 }
