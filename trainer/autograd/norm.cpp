@@ -24,24 +24,33 @@ void layer_norm_backward(Graph<T>& g, const Op<T>& op) {
   const int64_t M = x->rows();
   const int C = x->cols();
   if (x->requires_grad) {
+    const T* gm = gamma->value.data();
+    // kRows rows at a time: each row's two sums run in c order as one row
+    // alone would (the same values), but the rows' chains of dependent adds
+    // interleave instead of waiting on each other.
+    constexpr int kRows = 4;
     parallel_range(g, M, 16, [&](int64_t m0, int64_t m1, int) {
-      for (int64_t m = m0; m < m1; ++m) {
-        const T* xr = x->data() + m * C;
-        const T* dyr = dy + m * C;
-        T* dxr = x->grad_data() + m * C;
-        T dn_mean = 0, dn_xhat_mean = 0;
+      for (int64_t m = m0; m < m1; m += kRows) {
+        const int rows = int(std::min<int64_t>(kRows, m1 - m));
+        T dn_mean[kRows] = {}, dn_xhat_mean[kRows] = {};
         for (int c = 0; c < C; ++c) {
-          const T xhat = (xr[c] - mean[m]) * rstd[m];
-          const T dn = dyr[c] * gamma->value[c];
-          dn_mean += dn;
-          dn_xhat_mean += dn * xhat;
+          for (int i = 0; i < rows; ++i) {
+            const T xhat = (x->data()[(m + i) * C + c] - mean[m + i]) * rstd[m + i];
+            const T dn = dy[(m + i) * C + c] * gm[c];
+            dn_mean[i] += dn;
+            dn_xhat_mean[i] += dn * xhat;
+          }
         }
-        dn_mean /= T(C);
-        dn_xhat_mean /= T(C);
-        for (int c = 0; c < C; ++c) {
-          const T xhat = (xr[c] - mean[m]) * rstd[m];
-          const T dn = dyr[c] * gamma->value[c];
-          dxr[c] += rstd[m] * (dn - dn_mean - xhat * dn_xhat_mean);
+        for (int i = 0; i < rows; ++i) {
+          const T* xr = x->data() + (m + i) * C;
+          const T* dyr = dy + (m + i) * C;
+          T* dxr = x->grad_data() + (m + i) * C;
+          const T r = rstd[m + i], mu = mean[m + i], a = dn_mean[i] / T(C), b = dn_xhat_mean[i] / T(C);
+          for (int c = 0; c < C; ++c) {
+            const T xhat = (xr[c] - mu) * r;
+            const T dn = dyr[c] * gm[c];
+            dxr[c] += r * (dn - a - xhat * b);
+          }
         }
       }
     });
