@@ -57,15 +57,20 @@ void layer_norm_backward(Graph<T>& g, const Op<T>& op) {
   }
   // Parameter gradients sum over rows: split by columns so no two tasks write
   // the same value and the sum order does not depend on the thread count.
-  if (gamma->requires_grad || beta->requires_grad) {
+  // (Plain pointers and the row's mean and rstd in locals: with them read
+  // through the tensors inside the loop, it ran scalar, reloading each.)
+  T* dgamma = gamma->requires_grad ? gamma->grad_data() : nullptr;
+  T* dbeta = beta->requires_grad ? beta->grad_data() : nullptr;
+  if (dgamma || dbeta) {
     parallel_range(g, C, 32, [&](int64_t c0, int64_t c1, int) {
       for (int64_t m = 0; m < M; ++m) {
         const T* xr = x->data() + m * C;
         const T* dyr = dy + m * C;
-        for (int64_t c = c0; c < c1; ++c) {
-          if (gamma->requires_grad) gamma->grad[c] += dyr[c] * (xr[c] - mean[m]) * rstd[m];
-          if (beta->requires_grad) beta->grad[c] += dyr[c];
-        }
+        const T mu = mean[m], r = rstd[m];
+        if (dgamma)
+          for (int64_t c = c0; c < c1; ++c) dgamma[c] += dyr[c] * (xr[c] - mu) * r;
+        if (dbeta)
+          for (int64_t c = c0; c < c1; ++c) dbeta[c] += dyr[c];
       }
     });
   }
