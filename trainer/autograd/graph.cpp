@@ -85,24 +85,36 @@ template <class T>
 void Graph<T>::backward(Tensor<T>* loss, T seed) {
   MT_AG_CHECK(loss->numel() == 1, "backward: the loss must have one element, not " + loss->shape.str());
   // Gradients of this step's tensors start at zero; parameters keep theirs.
-  // Sized here, zeroed over the pool (hundreds of MB a step: the logits').
+  // Each is sized here and zeroed (over the pool) just before the first op
+  // that uses it: ops only add into the gradients of their inputs (op.in)
+  // and read their output's, and they run in reverse, so a tensor's zeros
+  // are written when its last consumer runs and are still in cache when it
+  // adds into them. Zeroing all of them first (hundreds of MB a step, the
+  // logits' included) wrote them to memory to be read back.
   for (size_t t = 0; t < temps_used_; ++t) {
     Tensor<T>& x = *temps_[t];
+    x.grad_pending = x.requires_grad;
     if (x.requires_grad) x.grad.resize(x.value.size());
   }
-  for (size_t t = 0; t < temps_used_; ++t) {
-    Tensor<T>& x = *temps_[t];
-    if (!x.requires_grad) continue;
-    T* grad = x.grad.data();
-    parallel_range(*this, int64_t(x.grad.size()), int64_t(1) << 16,
+  auto zero = [this](Tensor<T>* x) {
+    if (x == nullptr || !x->grad_pending) return;
+    T* grad = x->grad.data();
+    parallel_range(*this, int64_t(x->grad.size()), int64_t(1) << 16,
                    [&](int64_t b, int64_t e, int) { std::fill(grad + b, grad + e, T(0)); });
+    x->grad_pending = false;
+  };
+  if (loss->requires_grad) {  // else nothing depends on a parameter
+    zero(loss);
+    loss->grad[0] += seed;
+    for (size_t k = ops_used_; k-- > 0;) {
+      const Op<T>& op = ops_[k];
+      if (!op.out->requires_grad) continue;
+      zero(op.out);
+      for (Tensor<T>* x : op.in) zero(x);
+      op.backward(*this, op);
+    }
   }
-  if (!loss->requires_grad) return;  // nothing depends on a parameter
-  loss->grad[0] += seed;
-  for (size_t k = ops_used_; k-- > 0;) {
-    const Op<T>& op = ops_[k];
-    if (op.out->requires_grad) op.backward(*this, op);
-  }
+  for (size_t t = 0; t < temps_used_; ++t) zero(temps_[t].get());  // results the loss does not use
 }
 
 template <class T>
