@@ -123,13 +123,23 @@ void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t ld
   const int threads = g.num_threads();
   std::vector<float>& packed = g.pack_buffer();
   if (packed.size() < pack * size_t(threads)) packed.resize(pack * size_t(threads));
-  const int tasks = threads == 1 ? 1 : std::min(panels, threads * 4);
-  // Each task packs its own panels block by block, then multiplies: no barrier.
-  parallel_tasks(g, tasks, [&](int task, int thread) {
-    const int p0 = int(int64_t(panels) * task / tasks), p1 = int(int64_t(panels) * (task + 1) / tasks);
-    if (p0 == p1) return;
-    gemm_panels(g.kernels(), M, N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate, p0, p1,
-                packed.data() + pack * size_t(thread));
+  // Tasks: groups of at least kGroupPanels panels (the kernel's widest tile,
+  // GemmTiling::kMaxNP), times ranges of rows when there are fewer groups
+  // than tasks wanted. Split by panels alone, N = 128 (8 panels) made eight
+  // one-panel tasks that ran 6 x 1 tiles, far below the 6 x 4's speed.
+  constexpr int kGroupPanels = 4, kMinRows = 64;
+  const int wanted = threads == 1 ? 1 : threads * 4;
+  const int groups = std::clamp(panels / kGroupPanels, 1, wanted);
+  const int row_ranges = std::clamp(wanted / groups, 1, std::max(1, M / kMinRows));
+  // Each task packs its own panels block by block, then multiplies: no
+  // barrier. Every C[m, n] is the same whatever its task (mt/kernels.h).
+  parallel_tasks(g, groups * row_ranges, [&](int task, int thread) {
+    const int group = task / row_ranges, range = task % row_ranges;
+    const int p0 = int(int64_t(panels) * group / groups), p1 = int(int64_t(panels) * (group + 1) / groups);
+    const int m0 = int(int64_t(M) * range / row_ranges), m1 = int(int64_t(M) * (range + 1) / row_ranges);
+    if (p0 == p1 || m0 == m1) return;
+    gemm_panels(g.kernels(), m1 - m0, N, K, A + size_t(m0) * lda, lda, B, ldb, layout, bias, C + size_t(m0) * ldc,
+                ldc, accumulate, p0, p1, packed.data() + pack * size_t(thread));
   });
 }
 
