@@ -71,8 +71,9 @@ TEST_CASE("a resumed run is bit-identical to a straight one", "[trainer]") {
 }
 
 TEST_CASE("a run's weights do not depend on the thread count", "[trainer]") {
-  // The tiny config and ~1,000-token batches, so the pool splits every op:
-  // GEMM panels, the gradient zeroing, the weight gradients' transposes, Adam.
+  // The tiny config and ~1,000-token batches, so the pool's split of the work
+  // depends on the thread count: GEMM panels and rows, the weight gradients'
+  // transposes, the gradient zeroing.
   TrainerOptions o = small_options();
   o.model = test::tiny_config();
   o.model.source_vocab_size = o.model.target_vocab_size = int(data().vocab.pieces.size());

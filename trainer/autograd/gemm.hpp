@@ -40,9 +40,5 @@ void transpose(const T* src, int R, int Cn, size_t ld, T* dst) {
 // dst[c, r] += src[r, c]: src [R, Cn] dense, dst [Cn, R] dense; rows [r0, r1) of src.
 template <class T>
 void add_transposed(const T* src, int R, int Cn, T* dst, int r0, int r1);
-template <class T>
-void add_transposed(const T* src, int R, int Cn, T* dst) {
-  add_transposed(src, R, Cn, dst, 0, R);
-}
 
 }  // namespace mt::autograd

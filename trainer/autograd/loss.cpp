@@ -67,7 +67,7 @@ CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const in
         continue;
       }
       if constexpr (std::is_same_v<T, float>) {
-        // log p by the SIMD kernel; sum_v log p = sum_v z - V lse gives the smoothing term.
+        // log p by the SIMD kernel; the smoothing term is the mean of log p.
         float* logp = g.scratch(thread, size_t(V));
         const float l = g.kernels().log_softmax_f32(z, logp, V);
         // In 16 independent partial sums: one chain of V dependent adds was
