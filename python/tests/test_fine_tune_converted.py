@@ -4,6 +4,7 @@ with separate source and target vocabularies, and an M2M-100 model (source
 and target language tokens). Each fine-tunes on our own corpus, its dev loss
 lower after a few updates than at step 0, and the file it writes keeps the
 converted model's config, vocabularies and language tokens and translates.
+As `mt_train --vocab` for a new model, a converted vocabulary is refused.
 Needs mt_train beside mt_translate (MT_TRANSLATE, as the other CLI tests)."""
 
 import os
@@ -44,13 +45,19 @@ def dev_losses(run):
     return [float(row.split("\t")[2]) for row in rows]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_a_converted_model_fine_tunes(name, mt_translate, tmp_path):
-    mt_train = pathlib.Path(mt_translate).parent / "mt_train"
-    if not os.access(mt_train, os.X_OK):
+@pytest.fixture
+def mt_train(mt_translate):
+    """mt_train beside mt_translate; skips (fails under MT_REQUIRE_MT_TRANSLATE=1) without it."""
+    path = pathlib.Path(mt_translate).parent / "mt_train"
+    if not os.access(path, os.X_OK):
         if os.environ.get("MT_REQUIRE_MT_TRANSLATE") == "1":
             pytest.fail("no mt_train beside %s" % mt_translate)
         pytest.skip("no mt_train beside %s (built without the trainer)" % mt_translate)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_converted_model_fine_tunes(name, mt_train, tmp_path):
     converted = tmp_path / "converted.mtm"
     convert.convert("transformers", FIXTURES / name / "hf", converted)
     files = corpus(tmp_path)
@@ -75,3 +82,19 @@ def test_a_converted_model_fine_tunes(name, mt_translate, tmp_path):
         options["source_language"] = "en"
     translations = libmt.Translator(after).translate(texts, **options)
     assert len(translations) == 2
+
+
+def test_a_converted_vocabulary_is_refused_as_mt_train_vocab(mt_train, tmp_path):
+    """--vocab takes a vocabulary for a new model: a converted model's maps its pieces to ids of its own, so
+    mt_train refuses it before any work and points to --init."""
+    converted = tmp_path / "converted.mtm"
+    convert.convert("transformers", FIXTURES / "marian-shared" / "hf", converted)
+    files = corpus(tmp_path)
+    run = tmp_path / "run"
+    result = subprocess.run(
+        [str(mt_train), "--vocab", str(converted), "--train-src", files["train.en"], "--train-tgt",
+         files["train.de"], "--dev-src", files["dev.en"], "--dev-ref", files["dev.de"], "--out", str(run),
+         "--max-steps", "2"], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert "a converted model's vocabulary" in result.stderr and "--init" in result.stderr, result.stderr
+    assert not run.exists()
