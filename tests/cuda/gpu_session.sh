@@ -6,21 +6,23 @@
 #   cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DMT_CUDA=ON \
 #         -DCMAKE_CUDA_ARCHITECTURES=90 -DMT_BUILD_SHARED=OFF
 #   cmake --build build-cuda -j2 --target test_cuda_kernels test_cuda_runtime \
-#         test_cuda_trainer bench_cuda_translate bench_cuda_train_step mt_translate
+#         test_cuda_trainer bench_cuda_translate bench_cuda_train_step mt_translate mt_train
 #   tests/cuda/gpu_session.sh --stage build-cuda .gpu      # here: binaries + libraries into .gpu/
 #   tests/cuda/gpu_session.sh .gpu LOG_DIR [SECTIONS]      # there, from the repository root
-# SECTIONS (default "tests sanitize bench"): any of tests, sanitize, bench.
-# Exit status: run_on_gpu.sh's (the tests); the other sections only log.
+# SECTIONS (default "tests train sanitize bench"): any of tests, train,
+# sanitize, bench. Exit status: the first failing of the tests (run_on_gpu.sh)
+# and the train section; the others only log.
 set -u
 if [ "${1:-}" = "--stage" ]; then
   build=$2 stage=$3
   mkdir -p "$stage/tests" "$stage/bench" "$stage/tools" "$stage/lib"
   for t in test_cuda_kernels test_cuda_runtime test_cuda_trainer; do cp "$build/tests/$t" "$stage/tests/"; done
   for b in bench_cuda_translate bench_cuda_train_step; do cp "$build/bench/$b" "$stage/bench/"; done
-  cp "$build/tools/mt_translate" "$stage/tools/"
-  # The Debian libraries the GPU machine's image may not have.
+  cp "$build/tools/mt_translate" "$build/tools/mt_train" "$stage/tools/"
+  # The Debian libraries the GPU machine's image may not have (mt_train links
+  # Open MPI's; a process no launcher started never initialises it).
   for bin in "$stage"/tests/* "$stage"/bench/* "$stage"/tools/*; do
-    ldd "$bin" | awk '/=> \//{print $3}' | grep -E 'sentencepiece|benchmark|protobuf|flatbuffers' || true
+    ldd "$bin" | awk '/=> \//{print $3}' | grep -E 'sentencepiece|benchmark|protobuf|flatbuffers|libmpi|open-pal|open-rte|hwloc|libevent|libudev' || true
   done | sort -u | xargs -r -I{} cp -L {} "$stage/lib/"
   strip "$stage"/tests/* "$stage"/bench/* "$stage"/tools/* 2>/dev/null
   du -sh "$stage"
@@ -28,7 +30,7 @@ if [ "${1:-}" = "--stage" ]; then
 fi
 stage=${1:?usage: gpu_session.sh STAGE LOG_DIR [SECTIONS]}
 logs=${2:?usage: gpu_session.sh STAGE LOG_DIR [SECTIONS]}
-sections=${3:-tests sanitize bench}
+sections=${3:-tests train sanitize bench}
 mkdir -p "$logs"
 export LD_LIBRARY_PATH="$PWD/$stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export MT_SOURCE_DIR="$PWD"
@@ -36,11 +38,14 @@ log() { echo "== $(date +%T) $*"; }
 
 log "machine"
 # The NCCL case of test_cuda_trainer needs a libnccl.so.2 (344 MB: too big to
-# stage); one this machine has is used, else the case says it skipped. One
-# walk of the file system finds both libraries (device time is short).
+# stage). The image's Python has PyPI's nvidia-nccl-cu13; else one walk of the
+# file system looks for any. One found must work: MT_REQUIRE_NCCL turns the
+# case's skip into a failure.
 found=$(find / \( -path /proc -o -path /sys \) -prune -o \( -name 'libcublas.so.12*' -o -name 'libnccl.so.2' \) -print 2>/dev/null)
-nccl=$(grep -m1 'libnccl.so.2$' <<< "$found")
+nccl=$(python3 -c 'import nvidia.nccl as n, os; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+[ -f "$nccl" ] || nccl=$(grep -m1 'libnccl.so.2$' <<< "$found")
 [ -z "${MT_NCCL_LIBRARY:-}" ] && [ -n "$nccl" ] && export MT_NCCL_LIBRARY=$nccl
+[ -n "${MT_NCCL_LIBRARY:-}" ] && export MT_REQUIRE_NCCL=1
 { nvidia-smi; nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv
   uname -r; nproc; ls /usr/local/cuda*/lib64/libcublas.so* 2>&1
   grep 'libcublas' <<< "$found" | head -3
@@ -55,6 +60,27 @@ if [[ " $sections " == *" tests "* ]]; then
   tests/cuda/run_on_gpu.sh "$stage/tests/test_cuda_trainer" >> "$logs/tests.log" 2>&1; s3=$?
   grep -E "^(All tests passed|test cases:)|exit status|FAILED|REQUIRE|CHECK|with expansion" "$logs/tests.log" | head -60
   for s in $s1 $s2 $s3; do [ "$s" -ne 0 ] && [ $status -eq 0 ] && status=$s; done
+fi
+if [[ " $sections " == *" train "* ]]; then
+  # mt_train as a user runs it on the GPU: the shipped en-de-tiny fine-tuned
+  # for 20 updates on the 40 pinned sentences, beside the same run on the CPU
+  # (the losses should agree to about 1e-3), then translated on the GPU.
+  log "mt_train --device cuda and cpu (fine-tune 20 updates), mt_translate --device cuda"
+  src=tests/data/shipped_sentences.en ref=tests/data/shipped_sentences.de-tiny-fp32-greedy
+  for dev in cuda cpu; do
+    rm -rf "/tmp/finetune-$dev"
+    timeout 180 "$stage/tools/mt_train" --init models/en-de-tiny.mtm --train-src $src --train-tgt $ref \
+      --dev-src $src --dev-ref $ref --out "/tmp/finetune-$dev" --max-steps 20 --max-tokens 300 \
+      --log-every 5 --threads 8 --device "$dev" > "$logs/train-$dev.log" 2>&1
+    s=$?
+    echo "mt_train --device $dev: exit $s"; grep -E "step|loss|device|BLEU" "$logs/train-$dev.log" | head -12
+    [ $s -ne 0 ] && [ $status -eq 0 ] && status=$s
+  done
+  "$stage/tools/mt_translate" --device cuda -m /tmp/finetune-cuda/model_last.mtm < $src > "$logs/finetuned-cuda.de" 2> "$logs/translate.err"
+  s=$?
+  "$stage/tools/mt_translate" -m /tmp/finetune-cuda/model_last.mtm < $src > "$logs/finetuned-cpu.de" 2>> "$logs/translate.err"
+  echo "mt_translate --device cuda: exit $s, $(paste -d'\t' "$logs/finetuned-cuda.de" "$logs/finetuned-cpu.de" | awk -F'\t' '$1 == $2' | wc -l) of $(wc -l < $src) lines as the CPU's"
+  [ $s -ne 0 ] && [ $status -eq 0 ] && status=$s
 fi
 if [[ " $sections " == *" sanitize "* ]]; then
   # racecheck over the runtime test (thousands of launches) would outlast a call.
