@@ -11,19 +11,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# section NAME: prints the time the previous section took, then the name
+# (CI's budget is 40 minutes: the times say where it goes).
+section_start=$SECONDS
+section() {
+  echo "   (took $((SECONDS - section_start)) s; $((SECONDS / 60)) min in all)"
+  section_start=$SECONDS
+  echo "== $1"
+}
+
 ./scripts/install-deps.sh
 
-echo "== release build and tests"
+section "release build and tests"
 # No benchmarks: CI never runs them (scripts/bench.sh builds and runs them).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMT_BUILD_BENCHMARKS=OFF
 cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2
 ./scripts/ctest_skipped.sh build
 
-echo "== Python package: wheel and sdist, installed in a fresh venv, python/tests"
+section "Python package: wheel and sdist, installed in a fresh venv, python/tests"
 ./scripts/test_python.sh build
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+section "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # (CUDA code compiles in the release build above; no GPU runs it here.)
 # (MPI stays out: LeakSanitizer reports Open MPI's own allocations; the release build runs its tests.)
 # (The SentencePiece models the release build's tokenizer tests trained are read, not trained again.)
@@ -34,16 +43,16 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2
 ./scripts/ctest_skipped.sh build-asan
 
-echo "== ThreadSanitizer: one model shared by sessions on threads"
+section "ThreadSanitizer: one model shared by sessions on threads"
 ./scripts/tsan.sh
 
-echo "== valgrind memcheck: mt_translate runs"
+section "valgrind memcheck: mt_translate runs"
 ./scripts/valgrind.sh build
 
-echo "== libFuzzer: model files, the tokenizer, translate (60 s each, side by side)"
+section "libFuzzer: model files, the tokenizer, translate (60 s each, side by side)"
 FUZZ_PARALLEL=1 ./scripts/fuzz.sh 60
 
-echo "== WebAssembly: Emscripten build, the test suite and mt_translate.js under Node.js"
+section "WebAssembly: Emscripten build, the test suite and mt_translate.js under Node.js"
 ./scripts/test_wasm.sh
 
 # aarch64 under qemu: the kernels and the shipped model's translations
@@ -55,3 +64,5 @@ else
   echo "== aarch64: cross-build, kernels and the shipped model's translations under qemu-aarch64"
   ./scripts/test_aarch64.sh --smoke
 fi
+section "done"
+
