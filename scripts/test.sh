@@ -58,10 +58,10 @@ section "WebAssembly: Emscripten build, the test suite and mt_translate.js under
 # aarch64 under qemu: the kernels and the shipped model's translations
 # always; the whole suite opt-in (MT_TEST_AARCH64=1), it takes ~14 minutes.
 if [ "${MT_TEST_AARCH64:-0}" = 1 ]; then
-  echo "== aarch64: cross-build, the test suite under qemu-aarch64"
+  section "aarch64: cross-build, the test suite under qemu-aarch64"
   ./scripts/test_aarch64.sh
 else
-  echo "== aarch64: cross-build, kernels and the shipped model's translations under qemu-aarch64"
+  section "aarch64: cross-build, kernels and the shipped model's translations under qemu-aarch64"
   ./scripts/test_aarch64.sh --smoke
 fi
 section "done"
