@@ -4,7 +4,7 @@
 // slices' gradients summed in slice order, as the ranks' are, each slice's
 // dropout masks from its own stream), dropout on; against one process taking
 // the whole batch at once the sums group the tokens otherwise, and the loss
-// curves agree within 1e-5. A checkpoint moves between one rank and two.
+// curves agree to rounding (below). A checkpoint moves between one rank and two.
 #include <cmath>
 #include <fstream>
 
@@ -94,9 +94,14 @@ TEST_CASE("two ranks train as one process with two slices does, bit for bit", "[
 }
 
 // The whole batch at once sums the same tokens in other groups (and draws
-// other dropout masks: off here): the same loss curve to 1e-5. The weights
-// drift further apart than that: the key biases' true gradient is 0, and
-// Adam divides their rounding noise by its own scale.
+// other dropout masks: off here): the same loss curve, to rounding. Through
+// the warm-up (10 updates) the losses agree to 1e-6 (seen: 4e-8). Then the
+// curves drift apart by more: the key biases' true gradient is 0, Adam
+// divides their rounding noise by its own scale, and at the peak learning
+// rate that noise moves the loss (seen: 1.2e-5 by update 18 on an AMD EPYC
+// with AVX2, whose sums group otherwise than AVX-512's); 1e-4 bounds it. A
+// slice's gradient lost or counted twice changes the updates' direction, not
+// their rounding.
 TEST_CASE("two ranks follow one process taking whole batches", "[distributed]") {
   TrainerOptions o = options(&world());
   o.dropout = 0.0;
@@ -108,7 +113,8 @@ TEST_CASE("two ranks follow one process taking whole batches", "[distributed]") 
   Trainer whole(o, data().pairs);
   for (int i = 0; i < 20; ++i) {
     const double loss = whole.step().loss;
-    CHECK(std::fabs(loss - losses[i]) <= 1e-5 * std::fabs(loss));
+    INFO("update " << i);
+    CHECK(std::fabs(loss - losses[i]) <= (i < o.adam.warmup ? 1e-6 : 1e-4) * std::fabs(loss));
   }
 }
 
