@@ -247,7 +247,7 @@ TEST_CASE("gemm_f32 is bit-identical whatever M and tile and column range", "[ke
                             sizeof(float) * (ne - nb)) == 0);
     };
     for (int m0 : {0, 5, 13, 32}) check(m0, 1, 0, N);  // M = 1: the GEMV path
-    check(3, 7, 0, N);                                 // M = 7: a 4-row and a 3-row tile
+    check(3, 7, 0, N);                                 // M = 7: two row tiles (6 + 1 or 4 + 3)
     check(0, 2, 0, N);
     check(10, 23, 0, N);
     check(0, M, 16, 48);  // column splits, as threads would do them
