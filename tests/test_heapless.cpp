@@ -173,11 +173,15 @@ TEST_CASE("translates paragraphs with the heap forbidden", "[heapless]") {
   po.split_mode = MT_SPLIT_WRAPPED;
   po.write_text = write_text;
   po.write_sentence = write_sentence;
+  mt_translate_options to;  // the pinned file's length limits (tests/test_shipped_models.cpp)
+  mt_translate_options_init(&to);
+  to.max_length_ratio = 2.0f;
+  to.max_length_offset = 10;
   auto buffers = std::make_unique<ParagraphBuffers>();
   po.user_data = buffers.get();
   mt_status status = MT_ERROR_INTERNAL;
   const long refused = mt::test::refused_allocations_during(
-      [&] { status = mt_translate_paragraphs(session, text.data(), text.size(), &po, nullptr); });
+      [&] { status = mt_translate_paragraphs(session, text.data(), text.size(), &po, &to); });
   INFO(mt_last_error());
   CHECK(refused == 0);
   REQUIRE(status == MT_OK);

@@ -59,7 +59,10 @@ TEST_CASE("the shipped sentences joined into paragraphs translate as they do alo
   mt::Session session = make_session(batch, threads);
   mt::ParagraphOptions po;
   po.mode = mt::SplitMode::wrapped;
-  const auto result = session.translate_paragraphs(text, po);
+  mt::TranslateOptions limits;  // the pinned file's (tests/test_shipped_models.cpp)
+  limits.max_length_ratio = 2.0f;
+  limits.max_length_offset = 10;
+  const auto result = session.translate_paragraphs(text, po, limits);
   REQUIRE(result.ok());
   const std::vector<mt::TranslatedSentence>& s = result->sentences;
   REQUIRE(s.size() == 40);
@@ -81,7 +84,7 @@ TEST_CASE("the shipped sentences joined into paragraphs translate as they do alo
 
   SECTION("lines mode: each line a paragraph, the same translations") {
     po.mode = mt::SplitMode::lines;
-    const auto lines = session.translate_paragraphs(text, po);
+    const auto lines = session.translate_paragraphs(text, po, limits);
     REQUIRE(lines.ok());
     CHECK(lines->text == rebuilt);
     CHECK(lines->sentences.size() == 40);
