@@ -36,7 +36,10 @@ section "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # (CUDA code compiles in the release build above; no GPU runs it here.)
 # (MPI stays out: LeakSanitizer reports Open MPI's own allocations; the release build runs its tests.)
 # (The SentencePiece models the release build's tokenizer tests trained are read, not trained again.)
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_SANITIZE=address,undefined \
+# (-g1: line tables only, enough for the reports' stacks; full -g made the
+# build ~14% slower: one test file, 56 s against 49 s.)
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+      -DMT_SANITIZE=address,undefined \
       -DMT_BUILD_BENCHMARKS=OFF -DMT_CUDA=OFF -DMT_MPI=OFF -DMT_TEST_CACHE_DIR="$PWD/build/tests/spm-cache"
 cmake --build build-asan -j2
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="build-tsan"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_SANITIZE=thread \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DMT_SANITIZE=thread \
   -DMT_BUILD_TRAINER=OFF -DMT_BUILD_TOOLS=OFF -DMT_BUILD_BENCHMARKS=OFF -DMT_CUDA=OFF > /dev/null
 cmake --build "$build" -j"${MT_JOBS:-2}" --target test_concurrency test_decoder test_streaming test_cache test_alignments test_shortlist
 # halt_on_error: stop at the first report, with TSan's non-zero exit code.
