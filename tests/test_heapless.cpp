@@ -51,8 +51,8 @@ TEST_CASE("translates the shipped sentences with the heap forbidden", "[heapless
   mt_translate_options to;
   mt_translate_options_init(&to);
   to.beam_size = beam;
-  to.max_length_ratio = 2.0f;
-  to.max_length_offset = 10;
+  to.max_length_ratio = mt::test::kPinnedLengthRatio;
+  to.max_length_offset = mt::test::kPinnedLengthOffset;
   const auto lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
   REQUIRE(lines.size() == 40);
   std::vector<const char*> texts;
@@ -173,10 +173,10 @@ TEST_CASE("translates paragraphs with the heap forbidden", "[heapless]") {
   po.split_mode = MT_SPLIT_WRAPPED;
   po.write_text = write_text;
   po.write_sentence = write_sentence;
-  mt_translate_options to;  // the pinned file's length limits (tests/test_shipped_models.cpp)
+  mt_translate_options to;
   mt_translate_options_init(&to);
-  to.max_length_ratio = 2.0f;
-  to.max_length_offset = 10;
+  to.max_length_ratio = mt::test::kPinnedLengthRatio;
+  to.max_length_offset = mt::test::kPinnedLengthOffset;
   auto buffers = std::make_unique<ParagraphBuffers>();
   po.user_data = buffers.get();
   mt_status status = MT_ERROR_INTERNAL;
@@ -270,8 +270,8 @@ TEST_CASE("a translation cache looks up and stores with the heap forbidden", "[h
   mt_translate_options to;
   mt_translate_options_init(&to);
   to.cache = cache;
-  to.max_length_ratio = 2.0f;
-  to.max_length_offset = 10;
+  to.max_length_ratio = mt::test::kPinnedLengthRatio;
+  to.max_length_offset = mt::test::kPinnedLengthOffset;
   std::vector<std::string> got;
   for (int pass = 0; pass < 3; ++pass) {
     for (size_t b = 0; b < 40; b += 8) {

@@ -59,9 +59,7 @@ TEST_CASE("the shipped sentences joined into paragraphs translate as they do alo
   mt::Session session = make_session(batch, threads);
   mt::ParagraphOptions po;
   po.mode = mt::SplitMode::wrapped;
-  mt::TranslateOptions limits;  // the pinned file's (tests/test_shipped_models.cpp)
-  limits.max_length_ratio = 2.0f;
-  limits.max_length_offset = 10;
+  const mt::TranslateOptions limits = mt::test::pinned_options();
   const auto result = session.translate_paragraphs(text, po, limits);
   REQUIRE(result.ok());
   const std::vector<mt::TranslatedSentence>& s = result->sentences;

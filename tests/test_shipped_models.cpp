@@ -26,9 +26,7 @@ std::vector<std::string> translate(const std::string& path, const std::vector<st
   so.max_batch_size = 8;
   auto session = Session::create(*model, so);
   REQUIRE(session.ok());
-  TranslateOptions to;
-  to.max_length_ratio = 2.0f;
-  to.max_length_offset = 10;
+  const TranslateOptions to = test::pinned_options();
   std::vector<std::string> out;
   for (size_t b = 0; b < lines.size(); b += 8) {
     const std::vector<std::string_view> batch(lines.begin() + b, lines.begin() + std::min(lines.size(), b + 8));

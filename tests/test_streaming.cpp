@@ -68,10 +68,8 @@ TEST_CASE("greedy: the stream is the result, ids, text and log-probabilities", "
   mt::Session session = make_session(40, threads, 1, split);
   Recorder recorder;
   recorder.sentences.resize(40);
-  mt::TranslateOptions o;
+  mt::TranslateOptions o = mt::test::pinned_options();
   o.on_token = mt::TokenCallback::of(recorder);
-  o.max_length_ratio = 2.0f;  // the pinned file's limits (tests/test_shipped_models.cpp)
-  o.max_length_offset = 10;
   mt::TextTranslations out;
   REQUIRE(session.translate_text(views(sources), o, &out).ok());
   const int32_t eos = mt::test::shipped_int8_model()->config().eos_id;

@@ -91,6 +91,19 @@ inline std::vector<std::vector<int32_t>> encode_lines(const Model& model, const 
   return ids;
 }
 
+// The length limits the pinned translations (tests/data/shipped_sentences.*-greedy)
+// were written with, `mt_translate --beam 1 --max-length-ratio 2
+// --max-length-offset 10`: a model that loops on a line gives the pinned
+// text only under them.
+inline constexpr float kPinnedLengthRatio = 2.0f;
+inline constexpr int kPinnedLengthOffset = 10;
+inline TranslateOptions pinned_options() {
+  TranslateOptions o;
+  o.max_length_ratio = kPinnedLengthRatio;
+  o.max_length_offset = kPinnedLengthOffset;
+  return o;
+}
+
 #ifdef MT_TEST_DATA_DIR
 // The 40 committed sentences (tests/data/shipped_sentences.en).
 inline const std::vector<std::string>& shipped_sentences() {
