@@ -43,15 +43,8 @@ if [ "$recipe" = averaged ]; then
     build/tools/mt_model average "${kept[@]: -$n}" -o "$run/model_avg$n.mtm" --force
     candidates+=("$run/model_avg$n.mtm")
   done
-  best_score=-1
-  for candidate in "${candidates[@]}"; do
-    score=$(build/tools/mt_translate -m "$candidate" --beam 5 --threads 2 --batch-size 32 < "$data/val.en" |
-      build/tools/mt_bleu "$data/val.de" --metrics bleu --score-only)
-    echo "== val, beam 5: $(basename "$candidate") $score"
-    if awk -v a="$score" -v b="$best_score" 'BEGIN { exit !(a > b) }'; then model=$candidate best_score=$score; fi
-  done
-  cp "$model" "$run/model.mtm"
-  echo "== chosen: $(basename "$model") -> $run/model.mtm"
+  model=$run/model.mtm
+  ./scripts/pick_by_dev_bleu.sh "$model" "$data/val.en" "$data/val.de" 13a "${candidates[@]}"
 fi
 
 for beam in 1 5; do

@@ -23,20 +23,9 @@ build/tools/mt_train --train-src "$data/train.en" --train-tgt "$data/train.zh" \
   --max-tokens 4096 --lr 0.005 --warmup 1000 --dropout 0.3 --label-smoothing 0.1 --average-last 5 \
   --threads 2 --time-budget 88 --log-every 50
 
-# bleu MODEL SRC REF BEAM: the BLEU score alone
-bleu() {
-  build/tools/mt_translate -m "$1" --beam "$4" --threads 2 --batch-size 32 < "$2" |
-    build/tools/mt_bleu "$3" --tokenize zh --metrics bleu --score-only
-}
-best=$run/model_best.mtm
-for candidate in "$run/model_best.mtm" "$run/model_avg.mtm"; do
-  [ -f "$candidate" ] || continue
-  score=$(bleu "$candidate" "$data/dev.en" "$data/dev.zh" 5)
-  echo "== dev, beam 5: $(basename "$candidate") $score"
-  if awk -v a="$score" -v b="${best_score:--1}" 'BEGIN { exit !(a > b) }'; then best=$candidate best_score=$score; fi
-done
-cp "$best" "$run/model.mtm"
-echo "== chosen: $(basename "$best") -> $run/model.mtm"
+candidates=("$run/model_best.mtm")
+if [ -f "$run/model_avg.mtm" ]; then candidates+=("$run/model_avg.mtm"); fi
+./scripts/pick_by_dev_bleu.sh "$run/model.mtm" "$data/dev.en" "$data/dev.zh" zh "${candidates[@]}"
 
 for beam in 1 5; do
   build/tools/mt_translate -m "$run/model.mtm" --beam "$beam" --threads 2 --batch-size 32 \
