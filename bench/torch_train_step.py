@@ -122,16 +122,17 @@ def bench(name, threads, min_time=3.0):
 
 
 def _openblas_core():
-    """The kernel set OpenBLAS picked, or "?" where it cannot be asked."""
+    """The kernel set OpenBLAS picked for libblas.so.3, the library Debian's
+    torch calls for sgemm (an update-alternatives link), or "not-OpenBLAS"
+    where it is another BLAS (a machine without libopenblas0 has the
+    reference BLAS there, far slower)."""
     import ctypes
-    for name in ("libopenblas.so.0", "libblas.so.3"):
-        try:
-            lib = ctypes.CDLL(name)
-            lib.openblas_get_corename.restype = ctypes.c_char_p
-            return lib.openblas_get_corename().decode()
-        except (OSError, AttributeError):
-            continue
-    return "?"
+    try:
+        lib = ctypes.CDLL("libblas.so.3")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "not-OpenBLAS"
 
 
 def main():

@@ -17,6 +17,10 @@ bench=$build/bench/bench_train_step
 [ -x "$bench" ] || { echo "train_step_side_by_side.sh: no $bench (cmake --build $build --target bench_train_step)" >&2; exit 2; }
 /usr/bin/python3 -c "import torch" 2>/dev/null ||
   { echo "train_step_side_by_side.sh: /usr/bin/python3 has no torch (apt install python3-torch)" >&2; exit 2; }
+# Debian's torch calls whatever BLAS libblas.so.3 points to; without OpenBLAS
+# that is the reference BLAS, and PyTorch's side would be timed on it.
+/usr/bin/python3 -c 'import ctypes; ctypes.CDLL("libblas.so.3").openblas_get_corename' 2>/dev/null ||
+  { echo "train_step_side_by_side.sh: libblas.so.3 is not OpenBLAS (scripts/install-deps.sh --bench installs it)" >&2; exit 2; }
 
 declare -A best_mt best_torch
 keep_best() {  # ARRAY KEY VALUE
