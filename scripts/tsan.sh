@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 build="build-tsan"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DMT_SANITIZE=thread \
   -DMT_BUILD_TRAINER=OFF -DMT_BUILD_TOOLS=OFF -DMT_BUILD_BENCHMARKS=OFF -DMT_CUDA=OFF > /dev/null
+build_started=$SECONDS
 cmake --build "$build" -j"${MT_JOBS:-2}" --target test_concurrency test_decoder test_streaming test_cache test_alignments test_shortlist
+echo "   (the TSan build took $((SECONDS - build_started)) s)"
 # halt_on_error: stop at the first report, with TSan's non-zero exit code.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 # Without address randomisation where setarch can: the TSan runtime of older
@@ -24,6 +26,7 @@ if setarch "$(uname -m)" -R true 2> /dev/null; then norandom=(setarch "$(uname -
 tsan_timeout=${MT_TSAN_TIMEOUT:-900}
 for t in test_concurrency test_decoder test_streaming test_cache test_alignments test_shortlist; do
   echo "== $t (ThreadSanitizer)"
+  started=$SECONDS
   rc=0
   filter=()
   [ "$t" = test_alignments ] && filter=("~[shared_data]")
@@ -33,4 +36,5 @@ for t in test_concurrency test_decoder test_streaming test_cache test_alignments
     exit 1
   fi
   [ $rc -eq 0 ] || { echo "tsan: $t FAILED (exit $rc)" >&2; exit 1; }
+  echo "   ($t took $((SECONDS - started)) s under TSan: where the section's time goes)"
 done
