@@ -36,5 +36,5 @@ for t in test_concurrency test_decoder test_streaming test_cache test_alignments
     exit 1
   fi
   [ $rc -eq 0 ] || { echo "tsan: $t FAILED (exit $rc)" >&2; exit 1; }
-  echo "   ($t took $((SECONDS - started)) s under TSan: where the section's time goes)"
+  echo "   ($t: $((SECONDS - started)) s under TSan)"
 done
