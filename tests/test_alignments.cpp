@@ -72,7 +72,7 @@ std::vector<std::vector<Aligned>> translate(mt::Session& session, const std::vec
 
 }  // namespace
 
-TEST_CASE("alignment rows are distributions over the source and its EOS, one per token and EOS", "[alignments]") {
+TEST_CASE("alignment rows are distributions over the source and its EOS, one per token and EOS", "[alignments][one_thread]") {
   const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-de-tiny.mtm");
   const int beam = GENERATE(1, 4);
   mt::Session session = make_session(file, 40, 4);
@@ -98,7 +98,7 @@ TEST_CASE("alignment rows are distributions over the source and its EOS, one per
   }
 }
 
-TEST_CASE("greedy and beam alignments equal a teacher-forced pass over the same tokens", "[alignments]") {
+TEST_CASE("greedy and beam alignments equal a teacher-forced pass over the same tokens", "[alignments][one_thread]") {
   const std::string file = GENERATE("en-de-tiny.int8.mtm", "en-de-tiny.mtm");
   const int beam = GENERATE(1, 4);
   mt::Session translator = make_session(file, 40, 4);
@@ -256,7 +256,7 @@ double lexicon_accuracy(mt::Session& session, const std::vector<std::string>& li
 }  // namespace
 
 TEST_CASE("Multi30k: the attention finds the lexicon's source word (layer chosen on val, reported on test)",
-          "[alignments][shared_data]") {
+          "[alignments][shared_data][one_thread]") {
   const std::string val = MT_SHARED_DATA_DIR "/multi30k/val.en", test = MT_SHARED_DATA_DIR "/multi30k/test_2016_flickr.en";
   if (!std::filesystem::exists(val) || !std::filesystem::exists(test)) MT_SKIP(val << " is absent (../shared/data)");
   if (MT_SLOW_BUILD) MT_SKIP("six passes over Multi30k under sanitizers or WebAssembly: the release build measures them");

@@ -53,7 +53,7 @@ std::vector<std::string> translate(mt::Session& session, const std::vector<std::
 
 }  // namespace
 
-TEST_CASE("a second pass is found whole: same output, no decoder step", "[cache]") {
+TEST_CASE("a second pass is found whole: same output, no decoder step", "[cache][one_thread]") {
   const std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
   const size_t n = lines.size();
   const int beam = GENERATE(1, 4);
@@ -83,7 +83,7 @@ TEST_CASE("a second pass is found whole: same output, no decoder step", "[cache]
   CHECK(cache->stats().hits == n + 1);
 }
 
-TEST_CASE("Multi30k's test set twice: 1,000 hits, no decoder step, the same output", "[cache][shared_data]") {
+TEST_CASE("Multi30k's test set twice: 1,000 hits, no decoder step, the same output", "[cache][shared_data][one_thread]") {
   const std::string path = MT_SHARED_DATA_DIR "/multi30k/test_2016_flickr.en";
   if (!std::filesystem::exists(path)) MT_SKIP(path << " is absent (../shared/data)");
   const std::vector<std::string> lines = read_lines(path);
@@ -137,7 +137,7 @@ TEST_CASE("options that change the output miss, those that do not, hit", "[cache
   CHECK(cache->stats().hits == 4);
 }
 
-TEST_CASE("capacity 100 with 1,000 sentences stays within its entries and memory", "[cache]") {
+TEST_CASE("capacity 100 with 1,000 sentences stays within its entries and memory", "[cache][one_thread]") {
   std::vector<std::string> lines;
   const char* words[] = {"dog", "man", "woman", "child", "cat", "bird", "horse", "boy", "girl", "car"};
   for (int i = 0; i < 1000; ++i) {
@@ -163,7 +163,7 @@ TEST_CASE("capacity 100 with 1,000 sentences stays within its entries and memory
   CHECK(cache->stats().entries == 0);
 }
 
-TEST_CASE("a 4-bit hash still gives every sentence its own translation", "[cache]") {
+TEST_CASE("a 4-bit hash still gives every sentence its own translation", "[cache][one_thread]") {
   const std::vector<std::string> lines = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
   mt::Session session = make_session();
   auto cache = make_cache(1000);

@@ -154,7 +154,7 @@ TEST_CASE("beam: the stable prefix comes before the sentence ends", "[streaming]
   CHECK(first_long < last_short);
 }
 
-TEST_CASE("stopping one sentence leaves the others bit-identical", "[streaming]") {
+TEST_CASE("stopping one sentence leaves the others bit-identical", "[streaming][one_thread]") {
   const std::vector<std::string> sources = read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
   const int beam = GENERATE(1, 4);
   INFO("beam " << beam);
