@@ -21,9 +21,9 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TS
 norandom=()
 if setarch "$(uname -m)" -R true 2> /dev/null; then norandom=(setarch "$(uname -m)" -R); fi
 # A deadlock would otherwise hang CI until its own limit: each test gets a
-# bound far above its normal time (not measured: estimated at a few minutes,
-# TSan's 5-15x slowdown on ~1,900 translations of small models; the first
-# test to pass it fails the run), MT_TSAN_TIMEOUT seconds to change it.
+# bound far above its normal time (the longest, test_concurrency, took 184 to
+# 238 s on a 2-core AMD EPYC Zen 3; the first test to pass the bound fails
+# the run), MT_TSAN_TIMEOUT seconds to change it.
 tsan_timeout=${MT_TSAN_TIMEOUT:-900}
 for t in test_concurrency test_decoder test_streaming test_cache test_alignments test_shortlist; do
   echo "== $t (ThreadSanitizer)"

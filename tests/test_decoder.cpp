@@ -350,7 +350,9 @@ TEST_CASE("beam search with beam 1 gives the greedy result", "[decoder]") {
   Translations results;
   REQUIRE(session.translate(spans(sources), options, &results).ok());
   Session::Impl& s = *detail::impl_of(session);
-  s.beam_search(int(sources.size()), detail::SearchLimits{1, 1, 0, options.length_penalty});
+  detail::SearchLimits limits;  // beam 1, one hypothesis
+  limits.length_penalty = options.length_penalty;
+  s.beam_search(int(sources.size()), limits);
   for (size_t i = 0; i < sources.size(); ++i) {
     REQUIRE(results[i].size() == 1);
     const Hypothesis& h = results[i][0];

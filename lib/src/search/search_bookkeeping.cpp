@@ -111,7 +111,10 @@ void SearchBookkeeping::emit(int b, int num_hypotheses) {
   const int n = std::min(count, num_hypotheses);
   for (int i = 0; i < n; ++i) {
     const Finished& f = fin[order[i]];
-    out[i] = Hypothesis{{tokens + size_t(order[i]) * T, size_t(f.length)}, f.score, f.log_prob, {}};
+    out[i] = Hypothesis{};
+    out[i].tokens = {tokens + size_t(order[i]) * T, size_t(f.length)};
+    out[i].score = f.score;
+    out[i].log_prob = f.log_prob;
     if (log_probs != nullptr) out[i].token_log_probs = {log_probs + size_t(order[i]) * T, size_t(f.length + f.eos)};
     if (buffers_.finished_alignments != nullptr) {
       const size_t S = size_t(buffers_.S);

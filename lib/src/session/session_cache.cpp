@@ -97,8 +97,12 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
           const size_t log_probs = std::min<size_t>(h.log_prob_count, size_t(plan.T));
           std::memcpy(log_prob_rows + row, value, log_probs * sizeof(float));
           value += h.log_prob_count * sizeof(float);
-          found[size_t(b) * plan.K + size_t(k)] = {
-              {rows + row, length}, h.score, h.log_prob, {log_prob_rows + row, log_probs}};
+          Hypothesis& hit = found[size_t(b) * plan.K + size_t(k)];
+          hit = Hypothesis{};
+          hit.tokens = {rows + row, length};
+          hit.score = h.score;
+          hit.log_prob = h.log_prob;
+          hit.token_log_probs = {log_prob_rows + row, log_probs};
         }
       });
     } else {

@@ -228,7 +228,11 @@ Status Session::Impl::text_results(int B, TextTranslations* results, size_t pref
       MT_RETURN_IF_ERROR(
           detail::target_tokenizer_of(*model)->decode(hyps[slot].tokens, {out, plan.text_out_stride}, &length));
       length = detail::replace_line_breaks(out, length);
-      texts[slot] = {{out, length}, hyps[slot].score, hyps[slot].log_prob, hyps[slot].tokens};
+      texts[slot] = TextHypothesis{};
+      texts[slot].text = {out, length};
+      texts[slot].score = hyps[slot].score;
+      texts[slot].log_prob = hyps[slot].log_prob;
+      texts[slot].tokens = hyps[slot].tokens;
       texts[slot].token_log_probs = hyps[slot].token_log_probs;
       texts[slot].alignment = hyps[slot].alignment;
       if (plan.token_ranges != 0) MT_RETURN_IF_ERROR(add_quality(slot, texts[slot]));
