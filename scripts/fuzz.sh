@@ -14,9 +14,10 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(model_file tokenizer translate sentence_splitter html)
 # Per input: libFuzzer's default (1200 s) is longer than a CI run, so a hang
-# would pass unseen. Inputs take well under a millisecond on average (CI: ~400k
-# executions per target in 60 s, three targets on two cores, under ASan);
-# 10 s is thousands of times that, so only a real hang or runaway loop trips
+# would pass unseen. Inputs take under a millisecond on average (CI: 100k to
+# 240k executions per target in 60 s, five targets on two cores, under ASan),
+# the tokenizer's a few milliseconds; 10 s is thousands of times that, so only
+# a real hang or runaway loop trips
 # it, leaving build-fuzz/timeout-*.
 input_timeout=10
 # The whole run of one target: -max_total_time plus start-up, the seed corpus
@@ -26,6 +27,13 @@ run_timeout=$((seconds * 2 + 120))
 CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_FUZZ=ON \
   -DMT_BUILD_TESTS=OFF -DMT_BUILD_BENCHMARKS=OFF -DMT_BUILD_TRAINER=OFF -DMT_BUILD_TOOLS=OFF -DMT_CUDA=OFF > /dev/null
 cmake --build build-fuzz -j2 --target "${targets[@]/#/fuzz_}"
+# The longest input a target is given (libFuzzer's -max_len; 0 lets it choose:
+# the longest seed). The tokenizer's crafted-BPE seed is 4,001 bytes, which
+# made nearly every input that long: 43 runs a second alone on the Zen 3,
+# 715 in CI's shared minute. At 1,024 bytes: 219 a second, with more
+# features found in the same 20 s. The linear cost of long inputs is
+# tests/test_tokenizer_bounds.cpp's to check.
+max_len_of() { case $1 in tokenizer) echo 1024 ;; *) echo 0 ;; esac; }
 # One target: its scratch corpus, its log; returns the fuzzer's exit status
 # (124 when the outer timeout stopped it). A crash leaves build-fuzz/crash-*.
 fuzz_one() {
@@ -33,6 +41,7 @@ fuzz_one() {
   mkdir -p "$work"
   (cd build-fuzz && timeout -k 30 "$run_timeout" "./fuzz/fuzz_$t" "../$work" "../fuzz/corpus/$t" \
      -max_total_time="$seconds" -timeout="$input_timeout" -rss_limit_mb=4096 -print_final_stats=1 \
+     -max_len="$(max_len_of "$t")" \
      < /dev/null > "fuzz_$t.log" 2>&1)
 }
 declare -A status=()
