@@ -31,8 +31,8 @@ ShortlistData random_shortlist(const ModelConfig& c, int k, int frequent, uint32
   std::vector<int32_t> pool(static_cast<size_t>(V));
   for (int i = 0; i < V; ++i) pool[size_t(i)] = i;
   // n distinct ids by a partial Fisher-Yates shuffle of the pool (any order
-  // of it will do): n swaps a row, where a whole shuffle of 8,000 ids for
-  // each of 8,000 rows was the int8 test's whole time under TSan.
+  // of it will do): n swaps a row. A whole shuffle of 8,000 ids for each of
+  // 8,000 rows was most of the int8 case's time under TSan (~80 of 89 s).
   const auto sample = [&](int n) {
     if (n >= V) {
       std::vector<int32_t> every(static_cast<size_t>(V));
@@ -298,7 +298,7 @@ TEST_CASE("an int8 model's shortlist: whole-vocabulary identity and batch indepe
   const auto plain = test::shipped_int8_model();
   // The whole vocabulary as the frequent ids, one candidate per source id:
   // every id in every sentence's list without 8,000 x 8,000 candidates (a
-  // 256 MB file, the test's whole time).
+  // 256 MB file written and loaded: half the case's time in release).
   const auto full = with_shortlist(*plain, random_shortlist(plain->config(), 1, 1 << 20, 9), "int8-full.mtm");
   REQUIRE(full->shortlist()->to_data().frequent.size() == size_t(plain->config().target_vocab_size));
   const auto small = with_shortlist(*plain, random_shortlist(plain->config(), 40, 60, 10), "int8-k40.mtm");
