@@ -336,13 +336,7 @@ Status CudaSession::step_logits(const int32_t* tokens, int R, int t, int rows_pe
 
 Status CudaSession::run(Session::Impl& s, int B, const TranslateOptions& options) {
   MT_RETURN_IF_ERROR(encode(s, B));
-  SearchLimits limits;
-  limits.beam = options.beam_size;
-  limits.hypotheses = options.num_hypotheses;
-  limits.min_length = options.min_decoding_length;
-  limits.length_penalty = options.length_penalty;
-  limits.forced_prefix = options.target_prefix;
-  limits.length_offset = s.length_offset;
+  const SearchLimits limits = search_limits(options, s.length_offset);
   if (options.beam_size == 1) return greedy_search(s, B, limits);
   // A forced prefix is the host bookkeeping's to apply (beam_search).
   const bool on_device = plan_.device_search && limits.forced_prefix.empty();

@@ -49,6 +49,19 @@ struct SearchLimits {
   bool guarded() const { return no_repeat_ngram_size > 0 || repetition_penalty != 1.0f; }
 };
 
+// What every search, CPU or GPU, takes from the caller's options; the rest
+// (prefixes, guards, streaming) is each session's to add.
+inline SearchLimits search_limits(const TranslateOptions& o, int length_offset) {
+  SearchLimits s;
+  s.beam = o.beam_size;
+  s.hypotheses = o.num_hypotheses;
+  s.min_length = o.min_decoding_length;
+  s.length_penalty = o.length_penalty;
+  s.forced_prefix = o.target_prefix;
+  s.length_offset = length_offset;
+  return s;
+}
+
 // The search's host buffers (a session's SessionPlan, or a test's arrays).
 // Beam b*K+k is beam k of sentence b; `capacity` is the session's largest
 // beam, which spaces the finished hypotheses of consecutive sentences.

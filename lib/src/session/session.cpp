@@ -290,13 +290,7 @@ Status Session::Impl::run(int B, const TranslateOptions& options, std::span<cons
     return {};
   }
   if (plan.shortlist_width > 0) prepare_shortlist(B, options);
-  detail::SearchLimits search;
-  search.beam = options.beam_size;
-  search.hypotheses = options.num_hypotheses;
-  search.min_length = options.min_decoding_length;
-  search.length_penalty = options.length_penalty;
-  search.forced_prefix = options.target_prefix;
-  search.length_offset = length_offset;
+  detail::SearchLimits search = detail::search_limits(options, length_offset);
   search.on_token = options.on_token;
   search.cancel = options.cancel;
   search.prefixes = options.prefixes;
