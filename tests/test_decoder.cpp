@@ -350,9 +350,7 @@ TEST_CASE("beam search with beam 1 gives the greedy result", "[decoder]") {
   Translations results;
   REQUIRE(session.translate(spans(sources), options, &results).ok());
   Session::Impl& s = *detail::impl_of(session);
-  detail::SearchLimits limits;  // beam 1, one hypothesis
-  limits.length_penalty = options.length_penalty;
-  s.beam_search(int(sources.size()), limits);
+  s.beam_search(int(sources.size()), detail::search_limits(options, s.length_offset));  // options: beam 1
   for (size_t i = 0; i < sources.size(); ++i) {
     REQUIRE(results[i].size() == 1);
     const Hypothesis& h = results[i][0];
