@@ -3,6 +3,8 @@
 // nothing but one instruction, so the loop runs at that instruction's
 // throughput.
 //   fma_peak_f32/avx512        16 zmm chains of vfmadd231ps: 2 FLOP x 16 lanes each, "FLOPS"
+//   fma_peak_f32/avx2          12 ymm chains of vfmadd231ps: 2 FLOP x 8 lanes each, "FLOPS"
+//                              (CPUs without AVX-512: the AVX2 tile's bar)
 //   dot_peak_u8s8/avx512vnni   16 zmm chains of vpdpbusd: 64 u8*s8 MACs = 128 OP each, "OPS"
 #pragma once
 
@@ -39,6 +41,29 @@ __attribute__((target("avx512f"))) inline void fma_peak_f32(benchmark::State& st
       benchmark::Counter(double(kPeakIterations) * 16 * 32, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Twelve chains: enough to cover two FMA pipes' latency (Zen 3: 2 x 4
+// cycles), with the operands still in the 16 ymm registers.
+__attribute__((target("avx2,fma"))) inline void fma_peak_f32_avx2(benchmark::State& state) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(float(i));
+  __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
+  for (auto _ : state) {
+    for (int it = 0; it < kPeakIterations; ++it) {
+      for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+      asm volatile("" : "+x"(a));
+    }
+  }
+  alignas(32) float lanes[8];
+  float sum = 0;
+  for (int i = 0; i < 12; ++i) {
+    _mm256_store_ps(lanes, acc[i]);
+    sum += lanes[0];
+  }
+  benchmark::DoNotOptimize(sum);
+  state.counters["FLOPS"] =
+      benchmark::Counter(double(kPeakIterations) * 12 * 16, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 __attribute__((target("avx512f,avx512vnni"))) inline void dot_peak_u8s8(benchmark::State& state) {
   __m512i acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_epi32(i);
@@ -65,6 +90,8 @@ __attribute__((target("avx512f,avx512vnni"))) inline void dot_peak_u8s8(benchmar
 inline void register_peak_benchmarks() {
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx512f")) benchmark::RegisterBenchmark("fma_peak_f32/avx512", fma_peak_f32);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    benchmark::RegisterBenchmark("fma_peak_f32/avx2", fma_peak_f32_avx2);
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni"))
     benchmark::RegisterBenchmark("dot_peak_u8s8/avx512vnni", dot_peak_u8s8);
 #endif
