@@ -3,6 +3,7 @@
 # test_concurrency, test_decoder, test_streaming, test_cache, test_alignments and test_shortlist in build-tsan with
 # -fsanitize=thread and runs them, leaving out the cases tagged [one_thread]: they start no thread,
 # so TSan has nothing to check in them, and they were most of its time (test_cache: 260 of 268 s).
+# (The release and ASan suites hold them to it: tests/one_thread_check.cpp.)
 # A data race, a lock-order report or a failed test fails it.
 #   scripts/tsan.sh            (MT_JOBS=1 scripts/tsan.sh on a busy machine)
 set -euo pipefail
