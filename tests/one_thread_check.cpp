@@ -5,6 +5,7 @@
 // error, so a case given threads later cannot keep the tag and drop out of
 // TSan unnoticed. Linux only (the count interposes pthread_create); the
 // WebAssembly build has no threads.
+
 // The listener interface Catch2's single header keeps for its own main unless asked.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
@@ -17,6 +18,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace {
 

@@ -39,10 +39,11 @@ namespace {
 // slower: fewer under TSan (scripts/tsan.sh, the run that looks for races),
 // fewer still under ASan (CI's whole-suite run), to stay within CI's budget.
 // TSan's verdict rests on the order of accesses (happens-before), not on
-// threads meeting in time: 60 translations a thread already pass through
-// every search mode and batch shape many times over. (The shipped-model case
-// under TSan, 2-core AMD EPYC Zen 3: 241 s with 480 translations, 78 s of
-// them the single-threaded references.)
+// threads meeting in time: 60 translations a thread (some 10-20 random
+// batches) still run both searches on every thread plan while the others
+// translate. (The shipped-model case under TSan, 2-core AMD EPYC Zen 3:
+// 241 s with 480 translations, 150 s with 240; 78 s of either are the
+// single-threaded references.)
 #if defined(__SANITIZE_THREAD__)
 constexpr int kDefaultTranslations = 240;
 #elif defined(__SANITIZE_ADDRESS__)
