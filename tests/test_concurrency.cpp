@@ -39,7 +39,7 @@ namespace {
 // slower: fewer under TSan (scripts/tsan.sh, the run that looks for races),
 // fewer still under ASan (CI's whole-suite run), to stay within CI's budget.
 // TSan's verdict rests on the order of accesses (happens-before), not on
-// threads meeting in time: 60 translations a thread (some 10-20 random
+// threads meeting in time: 60 translations a thread (some 7-20 random
 // batches) still run both searches on every thread plan while the others
 // translate. (The shipped-model case under TSan, 2-core AMD EPYC Zen 3:
 // 241 s with 480 translations, 150 s with 240; 78 s of either are the
