@@ -20,6 +20,16 @@ namespace mt_bench {
 #if defined(__x86_64__)
 inline constexpr int kPeakIterations = 1 << 16;
 
+// After the timed loop: keeps the chains' results alive (so the loop is not
+// optimised away) and reports `counter` per second, ops_per_pass being one
+// pass over all the chains.
+template <class Chains>
+inline void report_peak(benchmark::State& state, Chains& acc, const char* counter, double ops_per_pass) {
+  benchmark::DoNotOptimize(acc);
+  state.counters[counter] =
+      benchmark::Counter(double(kPeakIterations) * ops_per_pass, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 __attribute__((target("avx512f"))) inline void fma_peak_f32(benchmark::State& state) {
   __m512 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(float(i));
@@ -30,15 +40,7 @@ __attribute__((target("avx512f"))) inline void fma_peak_f32(benchmark::State& st
       asm volatile("" : "+v"(a));
     }
   }
-  alignas(64) float lanes[16];
-  float sum = 0;
-  for (int i = 0; i < 16; ++i) {
-    _mm512_store_ps(lanes, acc[i]);
-    sum += lanes[0];
-  }
-  benchmark::DoNotOptimize(sum);
-  state.counters["FLOPS"] =
-      benchmark::Counter(double(kPeakIterations) * 16 * 32, benchmark::Counter::kIsIterationInvariantRate);
+  report_peak(state, acc, "FLOPS", 16 * 32);
 }
 
 // Twelve chains: enough to cover two FMA pipes' latency (Zen 3: 2 x 4
@@ -53,15 +55,7 @@ __attribute__((target("avx2,fma"))) inline void fma_peak_f32_avx2(benchmark::Sta
       asm volatile("" : "+x"(a));
     }
   }
-  alignas(32) float lanes[8];
-  float sum = 0;
-  for (int i = 0; i < 12; ++i) {
-    _mm256_store_ps(lanes, acc[i]);
-    sum += lanes[0];
-  }
-  benchmark::DoNotOptimize(sum);
-  state.counters["FLOPS"] =
-      benchmark::Counter(double(kPeakIterations) * 12 * 16, benchmark::Counter::kIsIterationInvariantRate);
+  report_peak(state, acc, "FLOPS", 12 * 16);
 }
 
 __attribute__((target("avx512f,avx512vnni"))) inline void dot_peak_u8s8(benchmark::State& state) {
@@ -74,15 +68,7 @@ __attribute__((target("avx512f,avx512vnni"))) inline void dot_peak_u8s8(benchmar
       asm volatile("" : "+v"(a));
     }
   }
-  alignas(64) int32_t lanes[16];
-  int32_t sum = 0;
-  for (int i = 0; i < 16; ++i) {
-    _mm512_store_si512(lanes, acc[i]);
-    sum += lanes[0];
-  }
-  benchmark::DoNotOptimize(sum);
-  state.counters["OPS"] =
-      benchmark::Counter(double(kPeakIterations) * 16 * 128, benchmark::Counter::kIsIterationInvariantRate);
+  report_peak(state, acc, "OPS", 16 * 128);
 }
 #endif
 
