@@ -28,6 +28,13 @@ printf '5 6 7\n100 200 300\n' | "$bin/mt_translate" -m "$model" --max-length 8 >
 printf '5 6 7\n100 200 300\n' | "$bin/mt_translate" -m "$dir/self-average.mtm" --max-length 8 > "$dir/averaged.txt"
 check "a model averaged with itself translates as itself" cmp -s "$dir/plain.txt" "$dir/averaged.txt"
 check "the average says so in its metadata" grep -q "averaged *2 models" <("$bin/mt_model" info "$dir/self-average.mtm")
+# The newest (last) file's steps, no dev BLEU of one model.
+"$bin/mt_model" set "$model" steps=10 dev_bleu=30.5 -o "$dir/step10.mtm" > /dev/null
+"$bin/mt_model" set "$model" steps=20 dev_bleu=31.5 -o "$dir/step20.mtm" > /dev/null
+"$bin/mt_model" average "$dir/step10.mtm" "$dir/step20.mtm" -o "$dir/steps-average.mtm" > /dev/null
+"$bin/mt_model" info "$dir/steps-average.mtm" > "$dir/steps-average.txt"
+check "the average keeps the last file's steps" grep -qx "steps *20" "$dir/steps-average.txt"
+check "the average carries no model's dev BLEU" bash -c "! grep -q dev_bleu '$dir/steps-average.txt'"
 "$bin/mt_model" average "$model" -o "$dir/one.mtm" > /dev/null 2> "$dir/average-err.txt"
 check "mt_model average of one model is a usage error" test $? -eq 2 -a ! -e "$dir/one.mtm"
 printf '5 6 7\n100 200 300\n' > "$dir/calibration.txt"
