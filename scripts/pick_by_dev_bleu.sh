@@ -2,11 +2,11 @@
 # Copies to OUT the candidate model with the highest dev BLEU (beam 5, two
 # threads), printing each one's score: the choice scripts/train_en_de.sh and
 # scripts/train_en_zh.sh make between a run's best model and its averages.
-# Ties go to the first. Needs build/tools/mt_translate and mt_bleu; paths
-# are the caller's (the script does not change directory).
+# Ties go to the first. Needs mt_translate and mt_bleu in build/tools (or in
+# $MT_TOOLS); paths are the caller's (the script does not change directory).
 #   scripts/pick_by_dev_bleu.sh OUT DEV_SRC DEV_REF 13a|zh CANDIDATE.mtm...
 set -euo pipefail
-tools=$(cd "$(dirname "$0")/.." && pwd)/build/tools
+tools=${MT_TOOLS:-$(cd "$(dirname "$0")/.." && pwd)/build/tools}
 [ $# -ge 5 ] || { echo "usage: scripts/pick_by_dev_bleu.sh OUT DEV_SRC DEV_REF 13a|zh CANDIDATE.mtm..." >&2; exit 2; }
 out=$1 src=$2 ref=$3 tokenize=$4
 shift 4

@@ -359,14 +359,15 @@ check "--format html: the script as it was" grep -qF '<script>var a = "<p>";</sc
 usage_error "--format html with --nbest" "writes the document back" mt_translate -m "$model" --format html --beam 2 --nbest 2
 usage_error "--format xml" "expected one of text, html" mt_translate -m "$model" --format xml
 
-# Repetition guards: the tiny model's "Salat Salat Salat." for "salad", no longer.
-printf 'salad\n' > "$dir/salad.en"
-run mt_translate -m "$model" --beam 1 -i "$dir/salad.en"
-check "a word the tiny model repeats (the case the guards are for)" test "$(grep -o Salat "$dir/out.txt" | wc -l)" -gt 2
-run mt_translate -m "$model" --beam 1 -i "$dir/salad.en" --no-repeat-ngram-size 1
-check "--no-repeat-ngram-size 1: no word twice" test "$(grep -o Salat "$dir/out.txt" | wc -l)" -le 1
-run mt_translate -m "$model" --beam 1 -i "$dir/salad.en" --repetition-penalty 1.3
-check "--repetition-penalty 1.3: no longer three times" test "$(grep -o Salat "$dir/out.txt" | wc -l)" -le 2
+# Repetition guards: the tiny model's "Ein Bier Bier Bier Bier Bier." for "beer", no longer.
+printf 'beer\n' > "$dir/beer.en"
+beers() { grep -ow Bier "$dir/out.txt" | wc -l; }
+run mt_translate -m "$model" --beam 1 -i "$dir/beer.en"
+check "a word the tiny model repeats (the case the guards are for)" test "$(beers)" -gt 2
+run mt_translate -m "$model" --beam 1 -i "$dir/beer.en" --no-repeat-ngram-size 1
+check "--no-repeat-ngram-size 1: no word twice" test "$(beers)" -le 1
+run mt_translate -m "$model" --beam 1 -i "$dir/beer.en" --repetition-penalty 1.3
+check "--repetition-penalty 1.3: no longer three times" test "$(beers)" -le 2
 usage_error "--repetition-penalty 0.5" "expected a number in" mt_translate -m "$model" --repetition-penalty 0.5
 
 # The CLI reference is the tools' own --help.
