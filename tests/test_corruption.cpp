@@ -88,7 +88,7 @@ size_t position_inside(const std::vector<Range>& merged, size_t k) {
 struct SweepCounts {
   int rejected = 0, loaded = 0;
   int text_checked = 0, ids_checked = 0;  // loaded models' outputs found valid, by search kind
-  int changed = 0;                        // loaded models translating unlike the intact model
+  int changed = 0;                        // loaded models translating unlike the intact model (or scoring unlike it)
   int invalid = 0;                        // loaded models with invalid output (each a failure)
   double slowest_ms = 0;
 };
@@ -140,12 +140,19 @@ std::string invalid_output(SweepCounts* counts, const std::string& why) {
   return "(invalid)";
 }
 
+// A float's bits as text (std::bit_cast is missing from Emscripten's libc++).
+std::string float_bits(float f) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return std::to_string(bits);
+}
+
 // A model that loaded must translate, validly: short lengths (within the
 // model's max_positions, which a flip may have lowered), one search per case
 // (keeps the ASan run to minutes): kind 0 greedy text, 1 beam-2 text, 2
 // greedy ids, 3 beam-2 ids (a model whose damaged table dropped its
-// optional vocabulary translates ids). Returns the output, to compare with
-// the intact model's.
+// optional vocabulary translates ids). Returns the output and the bits of
+// each hypothesis' log-probability, to compare with the intact model's.
 std::string translate_once(const std::shared_ptr<const Model>& model, int kind, SweepCounts* counts = nullptr) {
   SessionOptions so;
   so.max_batch_size = 2;
@@ -183,7 +190,7 @@ std::string translate_once(const std::shared_ptr<const Model>& model, int kind, 
               counts, "id " + std::to_string(id) + " outside the target vocabulary of " + std::to_string(vocab));
         result += std::to_string(id) + ' ';
       }
-      result += '|';
+      result += float_bits(out[i][0].log_prob) + '|';
     }
     if (counts) ++counts->ids_checked;
     return result;
@@ -202,7 +209,7 @@ std::string translate_once(const std::shared_ptr<const Model>& model, int kind, 
       return invalid_output(counts, "a line break in \"" + std::string(t) + "\"");
     if (t.size() > most_bytes)
       return invalid_output(counts, std::to_string(t.size()) + " bytes, at most " + std::to_string(most_bytes));
-    result += std::string(t) + '|';
+    result += std::string(t) + ' ' + float_bits(out[i][0].log_prob) + '|';
   }
   if (counts) ++counts->text_checked;
   return result;
@@ -210,8 +217,9 @@ std::string translate_once(const std::shared_ptr<const Model>& model, int kind, 
 
 // Loads the (damaged) bytes; a refusal must say something, a success must
 // translate validly (the case's index mod 4 picks the search, as
-// translate_once says), and is counted as changed when its output differs
-// from the intact model's for that search (`intact`, when given).
+// translate_once says), and is counted as changed when its output or a
+// log-probability differs from the intact model's for that search (`intact`,
+// when given).
 void try_load(std::span<const uint8_t> bytes, SweepCounts* counts, const std::array<std::string, 4>* intact = nullptr) {
   const auto start = std::chrono::steady_clock::now();
   auto model = Model::from_buffer(bytes);
@@ -296,10 +304,14 @@ void sweep_flips(const std::string& name, const std::string& path) {
   CHECK(structure_counts.ids_checked >= structure_counts.loaded / 8);
   // Loading reads no weight byte, so no weight flip is refused; and they
   // reach the translations (a sweep of flips into dead bytes would not).
+  // Over half move a log-probability (x86: 135-189 of 250 over this file's
+  // sweeps; a flip in a float's low mantissa bits may move none), while few
+  // change the words of two short sentences (7 of 250 for the int8
+  // en-de-tiny of 2026-11-27, 0 of WebAssembly's 60): the bar is a quarter.
   CHECK(weight_counts.rejected == 0);
   CHECK(weight_counts.text_checked >= kWeightFlips / 3);
   CHECK(weight_counts.ids_checked >= kWeightFlips / 3);
-  CHECK(weight_counts.changed >= kWeightFlips / 50);
+  CHECK(weight_counts.changed >= kWeightFlips / 4);
   // The file is intact again.
   REQUIRE(Model::from_buffer(file.span(file.size)).ok());
 }
