@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "mt/half.h"
 #include "remapped_model.hpp"
 #include "test_util.hpp"
 
@@ -140,12 +141,8 @@ std::string invalid_output(SweepCounts* counts, const std::string& why) {
   return "(invalid)";
 }
 
-// A float's bits as text (std::bit_cast is missing from Emscripten's libc++).
-std::string float_bits(float f) {
-  uint32_t bits = 0;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return std::to_string(bits);
-}
+// A float's bits as text, to compare log-probabilities exactly.
+std::string float_bits(float f) { return std::to_string(half_detail::bits_as<uint32_t>(f)); }
 
 // A model that loaded must translate, validly: short lengths (within the
 // model's max_positions, which a flip may have lowered), one search per case
