@@ -66,10 +66,13 @@ Expected<ModelWriter> average_models(std::span<const std::shared_ptr<const Model
       return Status::error(Errc::invalid_argument, "model %zu has another vocabulary than the first", i + 1);
     }
   }
-  auto original = ModelWriter::from_model(first);  // metadata, vocabularies and shortlist as they are
+  auto original = ModelWriter::from_model(first);  // vocabularies and shortlist as they are
   if (!original) return original.status();
   ModelWriter writer(first.config());
-  writer.set_metadata(original->metadata());
+  ModelMetadata metadata = models.back()->metadata();
+  std::erase_if(metadata.extra, [](const KeyValue& kv) { return kv.key == "averaged" || kv.key == "dev_bleu"; });
+  metadata.extra.push_back({"averaged", std::to_string(models.size()) + " models"});
+  writer.set_metadata(metadata);
   if (first.vocabulary() != nullptr) writer.set_vocabulary(*first.vocabulary());
   if (first.target_vocabulary() != nullptr) writer.set_target_vocabulary(*first.target_vocabulary());
   writer.set_shortlist(original->shortlist());

@@ -12,9 +12,10 @@
 
 namespace mt::cli {
 
-// A writer holding the first model's config, vocabularies, metadata and
-// shortlist, with each tensor the mean of the models' (in double, rounded
-// once). Errors: fewer than two models, an int8 one (average the fp32 models,
+// A writer holding the first model's config, vocabularies and shortlist,
+// the last model's metadata (its steps and epochs: models given oldest
+// first) less a dev_bleu the mean was never scored for, plus averaged=N, and
+// each tensor the mean of the models' (in double, rounded once). Errors: fewer than two models, an int8 one (average the fp32 models,
 // then quantize), or one whose config or vocabulary differs from the first's
 // (naming the field).
 Expected<ModelWriter> average_models(std::span<const std::shared_ptr<const Model>> models);

@@ -106,10 +106,8 @@ int upgrade(mt::cli::Args& args, const std::string& input) {
   return 0;
 }
 
-// The mean of the models' weights, with the last file's metadata (its steps
-// and epochs: a run's files listed oldest first, as average/step-*.mtm sort),
-// less a dev_bleu the mean was never scored for, plus averaged=N, as
-// mt_train --average-last writes it.
+// The mean of the models' weights (average_models: the last file's metadata,
+// so a run's files go oldest first, as average/step-*.mtm sort).
 int average(mt::cli::Args& args, std::span<const std::string> inputs) {
   std::string output;
   if (const int rc = checked_output(args, "average", &output); rc >= 0) return rc;
@@ -122,10 +120,6 @@ int average(mt::cli::Args& args, std::span<const std::string> inputs) {
   }
   auto writer = mt::cli::average_models(models);
   if (!writer) return fail(writer.status().message());
-  mt::ModelMetadata metadata = models.back()->metadata();
-  std::erase_if(metadata.extra, [](const auto& kv) { return kv.key == "averaged" || kv.key == "dev_bleu"; });
-  metadata.extra.push_back({"averaged", std::to_string(models.size()) + " models"});
-  writer->set_metadata(metadata);
   if (auto written = mt::cli::write_runnable_model(*writer, output); !written) return fail(written.status().message());
   std::printf("%zu models averaged -> %s\n", models.size(), output.c_str());
   return 0;

@@ -461,16 +461,13 @@ int write_average(const Settings& s, const DevSet& dev_set) {
   auto writer = cli::average_models(models);
   if (!writer) return fail(writer.status().message());
   const std::string path = s.out + "/model_avg.mtm";
-  ModelMetadata meta = models.back()->metadata();  // the newest's steps and epochs
-  std::erase_if(meta.extra, [](const KeyValue& kv) { return kv.key == "dev_bleu" || kv.key == "averaged"; });
-  meta.extra.push_back({"averaged", std::to_string(models.size()) + " models"});
-  writer->set_metadata(meta);
   if (const Status e = writer->write(path); !e.ok()) return fail(e.message());
   auto score = dev_score(path, dev_set.sources, dev_set.references, s.dev_beam, s.trainer.threads, s.bleu,
                          s.source_prefix, s.target_prefix);
   if (!score) return fail("dev translation failed: " + std::string(score.status().message()));
   char bleu[32];
   std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
+  ModelMetadata meta = writer->metadata();  // the newest's steps and epochs (average_models)
   meta.extra.push_back({"dev_bleu", bleu});
   writer->set_metadata(meta);
   if (const Status e = writer->write(path); !e.ok()) return fail(e.message());
