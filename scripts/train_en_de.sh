@@ -56,14 +56,16 @@ tools=$build/tools
 
 model=$run/model_best.mtm
 if [ "$recipe" = averaged ]; then
-  # The means of the last N kept models (their names sort by step).
+  # The means of the last 5 and 10 kept models (their names sort by step);
+  # mt_train wrote the mean of all kept (the last 20) as model_avg.mtm.
   mapfile -t kept < <(ls "$run"/average/step-*.mtm | sort)
   candidates=("$run/model_best.mtm")
-  for n in 5 10 20; do
-    [ "${#kept[@]}" -ge "$n" ] || continue
+  for n in 5 10; do
+    [ "${#kept[@]}" -gt "$n" ] || continue
     "$tools/mt_model" average "${kept[@]: -$n}" -o "$run/model_avg$n.mtm" --force
     candidates+=("$run/model_avg$n.mtm")
   done
+  if [ -f "$run/model_avg.mtm" ]; then candidates+=("$run/model_avg.mtm"); fi
   model=$run/model.mtm
   MT_TOOLS="$PWD/$tools" ./scripts/pick_by_dev_bleu.sh "$model" "$data/val.en" "$data/val.de" 13a "${candidates[@]}"
 fi
