@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -248,6 +249,61 @@ TEST_CASE("cross entropy with label smoothing and padding matches finite differe
     });
     // Padded rows get no gradient.
     for (int v = 0; v < 9; ++v) CHECK(g.parameters()[0]->grad[size_t(1 * 9 + v)] == 0.0);
+  }
+}
+
+// Gradients that ops write on their first use (Op::writes_fresh: a
+// linear's or matmul's left operand, the logits of cross_entropy) instead of
+// adding into zeros. Ops run in reverse: h's gradient is written by the
+// linear, then the relu adds; y's is zeroed for matmul(y, y) (y twice in one
+// op), which adds both halves, then the logits' matmul adds.
+template <class T>
+void first_use_parameters(Graph<T>& g) {
+  random_parameter(g, "x", Shape{6, 5}, 1);
+  random_parameter(g, "w", Shape{7, 5}, 2);
+  random_parameter(g, "b", Shape{7}, 3);
+  random_parameter(g, "v", Shape{9, 7}, 4);
+}
+
+template <class T>
+Tensor<T>* first_use_loss(Graph<T>& g, std::span<const int> targets) {
+  auto& p = g.parameters();
+  Tensor<T>* h = scale(g, p[0], 0.5);
+  Tensor<T>* r = relu(g, h);
+  Tensor<T>* y = linear(g, h, p[1], p[2]);
+  Tensor<T>* logits = matmul(g, y, p[3], true);
+  Tensor<T>* yy = matmul(g, y, y, true);
+  Tensor<T>* ce = cross_entropy(g, logits, targets, 2, 0.1).loss;
+  return add(g, add(g, ce, weighted_sum(g, yy, 5)), weighted_sum(g, r, 6));
+}
+
+TEST_CASE("gradients written on first use match finite differences", "[autograd]") {
+  Graph<double> g;
+  first_use_parameters(g);
+  require_gradients(g, [](Graph<double>& g) {
+    static const int targets[] = {4, 2, 2, 8, 2, 0};  // pad_id 2
+    return first_use_loss(g, targets);
+  });
+}
+
+// The written gradients overwrite the previous step's buffers: a second
+// step with other padding gives a new graph's gradients, bit for bit
+// (padded rows of the logits' gradient included), on 1 and 2 threads.
+TEST_CASE("gradients written on first use do not keep the previous step's values", "[autograd]") {
+  const int first[] = {4, 5, 7, 8, 1, 0}, second[] = {4, 2, 2, 8, 2, 0};  // pad_id 2
+  for (int threads : {1, 2}) {
+    Graph<float> reused(threads), fresh(threads);
+    first_use_parameters(reused);
+    first_use_parameters(fresh);
+    reused.backward(first_use_loss(reused, first));
+    reused.clear();
+    reused.zero_grad();
+    reused.backward(first_use_loss(reused, second));
+    fresh.backward(first_use_loss(fresh, second));
+    for (size_t i = 0; i < fresh.parameters().size(); ++i) {
+      INFO(fresh.parameters()[i]->name << " on " << threads << " threads");
+      CHECK(reused.parameters()[i]->grad == fresh.parameters()[i]->grad);
+    }
   }
 }
 
@@ -506,6 +562,57 @@ TEST_CASE("float self attention matches the runtime kernel", "[autograd]") {
       }
     INFO("causal " << causal << " kernels " << k.isa);
     CHECK(relative_error(ours->value, ref) < kFloatForwardTolerance);
+  }
+}
+
+// The transposes (4 x 4 vector blocks, scalar edges) against plain loops,
+// exactly, on odd sizes, row ranges and strides; and the GEMM's packing of
+// an [N, K] operand against its [K, N] one: the same products, so the same
+// bits.
+TEMPLATE_TEST_CASE("transposes and the packing of an [N, K] operand are exact", "[autograd]", float, double) {
+  using T = TestType;
+  for (int R : {1, 3, 4, 7, 33, 70})
+    for (int Cn : {1, 4, 5, 31, 38}) {
+      const size_t ld = size_t(Cn) + 3;
+      const std::vector<double> v = random_values(size_t(R) * ld, uint64_t(R * 100 + Cn));
+      const std::vector<T> src(v.begin(), v.end());
+      const std::vector<double> w = random_values(size_t(R) * Cn, 7);
+      const std::vector<T> base(w.begin(), w.end());
+      std::vector<T> got = base, want = base, got_add = base, want_add = base;
+      const int r0 = R / 3, r1 = R - R / 4;  // a row range, as the pool's tasks take them
+      transpose(src.data(), R, Cn, ld, got.data(), r0, r1);
+      // add_transposed reads a dense [R, Cn] source.
+      std::vector<T> dense(size_t(R) * Cn);
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < Cn; ++c) dense[size_t(r) * Cn + c] = src[size_t(r) * ld + c];
+      add_transposed(dense.data(), R, Cn, got_add.data(), r0, r1);
+      for (int r = r0; r < r1; ++r)
+        for (int c = 0; c < Cn; ++c) {
+          want[size_t(c) * R + r] = src[size_t(r) * ld + c];
+          want_add[size_t(c) * R + r] += src[size_t(r) * ld + c];
+        }
+      INFO("R " << R << " Cn " << Cn);
+      CHECK(got == want);
+      CHECK(got_add == want_add);
+    }
+  if constexpr (std::is_same_v<T, float>) {
+    Graph<float> g(2);
+    for (int N : {1, 5, 16, 19, 37})
+      for (int K : {1, 6, 33}) {
+        const int M = 9;
+        const std::vector<double> a = random_values(size_t(M) * K, 1), b = random_values(size_t(N) * K, 2);
+        const std::vector<float> A(a.begin(), a.end()), B_nk(b.begin(), b.end());
+        std::vector<float> B_kn(size_t(K) * N);
+        for (int n = 0; n < N; ++n)
+          for (int k = 0; k < K; ++k) B_kn[size_t(k) * N + n] = B_nk[size_t(n) * K + k];
+        std::vector<float> c_nk(size_t(M) * N), c_kn(size_t(M) * N);
+        gemm(g, M, N, K, A.data(), size_t(K), B_nk.data(), size_t(K), BLayout::nk, static_cast<const float*>(nullptr),
+             c_nk.data(), size_t(N), false);
+        gemm(g, M, N, K, A.data(), size_t(K), B_kn.data(), size_t(N), BLayout::kn, static_cast<const float*>(nullptr),
+             c_kn.data(), size_t(N), false);
+        INFO("N " << N << " K " << K);
+        CHECK(c_nk == c_kn);
+      }
   }
 }
 

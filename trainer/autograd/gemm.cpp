@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "autograd/parallel.hpp"
+#include "autograd/transpose_block.hpp"
 #include "mt/kernels.h"
 
 namespace mt::autograd {
@@ -39,13 +40,10 @@ void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int p
     }
     return;
   }
+  // [N, K]: each panel is the transpose of its kPanelWidth rows of B.
   for (int p = 0; p < panels; ++p) {
-    float* panel = packed + size_t(p) * panel_stride;
     const int n0 = p * kPanelWidth, width = std::min(kPanelWidth, N - n0);
-    for (int j = 0; j < width; ++j) {
-      const float* row = B + size_t(n0 + j) * ldb;
-      for (int k = 0; k < K; ++k) panel[size_t(k) * kPanelWidth + j] = row[k];
-    }
+    transpose_block<false>(B + size_t(n0) * ldb, ldb, packed + size_t(p) * panel_stride, size_t(kPanelWidth), width, K);
   }
 }
 
@@ -168,19 +166,15 @@ void gemm_serial<double>(const Graph<double>&, double*, int M, int N, int K, con
 
 template <class T>
 void transpose(const T* src, int R, int Cn, size_t ld, T* dst, int r_begin, int r_end) {
-  // Blocked so both sides stay in cache; the inner loop writes a contiguous
-  // run of dst (strided reads hit the block's cached src lines), 2-9x faster
+  // Blocked so both sides stay in cache; each block writes contiguous runs
+  // of dst (strided reads hit the block's cached src lines), 2-9x faster
   // than writing with a stride of R on the [4096, N] gradients of a step.
   constexpr int kBlock = 32;
   for (int r0 = r_begin; r0 < r_end; r0 += kBlock) {
     const int r1 = std::min(r_end, r0 + kBlock);
     for (int c0 = 0; c0 < Cn; c0 += kBlock) {
       const int c1 = std::min(Cn, c0 + kBlock);
-      for (int c = c0; c < c1; ++c) {
-        T* d = dst + size_t(c) * R;
-        const T* s = src + c;
-        for (int r = r0; r < r1; ++r) d[r] = s[size_t(r) * ld];
-      }
+      transpose_block<false>(src + size_t(r0) * ld + c0, ld, dst + size_t(c0) * R + r0, size_t(R), r1 - r0, c1 - c0);
     }
   }
 }
@@ -192,11 +186,8 @@ void add_transposed(const T* src, int R, int Cn, T* dst, int r_begin, int r_end)
     const int r1 = std::min(r_end, r0 + kBlock);
     for (int c0 = 0; c0 < Cn; c0 += kBlock) {
       const int c1 = std::min(Cn, c0 + kBlock);
-      for (int c = c0; c < c1; ++c) {
-        T* d = dst + size_t(c) * R;
-        const T* s = src + c;
-        for (int r = r0; r < r1; ++r) d[r] += s[size_t(r) * Cn];
-      }
+      transpose_block<true>(src + size_t(r0) * Cn + c0, size_t(Cn), dst + size_t(c0) * R + r0, size_t(R), r1 - r0,
+                            c1 - c0);
     }
   }
 }

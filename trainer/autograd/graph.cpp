@@ -73,6 +73,7 @@ Op<T>& Graph<T>::record(typename Op<T>::Backward backward, Tensor<T>* out) {
   op.saved.fill(nullptr);
   op.args = std::monostate{};
   op.ints.clear();
+  op.writes_fresh.fill(false);
   return op;
 }
 
@@ -90,7 +91,9 @@ void Graph<T>::backward(Tensor<T>* loss, T seed) {
   // and read their output's, and they run in reverse, so a tensor's zeros
   // are written when its last consumer runs and are still in cache when it
   // adds into them. Zeroing all of them first (hundreds of MB a step, the
-  // logits' included) wrote them to memory to be read back.
+  // logits' included) wrote them to memory to be read back. An op that
+  // writes its inputs' fresh gradients (Op::writes_fresh) gets them
+  // unzeroed, grad_pending still set.
   for (size_t t = 0; t < temps_used_; ++t) {
     Tensor<T>& x = *temps_[t];
     x.grad_pending = x.requires_grad;
@@ -110,8 +113,14 @@ void Graph<T>::backward(Tensor<T>* loss, T seed) {
       const Op<T>& op = ops_[k];
       if (!op.out->requires_grad) continue;
       zero(op.out);
-      for (Tensor<T>* x : op.in) zero(x);
+      for (size_t i = 0; i < op.in.size(); ++i) {
+        // An input listed twice is zeroed: its second gradient adds to its first.
+        const bool repeated = std::count(op.in.begin(), op.in.end(), op.in[i]) > 1;
+        if (!op.writes_fresh[i] || repeated) zero(op.in[i]);
+      }
       op.backward(*this, op);
+      for (Tensor<T>* x : op.in)
+        if (x) x->grad_pending = false;
     }
   }
   for (size_t t = 0; t < temps_used_; ++t) zero(temps_[t].get());  // results the loss does not use

@@ -6,9 +6,11 @@
 // once and appends an Op to the tape holding what its backward needs.
 // backward(loss) runs the tape in reverse; every backward accumulates (+=)
 // into the gradients of its inputs, so a tensor used twice (a residual, a
-// tied embedding) sums the gradients of both uses. clear() drops the step's
-// tensors and ops but keeps their buffers for the next step, which usually
-// has the same structure, so a steady training loop stops allocating.
+// tied embedding) sums the gradients of both uses (an op may instead write
+// an input's gradient on its first use: Op::writes_fresh). clear() drops
+// the step's tensors and ops but keeps their buffers for the next step,
+// which usually has the same structure, so a steady training loop stops
+// allocating.
 //
 // T is float for training (the platforms GEMM, multi-threaded) or double for
 // gradient checks (plain loops); both are instantiated in graph.cpp.
@@ -46,6 +48,11 @@ struct Op {
   std::array<Tensor<T>*, 3> saved{};  // buffers saved by the forward (no gradients)
   OpArgs args;                        // sizes, flags and factors (op_args.hpp)
   std::vector<int> ints;              // token ids, targets, lengths (capacity kept across steps)
+  // writes_fresh[i]: the backward writes (=), not adds, the whole gradient
+  // of in[i] when its grad_pending is still set (its first use in reverse),
+  // so backward() does not zero that gradient first: a step's largest
+  // gradients (the logits', [tokens, vocabulary]) were written twice.
+  std::array<bool, 4> writes_fresh{};
 };
 
 // Where the dropout stream stands: masks depend only on (seed, calls), so

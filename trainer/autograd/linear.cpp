@@ -24,9 +24,11 @@ inline size_t grads_scratch_size(int M, int N, int K, bool trans_b) {
 }
 
 // Gradients of y[M, N] = a[M, K] op(b) for one pair of matrices, added into
-// da and db (either may be null). mm(M, N, K, A, lda, B, ldb, layout, C, ldc)
-// accumulates C += A op(B); rows(R, fn) runs fn(r0, r1) over [0, R), on the
-// pool or not, for the transposes; tmp holds grads_scratch_size(M, N, K, trans_b) values.
+// da and db (either may be null); da is written instead when da_fresh (its
+// first use, Op::writes_fresh). mm(M, N, K, A, lda, B, ldb, layout, C,
+// ldc, accumulate) computes C (+)= A op(B); rows(R, fn) runs fn(r0, r1) over
+// [0, R), on the pool or not, for the transposes; tmp holds
+// grads_scratch_size(M, N, K, trans_b) values.
 //
 // The weight gradient sums over the M rows, so one of dy [M, N] and a [M, K]
 // is transposed for the GEMM's left operand. Transposing a instead of dy
@@ -36,14 +38,14 @@ inline size_t grads_scratch_size(int M, int N, int K, bool trans_b) {
 // each gradient element is the same sum of the same products in the same
 // row order, so the choice does not change its value.
 template <class T, class Mm, class Rows>
-void matmul_grads(Mm&& mm, Rows&& rows, T* tmp, const T* a, T* da, const T* b, T* db, const T* dy, int M, int N, int K,
-                  bool trans_b) {
+void matmul_grads(Mm&& mm, Rows&& rows, T* tmp, const T* a, T* da, bool da_fresh, const T* b, T* db, const T* dy, int M,
+                  int N, int K, bool trans_b) {
   if (da) {
-    // da[M, K] += dy[M, N] op(b)^T: b read as [N, K] (kn: inner N) or [K, N] (nk).
+    // da[M, K] (+)= dy[M, N] op(b)^T: b read as [N, K] (kn: inner N) or [K, N] (nk).
     if (trans_b)
-      mm(M, K, N, dy, size_t(N), b, size_t(K), BLayout::kn, da, size_t(K));
+      mm(M, K, N, dy, size_t(N), b, size_t(K), BLayout::kn, da, size_t(K), !da_fresh);
     else
-      mm(M, K, N, dy, size_t(N), b, size_t(N), BLayout::nk, da, size_t(K));
+      mm(M, K, N, dy, size_t(N), b, size_t(N), BLayout::nk, da, size_t(K), !da_fresh);
   }
   if (!db) return;
   // g[N, K] = dy^T a, the gradient of b when op(b) = b^T; g^T = a^T dy otherwise.
@@ -51,21 +53,21 @@ void matmul_grads(Mm&& mm, Rows&& rows, T* tmp, const T* a, T* da, const T* b, T
   if (transposes_dy(M, N, K)) {
     rows(M, [&](int r0, int r1) { transpose(dy, M, N, size_t(N), tmp, r0, r1); });  // dy^T [N, M]
     if (want_nk) {
-      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, db, size_t(K));
+      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, db, size_t(K), true);
     } else {
       T* g = tmp + size_t(M) * N;
       std::fill(g, g + size_t(N) * K, T(0));
-      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, g, size_t(K));
+      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, g, size_t(K), true);
       rows(N, [&](int r0, int r1) { add_transposed(g, N, K, db, r0, r1); });  // db[K, N] += g^T
     }
   } else {
     rows(M, [&](int r0, int r1) { transpose(a, M, K, size_t(K), tmp, r0, r1); });  // a^T [K, M]
     if (!want_nk) {
-      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, db, size_t(N));
+      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, db, size_t(N), true);
     } else {
       T* g = tmp + size_t(M) * K;
       std::fill(g, g + size_t(K) * N, T(0));
-      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, g, size_t(N));
+      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, g, size_t(N), true);
       rows(K, [&](int r0, int r1) { add_transposed(g, K, N, db, r0, r1); });  // db[N, K] += g^T
     }
   }
@@ -87,8 +89,9 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
   const bool trans_b = args.trans_b;
   const T* dy = op.out->grad_data();
   T* tmp = g.scratch(0, grads_scratch_size(M, N, K, trans_b));
-  auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc) {
-    gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true);
+  auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc,
+                bool accumulate) {
+    gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, accumulate);
   };
   // Transposes split by rows of 32 (their blocks) over the pool.
   auto rows = [&](int R, auto&& fn) {
@@ -96,7 +99,9 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
       fn(int(b0 * 32), int(std::min<int64_t>(R, b1 * 32)));
     });
   };
-  matmul_grads(mm, rows, tmp, a->data(), grad_or_null(a), b->data(), grad_or_null(b), dy, M, N, K, trans_b);
+  // a's gradient is written on its first use, unless a is also b or bias (Graph::backward zeroes it then).
+  matmul_grads(mm, rows, tmp, a->data(), grad_or_null(a), a->grad_pending, b->data(), grad_or_null(b), dy, M, N, K,
+               trans_b);
   if (T* db = grad_or_null(bias)) {
     // Each task sums its own columns over every row.
     parallel_range(g, N, 64, [&](int64_t n0, int64_t n1, int) {
@@ -117,6 +122,7 @@ Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias,
     Op<T>& op = g.record(&matmul_backward<T>, y);
     op.in = {a, b, bias, nullptr};
     op.args = args;
+    op.writes_fresh[0] = true;  // a's gradient (matmul_backward)
   }
   return y;
 }
@@ -135,13 +141,14 @@ void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
   const size_t tmp = grads_scratch_size(M, N, K, trans_b);
   parallel_tasks(g, Bt, [&](int item, int thread) {
     T* s = g.scratch(thread, pack + tmp);
-    auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc) {
-      gemm_serial(g, s, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, true);
+    auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc,
+                  bool accumulate) {
+      gemm_serial(g, s, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, accumulate);
     };
     const size_t ao = size_t(item) * M * K, bo = size_t(item) * K * N;
     auto rows = [](int R, auto&& fn) { fn(0, R); };  // this task's thread only
-    matmul_grads(mm, rows, s + pack, a->data() + ao, da ? da + ao : nullptr, b->data() + bo, db ? db + bo : nullptr,
-                 op.out->grad_data() + size_t(item) * M * N, M, N, K, trans_b);
+    matmul_grads(mm, rows, s + pack, a->data() + ao, da ? da + ao : nullptr, false, b->data() + bo,
+                 db ? db + bo : nullptr, op.out->grad_data() + size_t(item) * M * N, M, N, K, trans_b);
   });
 }
 

@@ -6,6 +6,7 @@
 // second [N, V] buffer is kept.
 #include "autograd/loss.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -29,17 +30,30 @@ void cross_entropy_backward(Graph<T>& g, const Op<T>& op) {
   const T dl = op.out->grad[0];
   const T off = dl * eps / T(V);
   const std::vector<int>& targets = op.ints;
+  // On its first use (Op::writes_fresh) the logits' gradient is
+  // written, not added to: the [tokens, vocabulary] buffer is neither zeroed
+  // nor read first.
+  const bool fresh = logits->grad_pending;
   parallel_range(g, int64_t(targets.size()), 4, [&](int64_t r0, int64_t r1, int thread) {
     for (int64_t r = r0; r < r1; ++r) {
-      if (targets[r] == pad) continue;
       const T* z = logits->data() + r * V;
       T* dz = logits->grad_data() + r * V;
+      if (targets[r] == pad) {
+        if (fresh) std::fill(dz, dz + V, T(0));
+        continue;
+      }
       if constexpr (std::is_same_v<T, float>) {
         // p through the SIMD softmax kernel: the exponentials are most of this op.
         float* p = g.scratch(thread, size_t(V));
         std::copy(z, z + V, p);
         g.kernels().softmax_f32(p, V);
-        for (int v = 0; v < V; ++v) dz[v] += dl * p[v] - off;
+        if (fresh) {
+          for (int v = 0; v < V; ++v) dz[v] = dl * p[v] - off;
+        } else {
+          for (int v = 0; v < V; ++v) dz[v] += dl * p[v] - off;
+        }
+      } else if (fresh) {
+        for (int v = 0; v < V; ++v) dz[v] = dl * std::exp(z[v] - lse[r]) - off;
       } else {
         for (int v = 0; v < V; ++v) dz[v] += dl * std::exp(z[v] - lse[r]) - off;
       }
@@ -116,6 +130,7 @@ CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const in
     op.saved[0] = lse;
     op.args = args;
     op.ints.assign(targets.begin(), targets.end());
+    op.writes_fresh[0] = true;
   }
   return result;
 }

@@ -62,7 +62,7 @@ struct Tensor {
   std::vector<T> grad;         // d loss / d value, same size; filled by Graph::backward
   bool requires_grad = false;  // parameters, and everything computed from one
   bool is_parameter = false;   // kept by Graph::clear()
-  bool grad_pending = false;   // Graph::backward has yet to zero this step's gradient
+  bool grad_pending = false;   // Graph::backward has yet to zero (or an op to write) this step's gradient
   std::string name;            // parameters: the model_spec name, e.g. "encoder/layer_0/ffn/linear_0/weight"
 
   int64_t numel() const { return shape.numel(); }
