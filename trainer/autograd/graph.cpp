@@ -113,11 +113,8 @@ void Graph<T>::backward(Tensor<T>* loss, T seed) {
       const Op<T>& op = ops_[k];
       if (!op.out->requires_grad) continue;
       zero(op.out);
-      for (size_t i = 0; i < op.in.size(); ++i) {
-        // An input listed twice is zeroed: its second gradient adds to its first.
-        const bool repeated = std::count(op.in.begin(), op.in.end(), op.in[i]) > 1;
-        if (!op.writes_fresh[i] || repeated) zero(op.in[i]);
-      }
+      for (size_t i = 0; i < op.in.size(); ++i)
+        if (!op.writes_fresh[i]) zero(op.in[i]);
       op.backward(*this, op);
       for (Tensor<T>* x : op.in)
         if (x) x->grad_pending = false;

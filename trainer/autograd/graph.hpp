@@ -51,7 +51,9 @@ struct Op {
   // writes_fresh[i]: the backward writes (=), not adds, the whole gradient
   // of in[i] when its grad_pending is still set (its first use in reverse),
   // so backward() does not zero that gradient first: a step's largest
-  // gradients (the logits', [tokens, vocabulary]) were written twice.
+  // gradients (the logits', [tokens, vocabulary]) were written twice. Mark
+  // one position per tensor: the same tensor at an unmarked position is
+  // zeroed there and reaches the op no longer pending (matmul(y, y)).
   std::array<bool, 4> writes_fresh{};
 };
 
