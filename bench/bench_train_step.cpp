@@ -11,7 +11,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "autograd/gemm.hpp"
+#include "fma_peak.hpp"
 #include "optim/adam.hpp"
 
 #include "train_step_batch.hpp"
@@ -51,6 +54,9 @@ void BM_train_step(benchmark::State& state, const std::string& preset) {
   state.counters["target_tokens/s"] =
       benchmark::Counter(double(batch.target_tokens), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["threads"] = double(bench_threads());
+  // The step's products over its wall time (train_step_gemm_flops).
+  state.counters["GEMM_GFLOP/s"] = benchmark::Counter(mt::bench::train_step_gemm_flops(config) * 1e-9,
+                                                      benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK_CAPTURE(BM_train_step, tiny, std::string("tiny"))
@@ -62,6 +68,52 @@ BENCHMARK_CAPTURE(BM_train_step, small, std::string("small"))
     ->UseRealTime()
     ->MinTime(mt::bench::train_min_time());
 
+// The step's products one by one, as autograd::gemm runs them (tiny: 4096
+// tokens, d_model 128, d_ff 256, vocabulary 8000), in GFLOP/s: where a
+// step's GEMM time goes. Weight gradients sum over the 4096 tokens (K).
+void BM_train_gemm(benchmark::State& state, int M, int N, int K, bool nk) {
+  using mt::autograd::BLayout;
+  mt::autograd::Graph<float> g(bench_threads());
+  std::vector<float> A(size_t(M) * K), B(size_t(N) * K), C(size_t(M) * N);
+  uint32_t x = 7;
+  for (auto* v : {&A, &B})
+    for (float& f : *v) f = float((x = x * 1664525u + 1013904223u) >> 9) * 0x1p-23f - 0.5f;
+  for (auto _ : state) {
+    mt::autograd::gemm(g, M, N, K, A.data(), size_t(K), B.data(), size_t(nk ? K : N), nk ? BLayout::nk : BLayout::kn,
+                       static_cast<const float*>(nullptr), C.data(), size_t(N), false);
+    benchmark::DoNotOptimize(C.data());
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * M * N * K * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Forward (nk: x W^T), input gradient (kn: dy W) and weight gradient (kn:
+// dy^T x or x^T dy, K = tokens) of the output projection, FFN and attention
+// projections.
+BENCHMARK_CAPTURE(BM_train_gemm, logits_fwd, 4096, 8000, 128, true)->UseRealTime();
+BENCHMARK_CAPTURE(BM_train_gemm, logits_dx, 4096, 128, 8000, false)->UseRealTime();
+BENCHMARK_CAPTURE(BM_train_gemm, logits_dw, 128, 8000, 4096, false)->UseRealTime();
+BENCHMARK_CAPTURE(BM_train_gemm, ffn_fwd, 4096, 256, 128, true)->UseRealTime();
+BENCHMARK_CAPTURE(BM_train_gemm, ffn_dx, 4096, 128, 256, false)->UseRealTime();
+BENCHMARK_CAPTURE(BM_train_gemm, ffn_dw, 128, 256, 4096, false)->UseRealTime();
+BENCHMARK_CAPTURE(BM_train_gemm, proj_fwd, 4096, 128, 128, true)->UseRealTime();
+BENCHMARK_CAPTURE(BM_train_gemm, proj_dw, 128, 128, 4096, false)->UseRealTime();
+
 }  // namespace
 
-BENCHMARK_MAIN();
+// fma_peak_f32 on MT_BENCH_THREADS threads at once: the ceiling of the
+// step's GEMM_GFLOP/s (its FLOPS sum the threads').
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512 || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+    benchmark::RegisterBenchmark(avx512 ? "fma_peak_f32/avx512" : "fma_peak_f32/avx2",
+                                 avx512 ? mt_bench::fma_peak_f32 : mt_bench::fma_peak_f32_avx2)
+        ->Threads(bench_threads())
+        ->UseRealTime()
+        ->MinTime(0.5);
+#endif
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}

@@ -22,12 +22,14 @@ inline constexpr int kPeakIterations = 1 << 16;
 
 // After the timed loop: keeps the chains' results alive (so the loop is not
 // optimised away) and reports `counter` per second, ops_per_pass being one
-// pass over all the chains.
+// pass over all the chains. Run on several threads (->Threads(n)), the
+// iterations are already the threads' total, so the per-thread counters are
+// averaged, not summed: the rate is all threads' together.
 template <class Chains>
 inline void report_peak(benchmark::State& state, Chains& acc, const char* counter, double ops_per_pass) {
   benchmark::DoNotOptimize(acc);
   state.counters[counter] =
-      benchmark::Counter(double(kPeakIterations) * ops_per_pass, benchmark::Counter::kIsIterationInvariantRate);
+      benchmark::Counter(double(kPeakIterations) * ops_per_pass, benchmark::Counter::Flags(benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kAvgThreads));
 }
 
 __attribute__((target("avx512f"))) inline void fma_peak_f32(benchmark::State& state) {

@@ -3,7 +3,9 @@
 backward + Adam) of the "tiny" and "small" configs on 128 sentences x 32
 random tokens on both sides (4096 target tokens), label smoothing 0.1, no
 dropout, post-norm ReLU, sinusoidal positions, shared and tied embeddings.
-Prints seconds per step and target tokens/s.
+Prints seconds per step and target tokens/s; with --flops, instead, the
+FLOPs of one step's matrix products as torch.profiler counts them (mm, addmm,
+bmm, baddbmm), the count bench_train_step's GEMM_GFLOP/s divides by.
 
 Threads: MT_BENCH_THREADS (default 1), passed to torch.set_num_threads and
 to OpenBLAS (OPENBLAS_NUM_THREADS, which Debian's pthread OpenBLAS reads);
@@ -121,6 +123,22 @@ def bench(name, threads, min_time=3.0):
           flush=True)
 
 
+def count_flops(name):
+    """One step's matrix-product FLOPs under torch.profiler(with_flops)."""
+    enc, dec, C, H, Fd, V = CONFIGS[name]
+    model = Seq2Seq(enc, dec, C, H, Fd, V)
+    source = torch.randint(4, V, (SENTENCES, LENGTH))
+    target = torch.randint(4, V, (SENTENCES, LENGTH))
+    causal = torch.triu(torch.full((LENGTH, LENGTH), float("-inf")), diagonal=1)
+    with torch.profiler.profile(with_flops=True) as prof:
+        logits = model(source, target, causal)
+        F.cross_entropy(logits.reshape(-1, V), target.reshape(-1), label_smoothing=0.1).backward()
+    products = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+    flops = sum(e.flops for e in prof.key_averages() if e.key in products)
+    print("torch %s %-5s: %.2f GFLOP of matrix products per step (torch.profiler: %s)" %
+          (torch.__version__, name, flops / 1e9, ", ".join(products)), flush=True)
+
+
 def _openblas_core():
     """The kernel set OpenBLAS picked for libblas.so.3, the library Debian's
     torch calls for sgemm (an update-alternatives link), or "not-OpenBLAS"
@@ -141,10 +159,15 @@ def main():
         torch.backends.cudnn.allow_tf32 = False
     threads = max(1, int(os.environ.get("MT_BENCH_THREADS", "1")))
     torch.set_num_threads(threads)
-    names = sys.argv[1:] or ["tiny", "small"]
+    args = sys.argv[1:]
+    flops = "--flops" in args
+    names = [a for a in args if a != "--flops"] or ["tiny", "small"]
     min_time = float(os.environ.get("MT_BENCH_MIN_TIME", "3"))
     for name in names:
-        bench(name, threads, min_time)
+        if flops:
+            count_flops(name)
+        else:
+            bench(name, threads, min_time)
 
 
 if __name__ == "__main__":

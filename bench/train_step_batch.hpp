@@ -47,4 +47,22 @@ inline train::Batch random_train_batch(const ModelConfig& c) {
   return b;
 }
 
+// The step's matrix products in FLOPs (2 per multiply-add), counted as a
+// dense implementation computes them (bench/torch_train_step.py: full
+// attention score matrices, causal or not): every product of the forward,
+// and in the backward the gradients of both of its operands, 3x the
+// forward. Softmax, LayerNorm, Adam and the rest are not counted, so a step
+// can never take less than this over the FMA peak (bench/fma_peak.hpp).
+inline double train_step_gemm_flops(const ModelConfig& c) {
+  const double B = kTrainSentences, S = kTrainLength, T = kTrainLength;
+  const double d = c.d_model, ff = c.d_ff, Ns = B * S, Nt = B * T;
+  const double ffn = 2 * 2 * d * ff;  // per token: two linears
+  const double encoder = Ns * (4 * 2 * d * d + ffn) + 2 * 2 * B * S * S * d;  // qkv, out; scores, context
+  const double decoder = Nt * (4 * 2 * d * d + 2 * 2 * d * d + ffn)          // self qkv, out; cross q, out
+                         + Ns * 2 * 2 * d * d                                 // cross k, v of the memory
+                         + 2 * 2 * B * T * T * d + 2 * 2 * B * T * S * d;     // self and cross attention
+  const double logits = Nt * 2 * d * c.target_vocab_size;
+  return 3 * (c.encoder_layers * encoder + c.decoder_layers * decoder + logits);
+}
+
 }  // namespace mt::bench
