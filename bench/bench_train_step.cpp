@@ -83,8 +83,7 @@ void BM_train_gemm(benchmark::State& state, int M, int N, int K, bool nk) {
                        static_cast<const float*>(nullptr), C.data(), size_t(N), false);
     benchmark::DoNotOptimize(C.data());
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * M * N * K * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Forward (nk: x W^T), input gradient (kn: dy W) and weight gradient (kn:

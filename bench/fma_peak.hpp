@@ -28,8 +28,9 @@ inline constexpr int kPeakIterations = 1 << 16;
 template <class Chains>
 inline void report_peak(benchmark::State& state, Chains& acc, const char* counter, double ops_per_pass) {
   benchmark::DoNotOptimize(acc);
-  state.counters[counter] =
-      benchmark::Counter(double(kPeakIterations) * ops_per_pass, benchmark::Counter::Flags(benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kAvgThreads));
+  state.counters[counter] = benchmark::Counter(
+      double(kPeakIterations) * ops_per_pass,
+      benchmark::Counter::Flags(benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kAvgThreads));
 }
 
 __attribute__((target("avx512f"))) inline void fma_peak_f32(benchmark::State& state) {

@@ -56,9 +56,9 @@ inline train::Batch random_train_batch(const ModelConfig& c) {
 inline double train_step_gemm_flops(const ModelConfig& c) {
   const double B = kTrainSentences, S = kTrainLength, T = kTrainLength;
   const double d = c.d_model, ff = c.d_ff, Ns = B * S, Nt = B * T;
-  const double ffn = 2 * 2 * d * ff;  // per token: two linears
+  const double ffn = 2 * 2 * d * ff;                                          // per token: two linears
   const double encoder = Ns * (4 * 2 * d * d + ffn) + 2 * 2 * B * S * S * d;  // qkv, out; scores, context
-  const double decoder = Nt * (4 * 2 * d * d + 2 * 2 * d * d + ffn)          // self qkv, out; cross q, out
+  const double decoder = Nt * (4 * 2 * d * d + 2 * 2 * d * d + ffn)           // self qkv, out; cross q, out
                          + Ns * 2 * 2 * d * d                                 // cross k, v of the memory
                          + 2 * 2 * B * T * T * d + 2 * 2 * B * T * S * d;     // self and cross attention
   const double logits = Nt * 2 * d * c.target_vocab_size;
