@@ -253,28 +253,40 @@ TEST_CASE("cross entropy with label smoothing and padding matches finite differe
 }
 
 // Gradients that ops write on their first use (Op::writes_fresh: a
-// linear's or matmul's left operand, the logits of cross_entropy) instead of
-// adding into zeros. Ops run in reverse: h's gradient is written by the
-// linear, then the relu adds; y's is zeroed for matmul(y, y) (y twice in one
-// op), which adds both halves, then the logits' matmul adds.
+// linear's or matmul's left operand, the logits of cross_entropy, the inputs
+// of add, relu, layer_norm and dropout) instead of adding into zeros. Ops
+// run in reverse: h's gradient is written by the linear, then the relu adds;
+// y's is written by add(d, y), then layer_norm's input q is written and
+// scale adds q's into y, then y's is zeroed for matmul(y, y) (y twice in one
+// op), which adds both halves, then the logits' matmul adds. add(rr, rr)
+// adds rr's gradient twice; relu writes a's, add writes d's, dropout n's.
 template <class T>
 void first_use_parameters(Graph<T>& g) {
   random_parameter(g, "x", Shape{6, 5}, 1);
   random_parameter(g, "w", Shape{7, 5}, 2);
   random_parameter(g, "b", Shape{7}, 3);
   random_parameter(g, "v", Shape{9, 7}, 4);
+  random_parameter(g, "gamma", Shape{7}, 5, 0.5, 1.5);
+  random_parameter(g, "beta", Shape{7}, 6);
 }
 
 template <class T>
 Tensor<T>* first_use_loss(Graph<T>& g, std::span<const int> targets) {
   auto& p = g.parameters();
+  g.set_seed(7);  // the same dropout mask at every call
   Tensor<T>* h = scale(g, p[0], 0.5);
   Tensor<T>* r = relu(g, h);
   Tensor<T>* y = linear(g, h, p[1], p[2]);
   Tensor<T>* logits = matmul(g, y, p[3], true);
   Tensor<T>* yy = matmul(g, y, y, true);
   Tensor<T>* ce = cross_entropy(g, logits, targets, 2, 0.1).loss;
-  return add(g, add(g, ce, weighted_sum(g, yy, 5)), weighted_sum(g, r, 6));
+  Tensor<T>* q = scale(g, y, 2.0);
+  Tensor<T>* n = layer_norm(g, q, p[4], p[5], 1e-5);
+  Tensor<T>* d = dropout(g, n, 0.3);
+  Tensor<T>* a = add(g, d, y);
+  Tensor<T>* rr = relu(g, a);
+  Tensor<T>* s = add(g, rr, rr);
+  return add(g, add(g, ce, weighted_sum(g, yy, 5)), add(g, weighted_sum(g, r, 6), weighted_sum(g, s, 7)));
 }
 
 TEST_CASE("gradients written on first use match finite differences", "[autograd]") {
@@ -343,6 +355,27 @@ TEST_CASE("dropout is deterministic for a seed and call order", "[autograd]") {
   const double dropped = double(std::count(a1.begin(), a1.end(), 0.0f)) / double(a1.size());
   CHECK(dropped == Approx(0.25).margin(0.01));
   for (float v : a1) CHECK((v == 0.0f || v == 1.0f / 0.75f));
+
+  // The op decides in integers what dropout_uniform defines in doubles.
+  for (double p : {1e-12, 0.1, 0.25, 0.3, 1.0 / 3.0, 0.5, 0.9, std::nextafter(1.0, 0.0)})
+    for (uint64_t i = 0; i < 20000; ++i) {
+      INFO("p " << p << " element " << i);
+      REQUIRE(dropout_drops(42, 3, i, p) == (dropout_uniform(42, 3, i) < p));
+    }
+  // Thresholds exactly at a draw: u < u is false, u < next(u) true.
+  for (uint64_t i = 0; i < 64; ++i) {
+    const double u = dropout_uniform(9, 1, i);
+    CHECK_FALSE(dropout_drops(9, 1, i, u));
+    CHECK(dropout_drops(9, 1, i, std::nextafter(u, 1.0)));
+  }
+  {  // and the op's masks are those
+    Graph<float> g(2);
+    g.set_seed(42);
+    Tensor<float>* x = g.parameter("x", Shape{70, 1000});
+    std::fill(x->value.begin(), x->value.end(), 1.0f);
+    const std::vector<float> y = dropout(g, x, 0.3)->value;
+    for (size_t i = 0; i < y.size(); ++i) REQUIRE((y[i] == 0.0f) == dropout_drops(42, 0, i, 0.3));
+  }
 
   // Identity at inference: the input tensor itself comes back.
   Graph<double> g;

@@ -21,13 +21,21 @@ void relu_backward(Graph<T>& g, const Op<T>& op) {
   const T* x = op.in[0]->data();
   const T* dy = op.out->grad_data();
   T* dx = op.in[0]->grad_data();
+  const bool fresh = op.in[0]->grad_pending;  // first use: written, not added (Op::writes_fresh)
   // Pointers captured by value (a reference capture reloads them after
   // every store) and dy loaded unconditionally: the loop becomes a
   // vectorised select instead of an unpredictable branch per element.
-  parallel_range(g, op.out->numel(), kGrain, [x, dy, dx](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i) {
-      const T d = dy[i];
-      dx[i] += x[i] > T(0) ? d : T(0);
+  parallel_range(g, op.out->numel(), kGrain, [x, dy, dx, fresh](int64_t b, int64_t e, int) {
+    if (fresh) {
+      for (int64_t i = b; i < e; ++i) {
+        const T d = dy[i];
+        dx[i] = x[i] > T(0) ? d : T(0);
+      }
+    } else {
+      for (int64_t i = b; i < e; ++i) {
+        const T d = dy[i];
+        dx[i] += x[i] > T(0) ? d : T(0);
+      }
     }
   });
 }
@@ -87,7 +95,11 @@ Tensor<T>* relu(Graph<T>& g, Tensor<T>* x) {
   parallel_range(g, x->numel(), kGrain, [in, out](int64_t b, int64_t e, int) {
     for (int64_t i = b; i < e; ++i) out[i] = in[i] > T(0) ? in[i] : T(0);
   });
-  if (y->requires_grad) g.record(&relu_backward<T>, y).in[0] = x;
+  if (y->requires_grad) {
+    Op<T>& op = g.record(&relu_backward<T>, y);
+    op.in[0] = x;
+    op.writes_fresh[0] = true;  // x's gradient (relu_backward)
+  }
   return y;
 }
 

@@ -14,7 +14,11 @@ namespace mt::autograd {
 template <class T>
 Tensor<T>* dropout(Graph<T>& g, Tensor<T>* x, double p);
 
-// The uniform in [0, 1) that dropout stream `stream` of `seed` draws for element i.
+// The uniform in [0, 1) that dropout stream `stream` of `seed` draws for
+// element i (the definition; the GPU's kernel draws the same).
 double dropout_uniform(uint64_t seed, uint64_t stream, uint64_t i);
+// Whether dropout with probability p drops element i: dropout_uniform(seed,
+// stream, i) < p, decided in integers as the op does.
+bool dropout_drops(uint64_t seed, uint64_t stream, uint64_t i, double p);
 
 }  // namespace mt::autograd

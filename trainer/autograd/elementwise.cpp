@@ -3,6 +3,8 @@
 // y = s x (dx += s dy), y = sum x (dx += dy).
 #include "autograd/elementwise.hpp"
 
+#include <algorithm>
+
 #include "autograd/parallel.hpp"
 
 namespace mt::autograd {
@@ -16,12 +18,22 @@ bool needs(Tensor<T>* t) {
   return t && t->requires_grad;
 }
 
+// An input's gradient on its first use (Op::writes_fresh) is a copy of dy.
 template <class T>
 void add_backward(Graph<T>& g, const Op<T>& op) {
   const T* dy = op.out->grad_data();
+  T* dx[2] = {};
+  bool fresh[2] = {};
+  for (int j = 0; j < 2; ++j)
+    if (needs(op.in[j])) dx[j] = op.in[j]->grad_data(), fresh[j] = op.in[j]->grad_pending;
   parallel_range(g, op.out->numel(), kGrain, [&](int64_t b, int64_t e, int) {
-    for (Tensor<T>* x : {op.in[0], op.in[1]})
-      if (needs(x)) accumulate(x->grad_data() + b, dy + b, e - b);
+    for (int j = 0; j < 2; ++j) {
+      if (!dx[j]) continue;
+      if (fresh[j])
+        std::copy(dy + b, dy + e, dx[j] + b);
+      else
+        accumulate(dx[j] + b, dy + b, e - b);
+    }
   });
 }
 
@@ -88,7 +100,11 @@ Tensor<T>* add(Graph<T>& g, Tensor<T>* a, Tensor<T>* b) {
   parallel_range(g, y->numel(), kGrain, [&](int64_t s, int64_t e, int) {
     for (int64_t i = s; i < e; ++i) y->value[i] = a->value[i] + b->value[i];
   });
-  if (y->requires_grad) g.record(&add_backward<T>, y).in = {a, b, nullptr, nullptr};
+  if (y->requires_grad) {
+    Op<T>& op = g.record(&add_backward<T>, y);
+    op.in = {a, b, nullptr, nullptr};
+    op.writes_fresh = {true, b != a, false, false};  // add(x, x): one position (Op::writes_fresh)
+  }
   return y;
 }
 

@@ -25,6 +25,7 @@ void layer_norm_backward(Graph<T>& g, const Op<T>& op) {
   const int C = x->cols();
   if (x->requires_grad) {
     const T* gm = gamma->value.data();
+    const bool fresh = x->grad_pending;  // first use: written, not added (Op::writes_fresh)
     // kRows rows at a time: each row's two sums run in c order as one row
     // alone would (the same values), but the rows' chains of dependent adds
     // interleave instead of waiting on each other.
@@ -46,10 +47,18 @@ void layer_norm_backward(Graph<T>& g, const Op<T>& op) {
           const T* dyr = dy + (m + i) * C;
           T* dxr = x->grad_data() + (m + i) * C;
           const T r = rstd[m + i], mu = mean[m + i], a = dn_mean[i] / T(C), b = dn_xhat_mean[i] / T(C);
-          for (int c = 0; c < C; ++c) {
-            const T xhat = (xr[c] - mu) * r;
-            const T dn = dyr[c] * gm[c];
-            dxr[c] += r * (dn - a - xhat * b);
+          if (fresh) {
+            for (int c = 0; c < C; ++c) {
+              const T xhat = (xr[c] - mu) * r;
+              const T dn = dyr[c] * gm[c];
+              dxr[c] = r * (dn - a - xhat * b);
+            }
+          } else {
+            for (int c = 0; c < C; ++c) {
+              const T xhat = (xr[c] - mu) * r;
+              const T dn = dyr[c] * gm[c];
+              dxr[c] += r * (dn - a - xhat * b);
+            }
           }
         }
       }
@@ -120,6 +129,7 @@ Tensor<T>* layer_norm(Graph<T>& g, Tensor<T>* x, Tensor<T>* gamma, Tensor<T>* be
     Op<T>& op = g.record(&layer_norm_backward<T>, y);
     op.in = {x, gamma, beta, nullptr};
     op.saved = {mean, rstd, nullptr};
+    op.writes_fresh[0] = true;  // x's gradient (layer_norm_backward)
   }
   return y;
 }
