@@ -319,6 +319,57 @@ TEST_CASE("gradients written on first use do not keep the previous step's values
   }
 }
 
+// Attention writes its inputs' gradients on their first use too: one tensor
+// at both positions (fused qkv) or two (cross attention's q and kv), each
+// head's valid rows by its GEMMs, padded rows and empty sequences as zeros.
+// The inputs are temporaries (scale), so their gradients are pending.
+template <class T>
+void attention_first_use_parameters(Graph<T>& g) {
+  random_parameter(g, "qkv", Shape{15, 18}, 1, -1.5, 1.5);  // B 3 x L 5, C 6 in 2 heads
+  random_parameter(g, "q", Shape{6, 8}, 2, -1.5, 1.5);      // B 2 x Lq 3, C 8 in 2 heads
+  random_parameter(g, "kv", Shape{8, 16}, 3, -1.5, 1.5);    // B 2 x Lk 4
+}
+
+// lengths: the self-attention's 3, then the queries' 2 and the keys' 2.
+template <class T>
+Tensor<T>* attention_first_use_loss(Graph<T>& g, std::span<const int> lengths) {
+  auto& p = g.parameters();
+  Tensor<T>* qkv = scale(g, p[0], 0.5);
+  Tensor<T>* q = scale(g, p[1], 0.5);
+  Tensor<T>* kv = scale(g, p[2], 0.5);
+  Tensor<T>* self = self_attention(g, qkv, SeqBatch{3, 5, lengths.subspan(0, 3)}, 2, true);
+  Tensor<T>* cross =
+      cross_attention(g, q, SeqBatch{2, 3, lengths.subspan(3, 2)}, kv, SeqBatch{2, 4, lengths.subspan(5, 2)}, 2);
+  return add(g, weighted_sum(g, self, 2), weighted_sum(g, cross, 3));
+}
+
+TEST_CASE("attention gradients written on first use match finite differences", "[autograd]") {
+  Graph<double> g;
+  attention_first_use_parameters(g);
+  require_gradients(g, [](Graph<double>& g) {
+    static const int lengths[] = {5, 0, 3, 3, 2, 2, 4};
+    return attention_first_use_loss(g, lengths);
+  });
+}
+
+TEST_CASE("attention gradients written on first use do not keep the previous step's values", "[autograd]") {
+  const int first[] = {5, 2, 4, 3, 2, 2, 4}, second[] = {3, 5, 0, 1, 3, 4, 1};
+  for (int threads : {1, 2}) {
+    Graph<float> reused(threads), fresh(threads);
+    attention_first_use_parameters(reused);
+    attention_first_use_parameters(fresh);
+    reused.backward(attention_first_use_loss(reused, first));
+    reused.clear();
+    reused.zero_grad();
+    reused.backward(attention_first_use_loss(reused, second));
+    fresh.backward(attention_first_use_loss(fresh, second));
+    for (size_t i = 0; i < fresh.parameters().size(); ++i) {
+      INFO(fresh.parameters()[i]->name << " on " << threads << " threads");
+      CHECK(reused.parameters()[i]->grad == fresh.parameters()[i]->grad);
+    }
+  }
+}
+
 TEST_CASE("cross entropy hand checked value", "[autograd]") {
   Graph<double> g;
   // Row 0: logits (0, ln 2, ln 5) -> p = (1/8, 2/8, 5/8), target 2. Row 1: padding.

@@ -101,11 +101,25 @@ void attention_backward(Graph<T>& g, const Op<T>& op) {
   const T scale = T(1) / std::sqrt(T(l.dh));
   T* dq_base = qt->requires_grad ? qt->grad_data() : nullptr;
   T* dkv_base = kvt->requires_grad ? kvt->grad_data() : nullptr;
+  // A gradient on its first use (Op::writes_fresh, both positions: the
+  // heads' q, k and v columns cover the q and kv tensors, one tensor or
+  // two) is written, not added: the GEMMs with accumulate off on each
+  // head's valid rows, zeros on its padded rows.
+  const bool q_fresh = dq_base && qt->grad_pending, kv_fresh = dkv_base && kvt->grad_pending;
   const size_t pack = attention_scratch(l) - 2 * size_t(l.Lq) * l.Lk;
   parallel_tasks(g, l.B * l.H, [&](int task, int thread) {
     const int b = task / l.H, h = task % l.H;
     const Head<T> hd = head_of<T>(l, b, h);
     const int M = hd.q_rows, N = hd.k_rows, dh = l.dh, Lk = l.Lk;
+    const int q_valid = M == 0 || N == 0 ? 0 : M, k_valid = M == 0 || N == 0 ? 0 : N;
+    auto zero_rows = [dh](T* first, size_t stride, int r0, int r1) {
+      for (int r = r0; r < r1; ++r) std::fill(first + size_t(r) * stride, first + size_t(r) * stride + dh, T(0));
+    };
+    if (q_fresh) zero_rows(dq_base + hd.q, l.q_stride, q_valid, l.Lq);
+    if (kv_fresh) {
+      zero_rows(dkv_base + hd.k, l.kv_stride, k_valid, Lk);
+      zero_rows(dkv_base + hd.v, l.kv_stride, k_valid, Lk);
+    }
     if (M == 0 || N == 0) return;
     T* scratch = g.scratch(thread, attention_scratch(l));
     T* ds = scratch + pack;             // [M, N] dP, then dS
@@ -126,15 +140,15 @@ void attention_backward(Graph<T>& g, const Op<T>& op) {
     }
     if (dq_base) {
       gemm_serial(g, scratch, M, dh, N, ds, size_t(N), k, l.kv_stride, BLayout::kn, static_cast<const T*>(nullptr),
-                  dq_base + hd.q, l.q_stride, true);
+                  dq_base + hd.q, l.q_stride, !q_fresh);
     }
     if (dkv_base) {
       transpose(ds, M, N, size_t(N), trans);
       gemm_serial(g, scratch, N, dh, M, trans, size_t(M), q, l.q_stride, BLayout::kn, static_cast<const T*>(nullptr),
-                  dkv_base + hd.k, l.kv_stride, true);
+                  dkv_base + hd.k, l.kv_stride, !kv_fresh);
       transpose(p, M, N, size_t(Lk), trans);
       gemm_serial(g, scratch, N, dh, M, trans, size_t(M), dO, size_t(l.C), BLayout::kn, static_cast<const T*>(nullptr),
-                  dkv_base + hd.v, l.kv_stride, true);
+                  dkv_base + hd.v, l.kv_stride, !kv_fresh);
     }
   });
 }
@@ -175,6 +189,7 @@ Tensor<T>* attention(Graph<T>& g, Tensor<T>* qt, Tensor<T>* kvt, const Attention
     op.in = {qt, kvt, nullptr, nullptr};
     op.saved[0] = probs;
     op.args = args;
+    op.writes_fresh = {true, true, false, false};  // attention_backward; fused qkv: one tensor, written once
     op.ints.assign(lengths.begin(), lengths.end());
   }
   return out;

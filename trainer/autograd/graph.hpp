@@ -53,7 +53,9 @@ struct Op {
   // so backward() does not zero that gradient first: a step's largest
   // gradients (the logits', [tokens, vocabulary]) were written twice. Mark
   // one position per tensor: the same tensor at an unmarked position is
-  // zeroed there and reaches the op no longer pending (matmul(y, y)).
+  // zeroed there and reaches the op no longer pending (matmul(y, y)). An op
+  // may mark a tensor at two positions only where it writes each of the
+  // tensor's values once across them (self-attention's q, k, v columns).
   std::array<bool, 4> writes_fresh{};
 };
 
