@@ -56,8 +56,7 @@ void matmul_grads(Mm&& mm, Rows&& rows, T* tmp, const T* a, T* da, bool da_fresh
       mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, db, size_t(K), true);
     } else {
       T* g = tmp + size_t(M) * N;
-      std::fill(g, g + size_t(N) * K, T(0));
-      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, g, size_t(K), true);
+      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, g, size_t(K), false);
       rows(N, [&](int r0, int r1) { add_transposed(g, N, K, db, r0, r1); });  // db[K, N] += g^T
     }
   } else {
@@ -66,8 +65,7 @@ void matmul_grads(Mm&& mm, Rows&& rows, T* tmp, const T* a, T* da, bool da_fresh
       mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, db, size_t(N), true);
     } else {
       T* g = tmp + size_t(M) * K;
-      std::fill(g, g + size_t(K) * N, T(0));
-      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, g, size_t(N), true);
+      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, g, size_t(N), false);
       rows(K, [&](int r0, int r1) { add_transposed(g, K, N, db, r0, r1); });  // db[N, K] += g^T
     }
   }
