@@ -1,10 +1,13 @@
 // Trainer benchmark: one training step (forward + backward + Adam) of the
 // "small" and "tiny" configs on a batch of 128 sentences x 32 random tokens
 // on both sides (4096 target tokens, no padding), label smoothing 0.1, no
-// dropout. Reports target tokens/s (wall clock). MT_BENCH_THREADS sets the
-// graph's threads (default 1), MT_BENCH_MIN_TIME the seconds of timed steps
-// per config (default 3). bench/torch_train_step.py times the same step in
-// PyTorch with the same variables.
+// dropout. Reports target tokens/s (wall clock) and the step's matrix
+// products in GFLOP/s; beside them the FMA peak on the same threads
+// (fma_peak_f32) and the step's GEMM shapes one by one (train_gemm/...).
+// MT_BENCH_THREADS sets the graph's threads (default 1), MT_BENCH_MIN_TIME
+// the seconds of timed steps per config (default 3).
+// bench/torch_train_step.py times the same step in PyTorch with the same
+// variables. --benchmark_filter=train_step runs the steps alone.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
