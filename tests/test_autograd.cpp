@@ -4,6 +4,7 @@
 // (platforms GEMM, threads) against the double one, hand-checked values,
 // dropout determinism and the graph's reuse across steps.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -83,15 +84,42 @@ double relative_error(const std::vector<A>& got, const std::vector<B>& ref) {
 }
 
 TEST_CASE("linear backward matches finite differences", "[autograd]") {
-  Graph<double> g;
   // N = 19 spans two GEMM panels; x is rank 3 to check the row flattening.
-  random_parameter(g, "x", Shape{2, 3, 7}, 1);
-  random_parameter(g, "w", Shape{19, 7}, 2);
-  random_parameter(g, "b", Shape{19}, 3);
-  require_gradients(g, [](Graph<double>& g) {
-    auto& p = g.parameters();
-    return weighted_sum(g, linear(g, p[0], p[1], p[2]), 4);
-  });
+  // With 12 rows of 3 features, the weight gradient transposes x, not dy,
+  // and the bias gradient comes from the GEMM (gemm's col_sums).
+  for (const Shape& x_shape : {Shape{2, 3, 7}, Shape{4, 3, 3}}) {
+    Graph<double> g;
+    random_parameter(g, "x", x_shape, 1);
+    random_parameter(g, "w", Shape{19, x_shape[x_shape.rank - 1]}, 2);
+    random_parameter(g, "b", Shape{19}, 3);
+    require_gradients(g, [](Graph<double>& g) {
+      auto& p = g.parameters();
+      return weighted_sum(g, linear(g, p[0], p[1], p[2]), 4);
+    });
+  }
+}
+
+// The bias gradient is dy's column sums in row order, bit for bit, whether
+// a loop over dy's rows takes them or the weight gradient's GEMM while
+// packing dy (M > K here), on 1 and 2 threads (two row ranges of panels
+// there: the sums must be taken once).
+TEST_CASE("the bias gradient is the row-order sum of dy", "[autograd]") {
+  for (const auto [M, K, N] : {std::array{1000, 130, 150}, std::array{40, 64, 100}}) {
+    for (int threads : {1, 2}) {
+      INFO(M << " x " << K << " -> " << N << " on " << threads << " threads");
+      Graph<float> g(threads);
+      Tensor<float>* x = random_parameter(g, "x", Shape{M, K}, 1);
+      Tensor<float>* w = random_parameter(g, "w", Shape{N, K}, 2);
+      Tensor<float>* b = random_parameter(g, "b", Shape{N}, 3);
+      const std::vector<double> c64 = random_values(size_t(M) * N, 4);
+      const std::vector<float> c(c64.begin(), c64.end());
+      g.backward(sum(g, mul(g, linear(g, x, w, b), g.input(Shape{M, N}, c))));  // dy = c
+      std::vector<float> expected(size_t(N), 0.0f);
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) expected[size_t(n)] += c[size_t(m) * N + n];
+      CHECK(b->grad == expected);
+    }
+  }
 }
 
 TEST_CASE("matmul and batched matmul backward match finite differences", "[autograd]") {

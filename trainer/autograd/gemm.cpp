@@ -13,8 +13,9 @@ namespace mt::autograd {
 namespace {
 
 // Packs the first `panels` panels of op(B)^T, the [N, K] "weight" gemm_f32
-// reads, into `packed`. Rows past N are zero.
-void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int panels, float* packed) {
+// reads, into `packed`. Rows past N are zero. kn: adds each row into sums
+// (the block's columns; may be null) as it goes, in row order.
+void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int panels, float* packed, float* sums) {
   const size_t panel_stride = size_t(K) * kPanelWidth;
   const int full = std::min(panels, N / kPanelWidth);  // panels of kPanelWidth columns
   const int tail = panels > full ? N - full * kPanelWidth : 0;
@@ -37,6 +38,8 @@ void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int p
       for (int p = 0; p < full; ++p)
         std::memcpy(dst + size_t(p) * panel_stride, row + p * kPanelWidth, kPanelWidth * sizeof(float));
       if (tail) std::memcpy(dst + size_t(full) * panel_stride, row + full * kPanelWidth, size_t(tail) * sizeof(float));
+      if (sums)
+        for (int n = 0, width = full * kPanelWidth + tail; n < width; ++n) sums[n] += row[n];
     }
     return;
   }
@@ -88,17 +91,18 @@ int panels_per_block(int N, int K) {
 
 // C's columns of panels [p0, p1): C = (C +) A op(B) + bias, block by block.
 // `block` holds panels_per_block(N, K) packed panels. Every C[m, n] is the
-// same chain of fmas whatever the blocks (mt/kernels.h).
+// same chain of fmas whatever the blocks (mt/kernels.h). sums: gemm's
+// col_sums (kn), or null.
 void gemm_panels(const KernelTable& kernels, int M, int N, int K, const float* A, size_t lda, const float* B,
                  size_t ldb, BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate, int p0, int p1,
-                 float* block) {
+                 float* block, float* sums) {
   const int per_block = panels_per_block(N, K);
   for (int pb = p0; pb < p1; pb += per_block) {
     const int pe = std::min(p1, pb + per_block);
     const int n0 = pb * kPanelWidth, n1 = std::min(N, pe * kPanelWidth);
     // Columns [n0, n1) of op(B) as panels 0, 1, ... of their own.
     const float* b = layout == BLayout::kn ? B + n0 : B + size_t(n0) * ldb;
-    pack_panels(b, ldb, layout, N - n0, K, pe - pb, block);
+    pack_panels(b, ldb, layout, N - n0, K, pe - pb, block, sums ? sums + n0 : nullptr);
     kernels.gemm_f32(A, lda, block, bias ? bias + n0 : nullptr, accumulate ? C + n0 : nullptr, ldc, C + n0, ldc, M,
                      N - n0, K, 0, n1 - n0, Activation::none);
   }
@@ -112,10 +116,22 @@ size_t gemm_pack_size(int N, int K) {
   return std::min(packed_size(N, K), std::max(kBlockBytes / sizeof(float), size_t(4) * K * kPanelWidth));
 }
 
+// Column sums of B[K, N] in row order, where no packing takes them.
+template <class T>
+void add_column_sums(const T* B, size_t ldb, int N, int K, T* sums) {
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) sums[n] += B[size_t(k) * ldb + n];
+}
+
 template <>
 void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t lda, const float* B, size_t ldb,
-                 BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate) {
-  if (M <= 0 || N <= 0) return;
+                 BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate, float* col_sums) {
+  MT_AG_CHECK(!col_sums || layout == BLayout::kn, "gemm: column sums need B as [K, N]");
+  if (N <= 0) return;
+  if (M <= 0) {
+    if (col_sums) add_column_sums(B, ldb, N, K, col_sums);
+    return;
+  }
   const size_t pack = size_t(panels_per_block(N, K)) * K * kPanelWidth;  // per thread
   const int panels = int(packed_panels(N));
   const int threads = g.num_threads();
@@ -131,22 +147,26 @@ void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t ld
   const int row_ranges = std::clamp(wanted / groups, 1, std::max(1, M / kMinRows));
   // Each task packs its own panels block by block, then multiplies: no
   // barrier. Every C[m, n] is the same whatever its task (mt/kernels.h).
+  // Column sums are taken by the first row range's tasks, which pack every
+  // column once (the others pack the same panels again).
   parallel_tasks(g, groups * row_ranges, [&](int task, int thread) {
     const int group = task / row_ranges, range = task % row_ranges;
     const int p0 = int(int64_t(panels) * group / groups), p1 = int(int64_t(panels) * (group + 1) / groups);
     const int m0 = int(int64_t(M) * range / row_ranges), m1 = int(int64_t(M) * (range + 1) / row_ranges);
     if (p0 == p1 || m0 == m1) return;
-    gemm_panels(g.kernels(), m1 - m0, N, K, A + size_t(m0) * lda, lda, B, ldb, layout, bias, C + size_t(m0) * ldc,
-                ldc, accumulate, p0, p1, packed.data() + pack * size_t(thread));
+    gemm_panels(g.kernels(), m1 - m0, N, K, A + size_t(m0) * lda, lda, B, ldb, layout, bias, C + size_t(m0) * ldc, ldc,
+                accumulate, p0, p1, packed.data() + pack * size_t(thread), range == 0 ? col_sums : nullptr);
   });
 }
 
 template <>
 void gemm<double>(Graph<double>& g, int M, int N, int K, const double* A, size_t lda, const double* B, size_t ldb,
-                  BLayout layout, const double* bias, double* C, size_t ldc, bool accumulate) {
+                  BLayout layout, const double* bias, double* C, size_t ldc, bool accumulate, double* col_sums) {
+  MT_AG_CHECK(!col_sums || layout == BLayout::kn, "gemm: column sums need B as [K, N]");
   parallel_range(g, M, 1, [&](int64_t m0, int64_t m1, int) {
     gemm_rows_f64(int(m0), int(m1), N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate);
   });
+  if (col_sums) add_column_sums(B, ldb, N, K, col_sums);
 }
 
 template <>
@@ -154,7 +174,8 @@ void gemm_serial<float>(const Graph<float>& g, float* pack, int M, int N, int K,
                         const float* B, size_t ldb, BLayout layout, const float* bias, float* C, size_t ldc,
                         bool accumulate) {
   if (M <= 0 || N <= 0) return;
-  gemm_panels(g.kernels(), M, N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate, 0, int(packed_panels(N)), pack);
+  gemm_panels(g.kernels(), M, N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate, 0, int(packed_panels(N)), pack,
+              nullptr);
 }
 
 template <>

@@ -17,9 +17,12 @@ enum class BLayout { nk, kn };
 // C[M, N] = A[M, K] op(B) + bias[N] (+ C when accumulate), row strides lda,
 // ldb, ldc; bias may be null. Split over the pool by panels of output
 // columns, as lib/src/transformer/transformer.cpp's linear does.
+// col_sums (kn only, may be null): col_sums[n] += B[k, n] for k = 0, 1, ...
+// in that order, taken while B is packed: a bias gradient when B is dy, the
+// same sums as a loop over dy's rows, without reading dy again.
 template <class T>
 void gemm(Graph<T>& g, int M, int N, int K, const T* A, size_t lda, const T* B, size_t ldb, BLayout layout,
-          const T* bias, T* C, size_t ldc, bool accumulate);
+          const T* bias, T* C, size_t ldc, bool accumulate, T* col_sums = nullptr);
 
 // The same on the calling thread only (for ops already split over the pool).
 // pack: gemm_pack_size(N, K) values of scratch (unused for double).

@@ -26,9 +26,11 @@ inline size_t grads_scratch_size(int M, int N, int K, bool trans_b) {
 // Gradients of y[M, N] = a[M, K] op(b) for one pair of matrices, added into
 // da and db (either may be null); da is written instead when da_fresh (its
 // first use, Op::writes_fresh). mm(M, N, K, A, lda, B, ldb, layout, C,
-// ldc, accumulate) computes C (+)= A op(B); rows(R, fn) runs fn(r0, r1) over
-// [0, R), on the pool or not, for the transposes; tmp holds
-// grads_scratch_size(M, N, K, trans_b) values.
+// ldc, accumulate, col_sums) computes C (+)= A op(B) (gemm.hpp); rows(R, fn)
+// runs fn(r0, r1) over [0, R), on the pool or not, for the transposes; tmp
+// holds grads_scratch_size(M, N, K, trans_b) values. Returns whether it
+// added dy's column sums into dbias (may be null): it does when dy is the
+// packed operand of the weight gradient's GEMM.
 //
 // The weight gradient sums over the M rows, so one of dy [M, N] and a [M, K]
 // is transposed for the GEMM's left operand. Transposing a instead of dy
@@ -38,37 +40,38 @@ inline size_t grads_scratch_size(int M, int N, int K, bool trans_b) {
 // each gradient element is the same sum of the same products in the same
 // row order, so the choice does not change its value.
 template <class T, class Mm, class Rows>
-void matmul_grads(Mm&& mm, Rows&& rows, T* tmp, const T* a, T* da, bool da_fresh, const T* b, T* db, const T* dy, int M,
-                  int N, int K, bool trans_b) {
+bool matmul_grads(Mm&& mm, Rows&& rows, T* tmp, const T* a, T* da, bool da_fresh, const T* b, T* db, T* dbias,
+                  const T* dy, int M, int N, int K, bool trans_b) {
   if (da) {
     // da[M, K] (+)= dy[M, N] op(b)^T: b read as [N, K] (kn: inner N) or [K, N] (nk).
     if (trans_b)
-      mm(M, K, N, dy, size_t(N), b, size_t(K), BLayout::kn, da, size_t(K), !da_fresh);
+      mm(M, K, N, dy, size_t(N), b, size_t(K), BLayout::kn, da, size_t(K), !da_fresh, nullptr);
     else
-      mm(M, K, N, dy, size_t(N), b, size_t(N), BLayout::nk, da, size_t(K), !da_fresh);
+      mm(M, K, N, dy, size_t(N), b, size_t(N), BLayout::nk, da, size_t(K), !da_fresh, nullptr);
   }
-  if (!db) return;
+  if (!db) return false;
   // g[N, K] = dy^T a, the gradient of b when op(b) = b^T; g^T = a^T dy otherwise.
   const bool want_nk = trans_b;
   if (transposes_dy(M, N, K)) {
     rows(M, [&](int r0, int r1) { transpose(dy, M, N, size_t(N), tmp, r0, r1); });  // dy^T [N, M]
     if (want_nk) {
-      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, db, size_t(K), true);
+      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, db, size_t(K), true, nullptr);
     } else {
       T* g = tmp + size_t(M) * N;
-      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, g, size_t(K), false);
+      mm(N, K, M, tmp, size_t(M), a, size_t(K), BLayout::kn, g, size_t(K), false, nullptr);
       rows(N, [&](int r0, int r1) { add_transposed(g, N, K, db, r0, r1); });  // db[K, N] += g^T
     }
-  } else {
-    rows(M, [&](int r0, int r1) { transpose(a, M, K, size_t(K), tmp, r0, r1); });  // a^T [K, M]
-    if (!want_nk) {
-      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, db, size_t(N), true);
-    } else {
-      T* g = tmp + size_t(M) * K;
-      mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, g, size_t(N), false);
-      rows(K, [&](int r0, int r1) { add_transposed(g, K, N, db, r0, r1); });  // db[N, K] += g^T
-    }
+    return false;
   }
+  rows(M, [&](int r0, int r1) { transpose(a, M, K, size_t(K), tmp, r0, r1); });  // a^T [K, M]
+  if (!want_nk) {
+    mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, db, size_t(N), true, dbias);
+  } else {
+    T* g = tmp + size_t(M) * K;
+    mm(K, N, M, tmp, size_t(M), dy, size_t(N), BLayout::kn, g, size_t(N), false, dbias);
+    rows(K, [&](int r0, int r1) { add_transposed(g, K, N, db, r0, r1); });  // db[N, K] += g^T
+  }
+  return dbias != nullptr;
 }
 
 template <class T>
@@ -88,8 +91,8 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
   const T* dy = op.out->grad_data();
   T* tmp = g.scratch(0, grads_scratch_size(M, N, K, trans_b));
   auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc,
-                bool accumulate) {
-    gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, accumulate);
+                bool accumulate, T* col_sums) {
+    gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, accumulate, col_sums);
   };
   // Transposes split by rows of 32 (their blocks) over the pool.
   auto rows = [&](int R, auto&& fn) {
@@ -98,10 +101,12 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
     });
   };
   // a's gradient is written on its first use, unless a is also b or bias (Graph::backward zeroes it then).
-  matmul_grads(mm, rows, tmp, a->data(), grad_or_null(a), a->grad_pending, b->data(), grad_or_null(b), dy, M, N, K,
-               trans_b);
-  if (T* db = grad_or_null(bias)) {
-    // Each task sums its own columns over every row.
+  T* dbias = grad_or_null(bias);
+  const bool bias_summed = matmul_grads(mm, rows, tmp, a->data(), grad_or_null(a), a->grad_pending, b->data(),
+                                        grad_or_null(b), dbias, dy, M, N, K, trans_b);
+  if (T* db = bias_summed ? nullptr : dbias) {
+    // Each task sums its own columns over every row, in row order as the
+    // GEMM's packing does when it takes them.
     parallel_range(g, N, 64, [&](int64_t n0, int64_t n1, int) {
       for (int m = 0; m < M; ++m) accumulate(db + n0, dy + size_t(m) * N + n0, n1 - n0);
     });
@@ -140,13 +145,14 @@ void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
   parallel_tasks(g, Bt, [&](int item, int thread) {
     T* s = g.scratch(thread, pack + tmp);
     auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc,
-                  bool accumulate) {
+                  bool accumulate, T*) {  // no bias here: no column sums
       gemm_serial(g, s, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, accumulate);
     };
     const size_t ao = size_t(item) * M * K, bo = size_t(item) * K * N;
     auto rows = [](int R, auto&& fn) { fn(0, R); };  // this task's thread only
     matmul_grads(mm, rows, s + pack, a->data() + ao, da ? da + ao : nullptr, false, b->data() + bo,
-                 db ? db + bo : nullptr, op.out->grad_data() + size_t(item) * M * N, M, N, K, trans_b);
+                 db ? db + bo : nullptr, static_cast<T*>(nullptr), op.out->grad_data() + size_t(item) * M * N, M, N, K,
+                 trans_b);
   });
 }
 
