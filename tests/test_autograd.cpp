@@ -326,25 +326,33 @@ TEST_CASE("gradients written on first use match finite differences", "[autograd]
   });
 }
 
-// The written gradients overwrite the previous step's buffers: a second
-// step with other padding gives a new graph's gradients, bit for bit
-// (padded rows of the logits' gradient included), on 1 and 2 threads.
-TEST_CASE("gradients written on first use do not keep the previous step's values", "[autograd]") {
-  const int first[] = {4, 5, 7, 8, 1, 0}, second[] = {4, 2, 2, 8, 2, 0};  // pad_id 2
+// Written gradients overwrite the previous step's buffers: a second step
+// with other inputs (`first`, then `second`) gives a new graph's gradients,
+// bit for bit, on 1 and 2 threads.
+template <class Parameters, class Loss>
+void check_second_step_equals_new_graph(Parameters&& parameters, Loss&& loss, std::span<const int> first,
+                                        std::span<const int> second) {
   for (int threads : {1, 2}) {
     Graph<float> reused(threads), fresh(threads);
-    first_use_parameters(reused);
-    first_use_parameters(fresh);
-    reused.backward(first_use_loss(reused, first));
+    parameters(reused);
+    parameters(fresh);
+    reused.backward(loss(reused, first));
     reused.clear();
     reused.zero_grad();
-    reused.backward(first_use_loss(reused, second));
-    fresh.backward(first_use_loss(fresh, second));
+    reused.backward(loss(reused, second));
+    fresh.backward(loss(fresh, second));
     for (size_t i = 0; i < fresh.parameters().size(); ++i) {
       INFO(fresh.parameters()[i]->name << " on " << threads << " threads");
       CHECK(reused.parameters()[i]->grad == fresh.parameters()[i]->grad);
     }
   }
+}
+
+// Other padding in the second step: padded rows of the logits' gradient
+// must be written too.
+TEST_CASE("gradients written on first use do not keep the previous step's values", "[autograd]") {
+  const int first[] = {4, 5, 7, 8, 1, 0}, second[] = {4, 2, 2, 8, 2, 0};  // pad_id 2
+  check_second_step_equals_new_graph(first_use_parameters<float>, first_use_loss<float>, first, second);
 }
 
 // Attention writes its inputs' gradients on their first use too: one tensor
@@ -382,20 +390,8 @@ TEST_CASE("attention gradients written on first use match finite differences", "
 
 TEST_CASE("attention gradients written on first use do not keep the previous step's values", "[autograd]") {
   const int first[] = {5, 2, 4, 3, 2, 2, 4}, second[] = {3, 5, 0, 1, 3, 4, 1};
-  for (int threads : {1, 2}) {
-    Graph<float> reused(threads), fresh(threads);
-    attention_first_use_parameters(reused);
-    attention_first_use_parameters(fresh);
-    reused.backward(attention_first_use_loss(reused, first));
-    reused.clear();
-    reused.zero_grad();
-    reused.backward(attention_first_use_loss(reused, second));
-    fresh.backward(attention_first_use_loss(fresh, second));
-    for (size_t i = 0; i < fresh.parameters().size(); ++i) {
-      INFO(fresh.parameters()[i]->name << " on " << threads << " threads");
-      CHECK(reused.parameters()[i]->grad == fresh.parameters()[i]->grad);
-    }
-  }
+  check_second_step_equals_new_graph(attention_first_use_parameters<float>, attention_first_use_loss<float>, first,
+                                     second);
 }
 
 TEST_CASE("cross entropy hand checked value", "[autograd]") {
