@@ -29,6 +29,9 @@ uint64_t stream_key(uint64_t seed, uint64_t stream) { return splitmix64(seed ^ s
 // step on two threads (mt_train, tiny, dropout 0.3).
 uint64_t drop_threshold(double p) { return uint64_t(std::ceil(p * 0x1.0p53)); }
 
+// Element i of the stream with this key is dropped (threshold: drop_threshold(p)).
+inline bool drops(uint64_t key, uint64_t i, uint64_t threshold) { return (splitmix64(key + i) >> 11) < threshold; }
+
 template <class T>
 void dropout_backward(Graph<T>& g, const Op<T>& op) {
   const T* mask = op.saved[0]->data();
@@ -50,7 +53,7 @@ double dropout_uniform(uint64_t seed, uint64_t stream, uint64_t i) {
 }
 
 bool dropout_drops(uint64_t seed, uint64_t stream, uint64_t i, double p) {
-  return (splitmix64(stream_key(seed, stream) + i) >> 11) < drop_threshold(p);
+  return drops(stream_key(seed, stream), i, drop_threshold(p));
 }
 
 template <class T>
@@ -79,7 +82,7 @@ Tensor<T>* dropout(Graph<T>& g, Tensor<T>* x, double p) {
     const T* src = in;
     T *dst = out, *mask_out = m;
     for (int64_t i = b; i < e; ++i) {
-      const Bits bits = keep & (Bits(0) - Bits((splitmix64(k + uint64_t(i)) >> 11) >= t));
+      const Bits bits = keep & (Bits(0) - Bits(!drops(k, uint64_t(i), t)));
       T mi;
       std::memcpy(&mi, &bits, sizeof(T));
       mask_out[i] = mi;

@@ -38,8 +38,7 @@ void pack_panels(const float* B, size_t ldb, BLayout layout, int N, int K, int p
       for (int p = 0; p < full; ++p)
         std::memcpy(dst + size_t(p) * panel_stride, row + p * kPanelWidth, kPanelWidth * sizeof(float));
       if (tail) std::memcpy(dst + size_t(full) * panel_stride, row + full * kPanelWidth, size_t(tail) * sizeof(float));
-      if (sums)
-        for (int n = 0, width = full * kPanelWidth + tail; n < width; ++n) sums[n] += row[n];
+      if (sums) accumulate(sums, row, int64_t(full) * kPanelWidth + tail);
     }
     return;
   }
@@ -119,8 +118,7 @@ size_t gemm_pack_size(int N, int K) {
 // Column sums of B[K, N] in row order, where no packing takes them.
 template <class T>
 void add_column_sums(const T* B, size_t ldb, int N, int K, T* sums) {
-  for (int k = 0; k < K; ++k)
-    for (int n = 0; n < N; ++n) sums[n] += B[size_t(k) * ldb + n];
+  for (int k = 0; k < K; ++k) accumulate(sums, B + size_t(k) * ldb, N);
 }
 
 template <>
