@@ -88,15 +88,22 @@ class Seq2Seq(nn.Module):
         return F.linear(y, self.embedding.weight, self.out_bias)
 
 
+def random_batch(V):
+    """Random ids in [4, V) on both sides, the target shifted right behind
+    BOS for teacher forcing, and the causal mask, on DEVICE."""
+    source = torch.randint(4, V, (SENTENCES, LENGTH)).to(DEVICE)
+    target = torch.randint(4, V, (SENTENCES, LENGTH)).to(DEVICE)
+    target_input = torch.cat([torch.ones(SENTENCES, 1, dtype=torch.long, device=DEVICE), target[:, :-1]], dim=1)
+    causal = torch.triu(torch.full((LENGTH, LENGTH), float("-inf")), diagonal=1).to(DEVICE)
+    return source, target, target_input, causal
+
+
 def bench(name, threads, min_time=3.0):
     enc, dec, C, H, Fd, V = CONFIGS[name]
     torch.manual_seed(1)
     model = Seq2Seq(enc, dec, C, H, Fd, V).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=5e-4, betas=(0.9, 0.98), eps=1e-9)
-    source = torch.randint(4, V, (SENTENCES, LENGTH)).to(DEVICE)
-    target = torch.randint(4, V, (SENTENCES, LENGTH)).to(DEVICE)
-    target_input = torch.cat([torch.ones(SENTENCES, 1, dtype=torch.long, device=DEVICE), target[:, :-1]], dim=1)
-    causal = torch.triu(torch.full((LENGTH, LENGTH), float("-inf")), diagonal=1).to(DEVICE)
+    source, target, target_input, causal = random_batch(V)
     tokens = SENTENCES * LENGTH
 
     def step():
@@ -126,12 +133,10 @@ def bench(name, threads, min_time=3.0):
 def count_flops(name):
     """One step's matrix-product FLOPs under torch.profiler(with_flops)."""
     enc, dec, C, H, Fd, V = CONFIGS[name]
-    model = Seq2Seq(enc, dec, C, H, Fd, V)
-    source = torch.randint(4, V, (SENTENCES, LENGTH))
-    target = torch.randint(4, V, (SENTENCES, LENGTH))
-    causal = torch.triu(torch.full((LENGTH, LENGTH), float("-inf")), diagonal=1)
+    model = Seq2Seq(enc, dec, C, H, Fd, V).to(DEVICE)
+    source, target, target_input, causal = random_batch(V)
     with torch.profiler.profile(with_flops=True) as prof:
-        logits = model(source, target, causal)
+        logits = model(source, target_input, causal)
         F.cross_entropy(logits.reshape(-1, V), target.reshape(-1), label_smoothing=0.1).backward()
     products = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
     flops = sum(e.flops for e in prof.key_averages() if e.key in products)
