@@ -153,9 +153,10 @@ TEST_CASE("elementwise ops backward match finite differences", "[autograd]") {
 
 TEST_CASE("layer norm backward matches finite differences", "[autograd]") {
   Graph<double> g;
-  random_parameter(g, "x", Shape{4, 13}, 1, -2.0, 3.0);
-  random_parameter(g, "gamma", Shape{13}, 2, 0.5, 1.5);
-  random_parameter(g, "beta", Shape{13}, 3);
+  // 37 columns: two whole groups of the row sums' 16 lanes and a tail.
+  random_parameter(g, "x", Shape{4, 37}, 1, -2.0, 3.0);
+  random_parameter(g, "gamma", Shape{37}, 2, 0.5, 1.5);
+  random_parameter(g, "beta", Shape{37}, 3);
   require_gradients(g, [](Graph<double>& g) {
     auto& p = g.parameters();
     return weighted_sum(g, layer_norm(g, p[0], p[1], p[2], 1e-5), 4);
@@ -648,6 +649,33 @@ TEST_CASE("float layer norm and attention match double", "[autograd]") {
         auto c = self_attention(g, qkv, SeqBatch{kB, kL, lengths}, kH, true);
         auto x = cross_attention(g, add(g, a, c), SeqBatch{kB, kL, lengths}, p[3], SeqBatch{kB, 7, mem_len}, kH);
         return std::vector{qkv, a, c, x, softmax(g, x)};
+      });
+}
+
+// The float loss takes p = exp(z - lse) from the forward's saved lse in one
+// SIMD pass (scaled_exp_f32); double computes it with std::exp. Rows of 1003
+// (vector tails), padding, label smoothing, a gradient written on first use
+// (a) and one added to another op's (b: scale(b, 0.5), recorded after the
+// loss, runs its backward first). a and b are scale(p, 1) of the parameters
+// because a parameter's gradient is never written on first use.
+TEST_CASE("float cross entropy matches double", "[autograd]") {
+  compare_float_with_double(
+      [](auto& g) {
+        random_parameter(g, "za", Shape{37, 1003}, 1, -6.0, 6.0);
+        random_parameter(g, "zb", Shape{37, 1003}, 2, -6.0, 6.0);
+      },
+      [](auto& g) {
+        static const std::vector<int> targets = [] {
+          std::vector<int> t(37);
+          for (int r = 0; r < 37; ++r) t[size_t(r)] = r % 5 == 3 ? 0 : (r * 389 + 7) % 1003;  // pad_id 0
+          return t;
+        }();
+        auto& p = g.parameters();
+        auto a = scale(g, p[0], 1.0);
+        auto b = scale(g, p[1], 1.0);
+        auto la = cross_entropy(g, a, targets, 0, 0.1).loss;
+        auto lb = cross_entropy(g, b, targets, 0, 0.2).loss;
+        return std::vector{la, lb, scale(g, b, 0.5)};
       });
 }
 

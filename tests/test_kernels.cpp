@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -363,6 +364,56 @@ TEST_CASE("softmax_f32 gives masked (-inf) entries zero weight", "[kernels]") {
       REQUIRE(x[1] == 0.0f);
       REQUIRE(x[n - 1] == 0.0f);
     }
+}
+
+// The softmax gradient from a saved log-sum-exp: with scale 1 and offset 0 it
+// is each table's softmax_f32 within rounding; scale and offset are applied
+// after exp (within one rounding: a table may fuse them into an fma);
+// accumulate adds the same values bit for bit; in place equals out of place;
+// -inf gives exactly -offset.
+TEST_CASE("scaled_exp_f32 is the softmax from the log-sum-exp, scaled and offset", "[kernels]") {
+  const KernelTable& ref = reference_kernels();
+  for (const KernelTable* t : available_kernels())
+    for (int n : {1, 7, 15, 16, 17, 33, 64, 1000, 8003}) {
+      INFO(t->isa << " n=" << n);
+      std::vector<float> x = random_vector(n, 700 + n, -9.0f, 9.0f);
+      if (n > 2) x[2] = -INFINITY;
+      float m = 0.0f, l = 0.0f;
+      t->log_sum_exp_f32(x.data(), n, &m, &l);
+      std::vector<float> p(static_cast<size_t>(n)), softmax = x;
+      t->scaled_exp_f32(x.data(), n, m + l, 1.0f, 0.0f, p.data(), false);
+      t->softmax_f32(softmax.data(), n);
+      REQUIRE(nmse(softmax, p) < kSoftmaxNmse);
+      const double total = std::accumulate(p.begin(), p.end(), 0.0);
+      REQUIRE(std::fabs(total - 1.0) < 1e-5);
+
+      std::vector<float> y(static_cast<size_t>(n)), want(static_cast<size_t>(n));
+      t->scaled_exp_f32(x.data(), n, m + l, 0.75f, 2e-4f, y.data(), false);
+      for (int i = 0; i < n; ++i) {  // one rounding or two: an ISA may fuse the multiply and subtraction
+        const float unfused = 0.75f * p[size_t(i)] - 2e-4f;
+        REQUIRE(std::fabs(unfused - y[size_t(i)]) <= 0x1p-23f * (0.75f * p[size_t(i)] + 2e-4f));
+      }
+      if (n > 2) REQUIRE(y[2] == -2e-4f);
+
+      const std::vector<float> before = random_vector(n, 800 + n);
+      std::vector<float> sum = before;
+      t->scaled_exp_f32(x.data(), n, m + l, 0.75f, 2e-4f, sum.data(), true);
+      for (int i = 0; i < n; ++i) want[size_t(i)] = before[size_t(i)] + y[size_t(i)];
+      REQUIRE(std::memcmp(want.data(), sum.data(), sizeof(float) * size_t(n)) == 0);
+
+      std::vector<float> inplace = x;
+      t->scaled_exp_f32(inplace.data(), n, m + l, 0.75f, 2e-4f, inplace.data(), false);
+      REQUIRE(std::memcmp(inplace.data(), y.data(), sizeof(float) * size_t(n)) == 0);
+
+      std::vector<float> from_ref(static_cast<size_t>(n));
+      ref.scaled_exp_f32(x.data(), n, m + l, 0.75f, 2e-4f, from_ref.data(), false);
+      REQUIRE(nmse(from_ref, y) < kSoftmaxNmse);
+    }
+  // n = 0 writes nothing.
+  float untouched = 5.0f;
+  for (const KernelTable* t : available_kernels())
+    t->scaled_exp_f32(&untouched, 0, 0.0f, 1.0f, 0.0f, &untouched, false);
+  REQUIRE(untouched == 5.0f);
 }
 
 TEST_CASE("argmax_f32 matches ref exactly", "[kernels]") {

@@ -13,6 +13,7 @@ const KernelTable& reference_kernels() {
                                  .top_k_f32 = top_k_f32_ref,
                                  .log_sum_exp_f32 = log_sum_exp_f32_ref,
                                  .log_softmax_top_k_f32 = log_softmax_top_k_f32_ref,
+                                 .scaled_exp_f32 = scaled_exp_f32_ref,
                                  .embed_f32 = embed_f32_ref,
                                  .attention_f32 = attention_f32_ref,
                                  .quantize_rows_u8 = quantize_rows_u8_ref,

@@ -15,6 +15,7 @@ int argmax_f32_ref(const float* x, int n, float* max_value);
 void top_k_f32_ref(const float* x, int n, int k, float* values, int32_t* indices, int* count);
 void log_sum_exp_f32_ref(const float* x, int n, float* max, float* log_sum);
 void log_softmax_top_k_f32_ref(const float* x, int n, int k, float* values, int32_t* indices, int* count);
+void scaled_exp_f32_ref(const float* x, int n, float shift, float scale, float offset, float* y, bool accumulate);
 void embed_f32_ref(const float* table_packed, int C, int id, float scale, const float* position, float* y);
 void attention_f32_ref(const float* q, size_t q_stride, const float* k, const float* v, size_t kv_stride, float* out,
                        size_t out_stride, int Tq, int Tk, int dh, float scale, int causal_offset, float* scratch);

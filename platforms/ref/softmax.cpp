@@ -1,5 +1,6 @@
-// Reference softmax, log-softmax and argmax of one row. Subtracting the
-// maximum first keeps exp() from overflowing.
+// Reference softmax, log-softmax, argmax and top-k of one row, and the loss
+// gradient's scaled exp. Subtracting the maximum first keeps exp() from
+// overflowing (scaled_exp_f32 subtracts the caller's shift instead).
 #include <cmath>
 
 #include "ref/kernels_ref.h"
@@ -79,6 +80,13 @@ void log_softmax_top_k_f32_ref(const float* x, int n, int k, float* values, int3
   float m = 0.0f, log_sum = 0.0f;
   log_sum_exp_f32_ref(x, n, &m, &log_sum);
   top_k_of(x, n, k, values, indices, count, [&](float value) { return value - m - log_sum; });
+}
+
+void scaled_exp_f32_ref(const float* x, int n, float shift, float scale, float offset, float* y, bool accumulate) {
+  for (int i = 0; i < n; ++i) {
+    const float v = scale * std::exp(x[i] - shift) - offset;
+    y[i] = accumulate ? y[i] + v : v;
+  }
 }
 
 }  // namespace mt

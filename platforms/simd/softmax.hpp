@@ -1,4 +1,5 @@
-// Softmax, log-softmax and argmax of one row with xsimd, templated on Arch.
+// Softmax, log-softmax, argmax and top-k of one row with xsimd, templated on
+// Arch, and the loss gradient's scaled exp.
 // Tails go through a padded vector so exp() is the same function everywhere.
 #pragma once
 
@@ -114,6 +115,31 @@ float log_softmax_f32(const float* x, float* y, int n) {
   for (; i + W <= n; i += W) (V::load_unaligned(x + i) - vm - vl).store_unaligned(y + i);
   for (; i < n; ++i) y[i] = x[i] - m - log_sum;
   return m + log_sum;
+}
+
+// y = scale * exp(x - shift) - offset (accumulate: y += that); y may alias x.
+// Tails through a padded vector: exp() is the same function for every i.
+template <class Arch>
+void scaled_exp_f32(const float* x, int n, float shift, float scale, float offset, float* y, bool accumulate) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = int(V::size);
+  const V vshift(shift), vscale(scale), voffset(offset);
+  int i = 0;
+  if (accumulate) {
+    for (; i + W <= n; i += W) {
+      const V v = vscale * xsimd::exp(V::load_unaligned(x + i) - vshift) - voffset;
+      (V::load_unaligned(y + i) + v).store_unaligned(y + i);
+    }
+  } else {
+    for (; i + W <= n; i += W)
+      (vscale * xsimd::exp(V::load_unaligned(x + i) - vshift) - voffset).store_unaligned(y + i);
+  }
+  if (i < n) {
+    alignas(64) float t[W];
+    for (int j = 0; j < W; ++j) t[j] = i + j < n ? x[i + j] : shift;
+    (vscale * xsimd::exp(V::load_aligned(t) - vshift) - voffset).store_aligned(t);
+    for (int j = 0; i + j < n; ++j) y[i + j] = accumulate ? y[i + j] + t[j] : t[j];
+  }
 }
 
 // First index of the maximum, as the reference: find the maximum of the

@@ -2,8 +2,8 @@
 //   log p[v] = z[v] - lse
 //   loss_r   = -(1 - eps) log p[t] - (eps / V) sum_v log p[v]
 //   d loss_r / d z[v] = p[v] - (1 - eps) [v == t] - eps / V
-// Only lse [N] is saved: p is recomputed from the logits in backward, so no
-// second [N, V] buffer is kept.
+// Only lse [N] is saved: p = exp(z - lse) is recomputed from the logits in
+// backward, so no second [N, V] buffer is kept.
 #include "autograd/loss.hpp"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 
 #include "mt/kernels.h"
 
+#include "autograd/lane_sum.hpp"
 #include "autograd/parallel.hpp"
 
 namespace mt::autograd {
@@ -34,7 +35,7 @@ void cross_entropy_backward(Graph<T>& g, const Op<T>& op) {
   // written, not added to: the [tokens, vocabulary] buffer is neither zeroed
   // nor read first.
   const bool fresh = logits->grad_pending;
-  parallel_range(g, int64_t(targets.size()), 4, [&](int64_t r0, int64_t r1, int thread) {
+  parallel_range(g, int64_t(targets.size()), 4, [&](int64_t r0, int64_t r1, int) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* z = logits->data() + r * V;
       T* dz = logits->grad_data() + r * V;
@@ -43,15 +44,10 @@ void cross_entropy_backward(Graph<T>& g, const Op<T>& op) {
         continue;
       }
       if constexpr (std::is_same_v<T, float>) {
-        // p through the SIMD softmax kernel: the exponentials are most of this op.
-        float* p = g.scratch(thread, size_t(V));
-        std::copy(z, z + V, p);
-        g.kernels().softmax_f32(p, V);
-        if (fresh) {
-          for (int v = 0; v < V; ++v) dz[v] = dl * p[v] - off;
-        } else {
-          for (int v = 0; v < V; ++v) dz[v] += dl * p[v] - off;
-        }
+        // p = exp(z - lse) from the saved lse, one SIMD pass straight into
+        // dz: no copy of the row, no max or sum pass. (lse's rounding gives
+        // every p of the row the same relative error, |lse| 2^-24: ~1e-6.)
+        g.kernels().scaled_exp_f32(z, V, lse[r], dl, off, dz, !fresh);
       } else if (fresh) {
         for (int v = 0; v < V; ++v) dz[v] = dl * std::exp(z[v] - lse[r]) - off;
       } else {
@@ -73,7 +69,7 @@ CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const in
   Tensor<T>* lse = g.make(Shape{int(N)}, false);
   Tensor<T>* row_nll = g.make(Shape{int(N)}, false);     // -log p[t], 0 on padding
   Tensor<T>* row_smooth = g.make(Shape{int(N)}, false);  // -mean log p, 0 on padding
-  parallel_range(g, N, 4, [&](int64_t r0, int64_t r1, int thread) {
+  parallel_range(g, N, 4, [&](int64_t r0, int64_t r1, int) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* z = logits->data() + r * V;
       if (targets[r] == pad_id) {
@@ -81,23 +77,17 @@ CrossEntropy<T> cross_entropy(Graph<T>& g, Tensor<T>* logits, std::span<const in
         continue;
       }
       if constexpr (std::is_same_v<T, float>) {
-        // log p by the SIMD kernel; the smoothing term is the mean of log p.
-        float* logp = g.scratch(thread, size_t(V));
-        const float l = g.kernels().log_softmax_f32(z, logp, V);
-        // In 16 independent partial sums: one chain of V dependent adds was
-        // ~3% of a tiny step. Only the logged loss depends on this sum, not
-        // the gradients.
-        constexpr int kParts = 16;
-        float part[kParts] = {};
-        int v = 0;
-        for (; v + kParts <= V; v += kParts)
-          for (int i = 0; i < kParts; ++i) part[i] += logp[v + i];
-        float sum_logp = 0.0f;
-        for (; v < V; ++v) sum_logp += logp[v];
-        for (int i = 0; i < kParts; ++i) sum_logp += part[i];
+        // lse by the SIMD kernel, nothing written; the smoothing term
+        // -mean log p = lse - mean z, z summed in lane_sum's partial sums
+        // (one chain of V dependent adds was ~3% of a tiny step). Only the
+        // logged loss depends on that sum, not the gradients.
+        float m = 0.0f, log_sum = 0.0f;
+        g.kernels().log_sum_exp_f32(z, V, &m, &log_sum);
+        const float l = m + log_sum;
+        const float sum_z = lane_sum<float>(V, [z](int v) { return z[v]; });
         lse->value[r] = l;
-        row_nll->value[r] = -logp[targets[r]];
-        row_smooth->value[r] = -sum_logp / float(V);
+        row_nll->value[r] = l - z[targets[r]];
+        row_smooth->value[r] = l - sum_z / float(V);
         continue;
       }
       T mx = z[0];

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "autograd/lane_sum.hpp"
 #include "autograd/parallel.hpp"
 
 namespace mt::autograd {
@@ -26,40 +27,19 @@ void layer_norm_backward(Graph<T>& g, const Op<T>& op) {
   if (x->requires_grad) {
     const T* gm = gamma->value.data();
     const bool fresh = x->grad_pending;  // first use: written, not added (Op::writes_fresh)
-    // kRows rows at a time: each row's two sums run in c order as one row
-    // alone would (the same values), but the rows' chains of dependent adds
-    // interleave instead of waiting on each other.
-    constexpr int kRows = 4;
     parallel_range(g, M, 16, [&](int64_t m0, int64_t m1, int) {
-      for (int64_t m = m0; m < m1; m += kRows) {
-        const int rows = int(std::min<int64_t>(kRows, m1 - m));
-        T dn_mean[kRows] = {}, dn_xhat_mean[kRows] = {};
-        for (int c = 0; c < C; ++c) {
-          for (int i = 0; i < rows; ++i) {
-            const T xhat = (x->data()[(m + i) * C + c] - mean[m + i]) * rstd[m + i];
-            const T dn = dy[(m + i) * C + c] * gm[c];
-            dn_mean[i] += dn;
-            dn_xhat_mean[i] += dn * xhat;
-          }
-        }
-        for (int i = 0; i < rows; ++i) {
-          const T* xr = x->data() + (m + i) * C;
-          const T* dyr = dy + (m + i) * C;
-          T* dxr = x->grad_data() + (m + i) * C;
-          const T r = rstd[m + i], mu = mean[m + i], a = dn_mean[i] / T(C), b = dn_xhat_mean[i] / T(C);
-          if (fresh) {
-            for (int c = 0; c < C; ++c) {
-              const T xhat = (xr[c] - mu) * r;
-              const T dn = dyr[c] * gm[c];
-              dxr[c] = r * (dn - a - xhat * b);
-            }
-          } else {
-            for (int c = 0; c < C; ++c) {
-              const T xhat = (xr[c] - mu) * r;
-              const T dn = dyr[c] * gm[c];
-              dxr[c] += r * (dn - a - xhat * b);
-            }
-          }
+      for (int64_t m = m0; m < m1; ++m) {
+        const T* xr = x->data() + m * C;
+        const T* dyr = dy + m * C;
+        T* dxr = x->grad_data() + m * C;
+        const T r = rstd[m], mu = mean[m];
+        // mean(dn) and mean(dn xhat), each in lane_sum's partial sums.
+        const T a = lane_sum<T>(C, [&](int c) { return dyr[c] * gm[c]; }) / T(C);
+        const T b = lane_sum<T>(C, [&](int c) { return dyr[c] * gm[c] * ((xr[c] - mu) * r); }) / T(C);
+        if (fresh) {
+          for (int c = 0; c < C; ++c) dxr[c] = r * (dyr[c] * gm[c] - a - (xr[c] - mu) * r * b);
+        } else {
+          for (int c = 0; c < C; ++c) dxr[c] += r * (dyr[c] * gm[c] - a - (xr[c] - mu) * r * b);
         }
       }
     });
@@ -100,29 +80,18 @@ Tensor<T>* layer_norm(Graph<T>& g, Tensor<T>* x, Tensor<T>* gamma, Tensor<T>* be
   const T e = T(eps);
   const T* gm = gamma->data();
   const T* bt = beta->data();
-  // Two passes, as the runtime: accurate when |mean| >> stddev. kRows rows
-  // at a time, each row's sums in c order (the values one row alone gets),
-  // their chains of dependent adds interleaved; plain pointers so the last
-  // loop vectorizes.
-  constexpr int kRows = 4;
+  // Two passes, as the runtime: accurate when |mean| >> stddev. Each sum in
+  // lane_sum's partial sums; plain pointers so the loops vectorize.
   parallel_range(g, M, 16, [&](int64_t m0, int64_t m1, int) {
-    for (int64_t m = m0; m < m1; m += kRows) {
-      const int rows = int(std::min<int64_t>(kRows, m1 - m));
-      const T* xs = x->data() + m * C;
-      T s[kRows] = {}, mu[kRows], sq[kRows] = {};
-      for (int c = 0; c < C; ++c)
-        for (int i = 0; i < rows; ++i) s[i] += xs[i * C + c];
-      for (int i = 0; i < rows; ++i) mu[i] = s[i] / T(C);
-      for (int c = 0; c < C; ++c)
-        for (int i = 0; i < rows; ++i) sq[i] += (xs[i * C + c] - mu[i]) * (xs[i * C + c] - mu[i]);
-      for (int i = 0; i < rows; ++i) {
-        const T* xr = xs + i * C;
-        T* yr = y->data() + (m + i) * C;
-        const T u = mu[i], r = T(1) / std::sqrt(sq[i] / T(C) + e);
-        for (int c = 0; c < C; ++c) yr[c] = (xr[c] - u) * r * gm[c] + bt[c];
-        mean->value[m + i] = u;
-        rstd->value[m + i] = r;
-      }
+    for (int64_t m = m0; m < m1; ++m) {
+      const T* xr = x->data() + m * C;
+      T* yr = y->data() + m * C;
+      const T u = lane_sum<T>(C, [xr](int c) { return xr[c]; }) / T(C);
+      const T var = lane_sum<T>(C, [xr, u](int c) { return (xr[c] - u) * (xr[c] - u); }) / T(C);
+      const T r = T(1) / std::sqrt(var + e);
+      for (int c = 0; c < C; ++c) yr[c] = (xr[c] - u) * r * gm[c] + bt[c];
+      mean->value[m] = u;
+      rstd->value[m] = r;
     }
   });
   if (rg) {

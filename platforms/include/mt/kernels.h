@@ -82,6 +82,13 @@ using LogSumExpF32 = void (*)(const float* x, int n, float* max, float* log_sum)
 // selection when nothing else changes the row between the two.
 using LogSoftmaxTopKF32 = void (*)(const float* x, int n, int k, float* values, int32_t* indices, int* count);
 
+// One row from a saved log-sum-exp `shift`, i < n (n <= 0: nothing written):
+//   y[i] = scale * exp(x[i] - shift) - offset   (accumulate: y[i] += that)
+// The multiply and subtraction may be one fma; y may alias x. With shift =
+// log_sum_exp(x), exp(x - shift) is softmax(x) without its max and sum
+// passes: the gradient of mt_train's cross entropy (trainer/autograd/loss.cpp).
+using ScaledExpF32 = void (*)(const float* x, int n, float shift, float scale, float offset, float* y, bool accumulate);
+
 // One row: index of the largest value (first one on ties); its value in *max_value.
 using ArgmaxF32 = int (*)(const float* x, int n, float* max_value);
 
@@ -179,6 +186,7 @@ struct KernelTable {
   TopKF32 top_k_f32;
   LogSumExpF32 log_sum_exp_f32;
   LogSoftmaxTopKF32 log_softmax_top_k_f32;
+  ScaledExpF32 scaled_exp_f32;
   EmbedF32 embed_f32;
   AttentionF32 attention_f32;
   QuantizeRowsU8 quantize_rows_u8;
