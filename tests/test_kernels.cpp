@@ -366,7 +366,7 @@ TEST_CASE("softmax_f32 gives masked (-inf) entries zero weight", "[kernels]") {
     }
 }
 
-// The softmax gradient from a saved log-sum-exp: with scale 1 and offset 0 it
+// The loss gradient's exp from a saved log-sum-exp: with scale 1 and offset 0 it
 // is each table's softmax_f32 within rounding; scale and offset are applied
 // after exp (within one rounding: a table may fuse them into an fma);
 // accumulate adds the same values bit for bit; in place equals out of place;
