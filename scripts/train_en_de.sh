@@ -3,8 +3,10 @@
 # with mt_train ("tiny" config, 85 minutes on two threads, or N updates on a
 # GPU), then scores it on test_2016_flickr with mt_bleu. Needs
 # ../shared/data/multi30k.
-#   scripts/train_en_de.sh [--recipe averaged|best] [--device cuda --steps N] [RUN_DIR]
-#   (defaults: averaged, the CPU, runs/en-de-tiny)
+#   scripts/train_en_de.sh [--recipe averaged|best] [--device cuda --steps N]
+#                          [--vocab-size N] [--d-ff N] [RUN_DIR]
+#   (defaults: averaged, the CPU, 8000 pieces, the tiny config's d_ff 256,
+#   runs/en-de-tiny)
 # averaged: the shipped model's recipe (docs/training.md): 1,000 warm-up
 #           updates, the models of the last 20 evaluations (one per epoch)
 #           kept, and the choice by dev BLEU (val, beam 5) among the best
@@ -19,13 +21,15 @@
 # bit (docs/cuda.md). Needs a CUDA build (build-cuda, -DMT_CUDA=ON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cuda --steps N] [RUN_DIR]" >&2; exit 2; }
-recipe=averaged device=cpu steps=
+usage() { echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cuda --steps N] [--vocab-size N] [--d-ff N] [RUN_DIR]" >&2; exit 2; }
+recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256
 while [ $# -gt 0 ]; do
   case $1 in
     --recipe) [ $# -ge 2 ] || usage; recipe=$2; shift 2 ;;
     --device) [ $# -ge 2 ] || usage; device=$2; shift 2 ;;
     --steps) [ $# -ge 2 ] || usage; steps=$2; shift 2 ;;
+    --vocab-size) [ $# -ge 2 ] || usage; vocab_size=$2; shift 2 ;;
+    --d-ff) [ $# -ge 2 ] || usage; d_ff=$2; shift 2 ;;
     -*) usage ;;
     *) break ;;
   esac
@@ -51,7 +55,7 @@ tools=$build/tools
 
 "$tools/mt_train" --train-src "$data/train.en" --train-tgt "$data/train.de" \
   --dev-src "$data/val.en" --dev-ref "$data/val.de" --src-lang en --tgt-lang de --out "$run" \
-  --config tiny --vocab-size 8000 --max-tokens 4096 --lr 0.005 --warmup "$warmup" --dropout 0.3 \
+  --config tiny --vocab-size "$vocab_size" --d-ff "$d_ff" --max-tokens 4096 --lr 0.005 --warmup "$warmup" --dropout 0.3 \
   --label-smoothing 0.1 "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --log-every 50
 
 model=$run/model_best.mtm
