@@ -1,6 +1,7 @@
 #include "tokenizer/tokenizer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -93,7 +94,9 @@ constexpr size_t kMaxNormalizedBytes = std::numeric_limits<int32_t>::max() / 4;
 size_t Tokenizer::encode_workspace_bytes(size_t max_input_bytes) const {
   const size_t n = max_encoded_ids(max_input_bytes);
   if (n > kMaxNormalizedBytes) return std::numeric_limits<size_t>::max();  // encode() refuses such input
-  const size_t model = impl_->unigram ? UnigramEncoder::workspace_bytes(n) : BpeEncoder::workspace_bytes(n);
+  const size_t model = impl_->unigram
+                           ? std::max(UnigramEncoder::workspace_bytes(n), UnigramEncoder::sample_workspace_bytes(n))
+                           : BpeEncoder::workspace_bytes(n);
   const size_t stripped = impl_->vocabulary.language_codes ? scratch_bytes<char>(max_input_bytes) : 0;
   return stripped + scratch_bytes<char>(n) + scratch_bytes<EncodedPiece>(n) + model;
 }
@@ -109,6 +112,24 @@ size_t Tokenizer::max_decoded_bytes(size_t ids) const { return ids * impl_->max_
 
 Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, std::span<int32_t> ids,
                          size_t* count) const {
+  return encode_with(text, nullptr, workspace, ids, count);
+}
+
+bool Tokenizer::can_sample() const { return impl_->unigram.has_value(); }
+
+Status Tokenizer::encode_sampled(std::string_view text, double alpha, uint64_t seed, std::span<std::byte> workspace,
+                                 std::span<int32_t> ids, size_t* count) const {
+  *count = 0;
+  if (!can_sample())
+    return Status::error(Errc::invalid_argument, "tokenizer: sampled segmentations need a unigram vocabulary, not BPE");
+  if (!(alpha > 0.0) || !std::isfinite(alpha))
+    return Status::error(Errc::invalid_argument, "tokenizer: sampling needs a finite alpha > 0, got %g", alpha);
+  const Sampling sampling{alpha, seed};
+  return encode_with(text, &sampling, workspace, ids, count);
+}
+
+Status Tokenizer::encode_with(std::string_view text, const Sampling* sampling, std::span<std::byte> workspace,
+                              std::span<int32_t> ids, size_t* count) const {
   *count = 0;
   const size_t capacity = max_encoded_ids(text.size());
   if (capacity > kMaxNormalizedBytes)
@@ -143,7 +164,10 @@ Status Tokenizer::encode(std::string_view text, std::span<std::byte> workspace, 
   EncodedPiece* pieces = scratch.take<EncodedPiece>(length);
   if (pieces == nullptr) return Status::error(Errc::internal, "tokenizer: workspace planning is wrong");
   size_t piece_count = 0;
-  if (impl_->unigram) {
+  if (sampling != nullptr) {
+    MT_RETURN_IF_ERROR(
+        impl_->unigram->sample(norm, sampling->alpha, sampling->seed, scratch, {pieces, length}, &piece_count));
+  } else if (impl_->unigram) {
     MT_RETURN_IF_ERROR(impl_->unigram->encode(norm, scratch, {pieces, length}, &piece_count));
   } else {
     MT_RETURN_IF_ERROR(impl_->bpe->encode(norm, scratch, {pieces, length}, &piece_count));

@@ -44,6 +44,16 @@ class Tokenizer {
   // Errors: input longer than the workspace was sized for, ids capacity too small.
   Status encode(std::string_view text, std::span<std::byte> workspace, std::span<int32_t> ids, size_t* count) const;
 
+  // Subword regularization, for training (Kudo 2018): encode() with the
+  // unigram segmentation drawn at random, P(x)^alpha over every segmentation
+  // (UnigramEncoder::sample; the same seed, the same ids), the rest
+  // (normalization, language codes, unknown pieces) as encode(); the same
+  // workspace. Errors: as encode(), a BPE vocabulary (can_sample() false),
+  // alpha not finite and > 0.
+  bool can_sample() const;
+  Status encode_sampled(std::string_view text, double alpha, uint64_t seed, std::span<std::byte> workspace,
+                        std::span<int32_t> ids, size_t* count) const;
+
   // ids (piece indices) -> UTF-8 text, exactly as SentencePiece's Decode (control ids decode
   // to nothing, unknown to unk_surface, byte pieces to bytes with invalid
   // sequences replaced by U+FFFD). Error if an id is out of range or `out` is too small.
@@ -51,7 +61,14 @@ class Tokenizer {
 
  private:
   struct Impl;
+  struct Sampling {
+    double alpha;
+    uint64_t seed;
+  };
   explicit Tokenizer(std::unique_ptr<Impl> impl);
+  // encode() and encode_sampled(): the best segmentation when `sampling` is null.
+  Status encode_with(std::string_view text, const Sampling* sampling, std::span<std::byte> workspace,
+                     std::span<int32_t> ids, size_t* count) const;
   std::unique_ptr<Impl> impl_;
 };
 

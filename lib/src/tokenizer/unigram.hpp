@@ -4,10 +4,12 @@
 // found first; user-defined pieces score length * max_score - 0.1 (in
 // bytes); a character no piece starts with becomes <unk>, scored
 // min_score - 10. The float/double mix of the original is kept on purpose:
-// it decides near-ties.
+// it decides near-ties. sample() draws a segmentation at random instead
+// (subword regularization, for training).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -33,6 +35,18 @@ class UnigramEncoder {
   // normalized.size() entries.
   Status encode(std::string_view normalized, Scratch& scratch, std::span<EncodedPiece> pieces, size_t* count) const;
 
+  // Subword regularization (Kudo 2018): one segmentation x of `normalized`
+  // drawn with probability proportional to exp(alpha * score(x)), score(x)
+  // the sum of its pieces' scores as encode() counts them (log P(x) for
+  // normal pieces), over every segmentation: SentencePiece's SampleEncode
+  // with nbest_size -1 samples from the same distribution. alpha > 0; the
+  // larger, the closer to encode()'s best path. The draws are uniforms of
+  // a counter-based stream of `seed`: the same seed, the same pieces.
+  // Scratch: sample_workspace_bytes().
+  static size_t sample_workspace_bytes(size_t normalized_bytes);
+  Status sample(std::string_view normalized, double alpha, uint64_t seed, Scratch& scratch,
+                std::span<EncodedPiece> pieces, size_t* count) const;
+
  private:
   const PieceTrie* trie_;
   std::span<const uint8_t> types_;  // the vocabulary's, PieceType values
@@ -40,6 +54,12 @@ class UnigramEncoder {
   float min_score_;
   float max_score_;
   int32_t unk_id_ = 0;
+
+  // Calls edge(end, id, score) for every piece the lattice has at byte
+  // `starts_at`, as encode() scores them (the unknown piece when no piece is
+  // one character long), and returns the character's length in bytes.
+  template <class Edge>
+  size_t for_each_piece_at(std::string_view normalized, size_t starts_at, Edge&& edge) const;
 };
 
 }  // namespace mt::detail
