@@ -3,10 +3,10 @@
 # with mt_train ("tiny" config, 85 minutes on two threads, or N updates on a
 # GPU), then scores it on test_2016_flickr with mt_bleu. Needs
 # ../shared/data/multi30k.
-#   scripts/train_en_de.sh [--recipe averaged|best] [--device cuda --steps N]
-#                          [--vocab-size N] [--d-ff N] [RUN_DIR]
-#   (defaults: averaged, the CPU, 8000 pieces, the tiny config's d_ff 256,
-#   runs/en-de-tiny)
+#   scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N]
+#                          [--vocab-size N] [--d-ff N] [--subword-alpha X] [RUN_DIR]
+#   (defaults: averaged, the CPU for 85 minutes, 8000 pieces, the tiny
+#   config's d_ff 256, the best segmentation, runs/en-de-tiny)
 # averaged: the shipped model's recipe (docs/training.md): 1,000 warm-up
 #           updates, the models of the last 20 evaluations (one per epoch)
 #           kept, and the choice by dev BLEU (val, beam 5) among the best
@@ -15,14 +15,16 @@
 # best:     the previous model's (until 2026-11-27): 1,500 warm-up updates,
 #           the best dev-BLEU model.
 # The minutes are the budget; the updates they buy depend on the machine.
-# --device cuda --steps N: the same recipe on a GPU for N updates instead of
+# --steps N: N updates instead of 85 minutes (on a busy CPU, the same run
+# as on an idle one). --subword-alpha X: subword regularization (mt_train's
+# option). --device cuda --steps N: the same recipe on a GPU for N updates instead of
 # 85 minutes (the shipped en-de-tiny: N = 8866, what 85 minutes on two Xeon
 # threads bought); the GPU run follows the CPU's within rounding, not bit for
 # bit (docs/cuda.md). Needs a CUDA build (build-cuda, -DMT_CUDA=ON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cuda --steps N] [--vocab-size N] [--d-ff N] [RUN_DIR]" >&2; exit 2; }
-recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256
+usage() { echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N] [--vocab-size N] [--d-ff N] [--subword-alpha X] [RUN_DIR]" >&2; exit 2; }
+recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0
 while [ $# -gt 0 ]; do
   case $1 in
     --recipe) [ $# -ge 2 ] || usage; recipe=$2; shift 2 ;;
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
     --steps) [ $# -ge 2 ] || usage; steps=$2; shift 2 ;;
     --vocab-size) [ $# -ge 2 ] || usage; vocab_size=$2; shift 2 ;;
     --d-ff) [ $# -ge 2 ] || usage; d_ff=$2; shift 2 ;;
+    --subword-alpha) [ $# -ge 2 ] || usage; subword_alpha=$2; shift 2 ;;
     -*) usage ;;
     *) break ;;
   esac
@@ -40,10 +43,14 @@ case $recipe in
   *) usage ;;
 esac
 case $device in
-  cpu) [ -z "$steps" ] || usage; build=build cmake_cuda=() budget=(--time-budget 85) ;;
-  cuda) [[ "$steps" =~ ^[1-9][0-9]*$ ]] || usage; build=build-cuda cmake_cuda=(-DMT_CUDA=ON) budget=(--max-steps "$steps") ;;
+  cpu) build=build cmake_cuda=() ;;
+  cuda) [ -n "$steps" ] || usage; build=build-cuda cmake_cuda=(-DMT_CUDA=ON) ;;
   *) usage ;;
 esac
+if [ -z "$steps" ]; then budget=(--time-budget 85)
+elif [[ "$steps" =~ ^[1-9][0-9]*$ ]]; then budget=(--max-steps "$steps")
+else usage
+fi
 data=../shared/data/multi30k
 run=${1:-runs/en-de-tiny}
 [ -f "$data/train.en" ] || { echo "train_en_de.sh: $data is missing" >&2; exit 1; }
@@ -56,7 +63,7 @@ tools=$build/tools
 "$tools/mt_train" --train-src "$data/train.en" --train-tgt "$data/train.de" \
   --dev-src "$data/val.en" --dev-ref "$data/val.de" --src-lang en --tgt-lang de --out "$run" \
   --config tiny --vocab-size "$vocab_size" --d-ff "$d_ff" --max-tokens 4096 --lr 0.005 --warmup "$warmup" --dropout 0.3 \
-  --label-smoothing 0.1 "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --log-every 50
+  --label-smoothing 0.1 --subword-alpha "$subword_alpha" "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --log-every 50
 
 model=$run/model_best.mtm
 if [ "$recipe" = averaged ]; then

@@ -1,9 +1,11 @@
 // The training loop: it learns, and a checkpointed run resumes bit-identically.
 #include <algorithm>
 #include <fstream>
+#include <memory>
 
 #include "mt/model_spec.hpp"
 
+#include "data/subword_sampling.hpp"
 #include "test_skip.hpp"
 #include "test_util.hpp"
 #include "trainer_corpus.hpp"
@@ -68,6 +70,55 @@ TEST_CASE("a resumed run is bit-identical to a straight one", "[trainer]") {
     REQUIRE(exact.model().parameter(spec.name)->value == straight.model().parameter(spec.name)->value);
   }
   CHECK_FALSE(exact.load_checkpoint(test::scratch_path("missing.ckpt")).ok());
+}
+
+TEST_CASE("a resumed run with subword sampling is bit-identical to a straight one", "[trainer][sampling]") {
+  // trainer_corpus() wrote the files its pairs came from.
+  auto sampler =
+      SegmentationSampler::create(test::scratch_path("t.en"), test::scratch_path("t.de"), data().vocab, 0.1, 100);
+  INFO(sampler.status().message());
+  REQUIRE(sampler.ok());
+  std::shared_ptr<SegmentationSampler> shared = std::move(sampler.value());
+  std::vector<int> epochs;  // the epochs the hook was called for
+  TrainerOptions o = small_options();
+  o.resegment = [&](int epoch, std::vector<SentencePair>* pairs) -> Status {
+    epochs.push_back(epoch);
+    auto kept_best = shared->resegment(o.seed, epoch, pairs);
+    return kept_best ? Status() : kept_best.status();
+  };
+  std::vector<SentencePair> part(data().pairs.begin(), data().pairs.begin() + 60);
+  Trainer straight(o, part);
+  const int steps = 2 * int(straight.batches_per_epoch()) + 3;  // into a third epoch (the count varies by epoch)
+  for (int i = 0; i < steps; ++i) straight.step();
+  CHECK(epochs.front() == 0);
+  CHECK(epochs.back() >= 2);
+
+  Trainer first(o, part);
+  for (int i = 0; i < steps / 2; ++i) first.step();
+  const int resumed_epoch = first.epoch();
+  const std::string path = test::scratch_path("resume-sampled.ckpt");
+  REQUIRE(first.save_checkpoint(path).ok());
+  Trainer exact(o, part);
+  epochs.clear();
+  REQUIRE(exact.load_checkpoint(path).ok());
+  CHECK(epochs == std::vector<int>{resumed_epoch});  // the checkpoint's epoch drawn again
+  for (int i = steps / 2; i < steps; ++i) exact.step();
+  CHECK(exact.steps() == straight.steps());
+
+  // Without sampling the same steps end elsewhere: the hook did change what trained.
+  Trainer plain(small_options(), part);
+  for (int i = 0; i < steps; ++i) plain.step();
+  size_t differ = 0;
+  for (const TensorSpec& spec : model_tensor_specs(o.model)) {
+    INFO(spec.name);
+    REQUIRE(exact.model().parameter(spec.name)->value == straight.model().parameter(spec.name)->value);
+    differ += plain.model().parameter(spec.name)->value != straight.model().parameter(spec.name)->value;
+  }
+  CHECK(differ > 0);
+
+  // An error the hook returns is thrown, naming the epoch.
+  o.resegment = [](int, std::vector<SentencePair>*) { return Status::error(Errc::internal, "no draws today"); };
+  CHECK_THROWS_WITH(Trainer(o, part), Catch::Contains("epoch 1") && Catch::Contains("no draws today"));
 }
 
 TEST_CASE("a run's weights do not depend on the thread count", "[trainer]") {

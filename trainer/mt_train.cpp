@@ -29,6 +29,7 @@
 #include "mt/version.hpp"
 #include "eval/scoring.hpp"
 #include "mt/mt.hpp"
+#include "data/subword_sampling.hpp"
 #include "trainer.hpp"
 #include "model_average.hpp"
 #include "vocab/vocab_train.hpp"
@@ -79,6 +80,11 @@ constexpr Option kOptions[] = {
      "which a Chinese target then cannot write)"},
     {"--max-train-length", nullptr, "N", "drop training pairs longer than N tokens on either side (default 100)", false,
      "--max-length"},
+    {"--subword-alpha", nullptr, "X",
+     "subword regularization (Kudo 2018): every epoch segments the training text anew, drawing each\n"
+     "side's unigram segmentation with probability P^X over all of them (smaller X: more varied;\n"
+     "SentencePiece suggests 0.1); default 0: always the best segmentation. Unigram vocabularies;\n"
+     "not with --init"},
     {"--config", nullptr, "NAME", "tiny, small or base (default tiny)"},
     {"--encoder-layers", nullptr, "N", "override the config"},
     {"--decoder-layers", nullptr, "N", "override the config"},
@@ -210,6 +216,7 @@ struct Settings {
   float character_coverage = 1.0f;
   std::string normalization = "nmt_nfkc";
   int max_length = 100;  // training pairs longer than this are dropped
+  double subword_alpha = 0.0;  // > 0: sampled segmentations each epoch (--subword-alpha)
   mt::train::TrainerOptions trainer;
   mt::ModelConfig config;
   int max_epochs = 0, max_steps = 0, patience = 0, dev_beam = 1, log_every = 50, average_last = 0;
@@ -273,6 +280,7 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   s->normalization =
       args.get_choice("--normalization", vocab::kNormalizations, "nmt_nfkc");
   s->max_length = args.get_int("--max-train-length", 100, 1, 1000);
+  s->subword_alpha = args.get_float("--subword-alpha", 0.0f, 0.0f, 1000.0f);
   train::TrainerOptions& o = s->trainer;
   o.batching.max_tokens = args.get_int("--max-tokens", 4096, 16, 1 << 24);
   o.adam.lr = args.get_float("--lr", 5e-4f, 0.0f, 100.0f);
@@ -330,6 +338,8 @@ int read_settings(mt::cli::Args& args, Settings* s) {
       if (args.has(option)) return usage(std::string("--init takes the model's shape and vocabulary: drop ") + option);
     }
     if (s->resume) return usage("--resume continues from the run's own DIR/init.txt: drop --init");
+    if (s->subword_alpha > 0.0)
+      return usage("--subword-alpha: not with --init (fine-tuning tokenizes through the model file)");
   }
   for (const std::string& path : {s->train_src, s->train_tgt, s->dev_src, s->dev_ref}) {
     if (std::string why = cli::unreadable_file(path); !why.empty()) return fail(why);
@@ -731,6 +741,21 @@ int run(int argc, char** argv) {
   if (leader) {
     std::fprintf(stderr, "mt_train: %zu of %zu training pairs kept (%zu too long, %zu empty), %zu target tokens\n",
                  stats.kept, stats.lines, stats.dropped_long, stats.dropped_empty, stats.target_tokens);
+  }
+  if (s.subword_alpha > 0.0) {
+    auto sampler =
+        train::SegmentationSampler::create(s.train_src, s.train_tgt, *vocab, s.subword_alpha, filter.max_tokens);
+    if (!sampler) return fail("--subword-alpha: " + std::string(sampler.status().message()));
+    std::shared_ptr<train::SegmentationSampler> shared = std::move(sampler.value());
+    const uint64_t seed = s.trainer.seed;
+    s.trainer.resegment = [shared, seed](int epoch, std::vector<train::SentencePair>* pairs) -> Status {
+      auto kept_best = shared->resegment(seed, epoch, pairs);
+      return kept_best ? Status() : kept_best.status();
+    };
+    if (leader) {
+      std::fprintf(stderr, "mt_train: subword sampling, alpha %g: each epoch draws the training text's segmentation\n",
+                   s.subword_alpha);
+    }
   }
   train::CorpusFilter keep_all;
   keep_all.max_tokens = std::min(1000, s.config.max_positions - 1);

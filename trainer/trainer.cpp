@@ -143,6 +143,10 @@ TransformerModel<float>& Trainer::model() {
 void Trainer::start_epoch(int epoch) {
   epoch_ = epoch;
   position_ = 0;
+  if (o_.resegment) {
+    if (const Status st = o_.resegment(epoch, &train_); !st.ok())
+      throw std::runtime_error("epoch " + std::to_string(epoch + 1) + ": " + st.message());
+  }
   batches_ = make_batches(train_, o_.batching, o_.seed * 1000003ull + uint64_t(epoch));
 }
 

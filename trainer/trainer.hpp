@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,12 @@ struct TrainerOptions {
   // a stream of its own, so N ranks and one process with slices = N give the
   // same run bit for bit. With a communicator of N > 1 ranks it is N.
   int slices = 0;
+  // Called at the start of every epoch (also the one a checkpoint resumes)
+  // before its batches are cut, to re-tokenize the training pairs
+  // (SegmentationSampler::resegment: subword regularization). It must depend
+  // on the epoch alone, so a resumed run rebuilds the same epoch; an error
+  // it returns is thrown. Null: the pairs stay as read.
+  std::function<Status(int epoch, std::vector<SentencePair>* pairs)> resegment;
   // Fine-tuning: the weights of this model file (fp32, its config = `model`)
   // instead of the seeded initialisation.
   std::shared_ptr<const Model> init;
