@@ -17,7 +17,9 @@
 namespace mt::train {
 
 struct ForwardOptions {
-  double dropout = 0.0;  // on embeddings, sublayer outputs and the FFN hidden layer
+  // On the embeddings and every sublayer's output, as fairseq's --dropout
+  // (none on the attention weights or the FFN's hidden layer).
+  double dropout = 0.0;
   double label_smoothing = 0.0;
 };
 
