@@ -338,9 +338,9 @@ int read_settings(mt::cli::Args& args, Settings* s) {
       if (args.has(option)) return usage(std::string("--init takes the model's shape and vocabulary: drop ") + option);
     }
     if (s->resume) return usage("--resume continues from the run's own DIR/init.txt: drop --init");
-    if (s->subword_alpha > 0.0)
-      return usage("--subword-alpha: not with --init (fine-tuning tokenizes through the model file)");
   }
+  if (s->subword_alpha > 0.0 && s->vocab_type == "bpe")
+    return usage("--subword-alpha draws unigram segmentations: drop --vocab-type bpe");
   for (const std::string& path : {s->train_src, s->train_tgt, s->dev_src, s->dev_ref}) {
     if (std::string why = cli::unreadable_file(path); !why.empty()) return fail(why);
   }
@@ -348,6 +348,8 @@ int read_settings(mt::cli::Args& args, Settings* s) {
     auto v = read_given_vocabulary(s->vocab_file);
     if (!v) return fail(v.status().message());
     s->vocab = std::move(v.value());
+    if (s->subword_alpha > 0.0 && s->vocab->type != VocabularyType::unigram)
+      return usage("--subword-alpha draws unigram segmentations: '" + s->vocab_file + "' is a BPE vocabulary");
   }
   // A run folder is never reused by accident.
   std::error_code exists_error;
@@ -363,6 +365,9 @@ int read_settings(mt::cli::Args& args, Settings* s) {
     if (!cli::read_file(s->out + "/init.txt", &path, &error)) return fail(error);
     s->init_path = path.substr(0, path.find('\n'));
   }
+  // Also when --resume found a fine-tuning run's init.txt.
+  if (!s->init_path.empty() && s->subword_alpha > 0.0)
+    return usage("--subword-alpha: not with a fine-tuning run (--init tokenizes through the model file)");
   if (!s->init_path.empty()) {
     if (const int rc = load_init_model(s, args); rc >= 0) return rc;
   }

@@ -77,6 +77,18 @@ check "heads that do not divide d_model: nothing created" test ! -e "$dir/new"
 expect_exit "missing training file" 1 $?
 check "missing training file: named, before any work" grep -q "cannot read '$dir/none.en': No such file" "$dir/err.txt"
 check "missing training file: nothing created" test ! -e "$dir/new"
+# Subword regularization trains; what it cannot do is refused before any work.
+"$bin/mt_train" "${args[@]}" --out "$dir/sampled" --epochs 1 --subword-alpha 0.3 2> "$dir/err.txt"
+expect_exit "--subword-alpha" 0 $?
+check "--subword-alpha: says it samples" grep -q "subword sampling, alpha 0.3" "$dir/err.txt"
+check "--subword-alpha: a model" test -s "$dir/sampled/model_best.mtm"
+"$bin/mt_train" "${args[@]}" --out "$dir/bpe" --subword-alpha 0.3 --vocab-type bpe > /dev/null 2> "$dir/err.txt"
+expect_exit "--subword-alpha with a BPE vocabulary" 2 $?
+check "--subword-alpha with a BPE vocabulary: says why" grep -q "draws unigram segmentations: drop --vocab-type bpe" "$dir/err.txt"
+check "--subword-alpha with a BPE vocabulary: nothing created" test ! -e "$dir/bpe"
+"$bin/mt_train" "${args[@]}" --out "$dir/bpe" --subword-alpha -0.1 > /dev/null 2> "$dir/err.txt"
+expect_exit "a negative --subword-alpha" 2 $?
+
 # A run folder is not reused by accident.
 "$bin/mt_train" "${args[@]}" --out "$dir/run" --epochs 1 > /dev/null 2> "$dir/err.txt"
 expect_exit "an existing run without --resume or --force" 1 $?

@@ -85,6 +85,13 @@ expect_exit "--init with --vocab-size" 2 $?
 check "--init with --vocab-size: says the model's vocabulary is used" grep -q "takes the model's shape and vocabulary: drop --vocab-size" "$dir/err.txt"
 "$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --resume --out "$dir/run" 2> "$dir/err.txt"
 expect_exit "--init with --resume" 2 $?
+"$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --subword-alpha 0.3 --out "$dir/x" 2> "$dir/err.txt"
+expect_exit "--init with --subword-alpha" 2 $?
+check "--init with --subword-alpha: says why" grep -q "subword-alpha: not with a fine-tuning run" "$dir/err.txt"
+check "--init with --subword-alpha: nothing created" test ! -e "$dir/x"
+"$bin/mt_train" "${args[@]}" --resume --subword-alpha 0.3 --out "$dir/run" 2> "$dir/err.txt"
+expect_exit "--resume of a fine-tuning run with --subword-alpha" 2 $?
+check "--resume of a fine-tuning run with --subword-alpha: says why" grep -q "subword-alpha: not with a fine-tuning run" "$dir/err.txt"
 "$bin/mt_train" "${args[@]}" --init "$dir/none.mtm" --out "$dir/x" 2> "$dir/err.txt"
 expect_exit "a missing model" 1 $?
 check "a missing model: named" grep -q "none.mtm" "$dir/err.txt"

@@ -4,6 +4,7 @@
 
 #include "cli_files.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "tokenizer/unigram.hpp"
 
 namespace mt::train {
 
@@ -29,15 +30,15 @@ Expected<std::unique_ptr<SegmentationSampler>> SegmentationSampler::create(const
                                                                            const std::string& target_path,
                                                                            const VocabularyData& vocabulary,
                                                                            double alpha, int max_tokens) {
-  if (!(alpha > 0.0) || !std::isfinite(alpha))
-    return Status::error(Errc::invalid_argument, "subword sampling: alpha must be finite and > 0, got %g", alpha);
+  if (!(alpha > 0.0 && alpha <= detail::UnigramEncoder::kMaxSamplingAlpha))
+    return Status::error(Errc::invalid_argument, "subword sampling: alpha must be in (0, %g], got %g",
+                         detail::UnigramEncoder::kMaxSamplingAlpha, alpha);
   if (max_tokens < 1)
     return Status::error(Errc::invalid_argument, "subword sampling: max_tokens must be >= 1, got %d", max_tokens);
   auto tokenizer = detail::Tokenizer::create(vocabulary);
   if (!tokenizer) return tokenizer.status();
   if (!(*tokenizer)->can_sample())
-    return Status::error(Errc::invalid_argument,
-                         "subword sampling needs a unigram vocabulary; this one is BPE (--vocab-type unigram)");
+    return Status::error(Errc::invalid_argument, "subword sampling needs a unigram vocabulary; this one is BPE");
   auto sources = cli::read_lines(source_path);
   if (!sources) return sources.status();
   auto targets = cli::read_lines(target_path);

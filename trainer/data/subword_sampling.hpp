@@ -23,7 +23,7 @@ namespace mt::train {
 class SegmentationSampler {
  public:
   // Reads the two files the pairs came from (a pair names its line).
-  // Errors: a BPE vocabulary, alpha not finite and > 0, max_tokens < 1,
+  // Errors: a BPE vocabulary, alpha outside (0, 1000], max_tokens < 1,
   // unreadable or misaligned files.
   static Expected<std::unique_ptr<SegmentationSampler>> create(const std::string& source_path,
                                                                const std::string& target_path,

@@ -122,8 +122,9 @@ Status Tokenizer::encode_sampled(std::string_view text, double alpha, uint64_t s
   *count = 0;
   if (!can_sample())
     return Status::error(Errc::invalid_argument, "tokenizer: sampled segmentations need a unigram vocabulary, not BPE");
-  if (!(alpha > 0.0) || !std::isfinite(alpha))
-    return Status::error(Errc::invalid_argument, "tokenizer: sampling needs a finite alpha > 0, got %g", alpha);
+  if (!(alpha > 0.0 && alpha <= UnigramEncoder::kMaxSamplingAlpha))
+    return Status::error(Errc::invalid_argument, "tokenizer: sampling needs an alpha in (0, %g], got %g",
+                         UnigramEncoder::kMaxSamplingAlpha, alpha);
   const Sampling sampling{alpha, seed};
   return encode_with(text, &sampling, workspace, ids, count);
 }

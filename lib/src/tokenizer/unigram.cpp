@@ -59,7 +59,8 @@ size_t UnigramEncoder::workspace_bytes(size_t normalized_bytes) {
 }
 
 template <class Edge>
-size_t UnigramEncoder::for_each_piece_at(std::string_view normalized, size_t starts_at, Edge&& edge) const {
+size_t UnigramEncoder::for_each_piece_at(std::string_view normalized, size_t starts_at, bool length_in_characters,
+                                         Edge&& edge) const {
   const size_t size = normalized.size();
   const size_t char_length = std::min(utf8_char_length(static_cast<uint8_t>(normalized[starts_at])), size - starts_at);
   bool has_single_char = false;
@@ -74,7 +75,13 @@ size_t UnigramEncoder::for_each_piece_at(std::string_view normalized, size_t sta
     // SentencePiece's trie holds normal, user-defined and unused pieces; unused never match.
     if (type != PieceType::normal && type != PieceType::user_defined) continue;
     const size_t length = key_pos - starts_at;
-    const double score = type == PieceType::user_defined ? static_cast<float>(length) * max_score_ - 0.1
+    // SentencePiece's Viterbi counts a user-defined piece's length in bytes, its sampling lattice in characters.
+    size_t units = length;
+    if (type == PieceType::user_defined && length_in_characters) {
+      units = 0;
+      for (size_t i = starts_at; i < key_pos; i += utf8_char_length(static_cast<uint8_t>(normalized[i]))) ++units;
+    }
+    const double score = type == PieceType::user_defined ? static_cast<float>(units) * max_score_ - 0.1
                                                          : static_cast<double>(scores_[id]);
     edge(key_pos, id, score, /*unknown=*/false);
     if (length == char_length) has_single_char = true;
@@ -93,14 +100,15 @@ Status UnigramEncoder::encode(std::string_view normalized, Scratch& scratch, std
 
   for (size_t starts_at = 0; starts_at < size;) {
     const float best_here = best[starts_at].score;
-    starts_at += for_each_piece_at(normalized, starts_at, [&](size_t end, int32_t id, double score, bool unknown) {
-      BestPath& target = best[end];
-      // The unknown piece's sum is taken in float, the others' in double, as SentencePiece does.
-      const double candidate = unknown ? double(float(score) + best_here) : score + best_here;
-      if (target.starts_at == -1 || candidate > target.score) {
-        target = {id, static_cast<float>(candidate), static_cast<int32_t>(starts_at)};
-      }
-    });
+    starts_at +=
+        for_each_piece_at(normalized, starts_at, false, [&](size_t end, int32_t id, double score, bool unknown) {
+          BestPath& target = best[end];
+          // The unknown piece's sum is taken in float, the others' in double, as SentencePiece does.
+          const double candidate = unknown ? double(float(score) + best_here) : score + best_here;
+          if (target.starts_at == -1 || candidate > target.score) {
+            target = {id, static_cast<float>(candidate), static_cast<int32_t>(starts_at)};
+          }
+        });
   }
 
   // Backtrack from the end, then put the pieces in text order.
@@ -124,8 +132,9 @@ size_t UnigramEncoder::sample_workspace_bytes(size_t normalized_bytes) {
 Status UnigramEncoder::sample(std::string_view normalized, double alpha, uint64_t seed, Scratch& scratch,
                               std::span<EncodedPiece> pieces, size_t* count) const {
   const size_t size = normalized.size();
-  if (!(alpha > 0.0) || !std::isfinite(alpha))
-    return Status::error(Errc::invalid_argument, "unigram: sampling needs a finite alpha > 0, got %g", alpha);
+  if (!(alpha > 0.0 && alpha <= kMaxSamplingAlpha))
+    return Status::error(Errc::invalid_argument, "unigram: sampling needs an alpha in (0, %g], got %g",
+                         kMaxSamplingAlpha, alpha);
   // rest[i]: log of the sum over the paths from byte i to the end of
   // exp(alpha score); -inf where no path starts (inside a character).
   double* rest = scratch.take<double>(size + 1);
@@ -142,7 +151,7 @@ Status UnigramEncoder::sample(std::string_view normalized, double alpha, uint64_
   for (size_t i = size; i-- > 0;) {
     if (!char_start[i]) continue;
     double sum = -HUGE_VAL;
-    for_each_piece_at(normalized, i,
+    for_each_piece_at(normalized, i, true,
                       [&](size_t end, int32_t, double score, bool) { sum = log_add(sum, alpha * score + rest[end]); });
     rest[i] = sum;
   }
@@ -155,10 +164,12 @@ Status UnigramEncoder::sample(std::string_view normalized, double alpha, uint64_
     double cumulative = 0.0;
     size_t chosen_end = 0;
     int32_t chosen_id = -1;
-    for_each_piece_at(normalized, at, [&](size_t end, int32_t id, double score, bool) {
-      if (rest[end] == -HUGE_VAL || (chosen_id >= 0 && cumulative > u)) return;
-      cumulative += std::exp(alpha * score + rest[end] - rest[at]);
-      chosen_end = end, chosen_id = id;  // the last piece with a path takes what rounding leaves
+    for_each_piece_at(normalized, at, true, [&](size_t end, int32_t id, double score, bool) {
+      if (chosen_id >= 0 && cumulative > u) return;
+      const double share = std::exp(alpha * score + rest[end] - rest[at]);
+      if (!(share > 0.0)) return;  // no path on from `end`, or a share too small to draw
+      cumulative += share;
+      chosen_end = end, chosen_id = id;  // the last piece with a share takes what rounding leaves
     });
     if (chosen_id < 0) return Status::error(Errc::internal, "unigram: no path goes on from byte %zu", at);
     pieces[n++] = {static_cast<uint32_t>(at), static_cast<uint32_t>(chosen_end - at), chosen_id};

@@ -38,11 +38,13 @@ class UnigramEncoder {
   // Subword regularization (Kudo 2018): one segmentation x of `normalized`
   // drawn with probability proportional to exp(alpha * score(x)), score(x)
   // the sum of its pieces' scores as encode() counts them (log P(x) for
-  // normal pieces), over every segmentation: SentencePiece's SampleEncode
-  // with nbest_size -1 samples from the same distribution. alpha > 0; the
+  // normal pieces; a user-defined piece scored as SentencePiece's sampling
+  // lattice scores it), over every segmentation: SentencePiece's
+  // SampleEncode with nbest_size -1 samples from the same distribution. alpha > 0; the
   // larger, the closer to encode()'s best path. The draws are uniforms of
   // a counter-based stream of `seed`: the same seed, the same pieces.
   // Scratch: sample_workspace_bytes().
+  static constexpr double kMaxSamplingAlpha = 1000.0;  // past it every draw is the best path anyway
   static size_t sample_workspace_bytes(size_t normalized_bytes);
   Status sample(std::string_view normalized, double alpha, uint64_t seed, Scratch& scratch,
                 std::span<EncodedPiece> pieces, size_t* count) const;
@@ -55,11 +57,13 @@ class UnigramEncoder {
   float max_score_;
   int32_t unk_id_ = 0;
 
-  // Calls edge(end, id, score) for every piece the lattice has at byte
-  // `starts_at`, as encode() scores them (the unknown piece when no piece is
-  // one character long), and returns the character's length in bytes.
+  // Calls edge(end, id, score, unknown) for every piece the lattice has at
+  // byte `starts_at` (the unknown piece when no piece is one character
+  // long), scored as SentencePiece's Viterbi does (a user-defined piece by
+  // its length in bytes) or, with length_in_characters, as its sampling
+  // lattice does; returns the character's length in bytes.
   template <class Edge>
-  size_t for_each_piece_at(std::string_view normalized, size_t starts_at, Edge&& edge) const;
+  size_t for_each_piece_at(std::string_view normalized, size_t starts_at, bool length_in_characters, Edge&& edge) const;
 };
 
 }  // namespace mt::detail
