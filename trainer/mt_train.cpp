@@ -82,9 +82,9 @@ constexpr Option kOptions[] = {
      "--max-length"},
     {"--subword-alpha", nullptr, "X",
      "subword regularization (Kudo 2018): every epoch segments the training text anew, drawing each\n"
-     "side's unigram segmentation with probability P^X over all of them (smaller X: more varied;\n"
-     "SentencePiece suggests 0.1); default 0: always the best segmentation. Unigram vocabularies;\n"
-     "not with --init"},
+     "side's unigram segmentation with probability P^X over all of them (smaller X: more varied\n"
+     "and longer: 0.1 doubles the pieces of Multi30k's text, 0.3 adds 12%); default 0: always the\n"
+     "best segmentation. Unigram vocabularies; not with --init"},
     {"--config", nullptr, "NAME", "tiny, small or base (default tiny)"},
     {"--encoder-layers", nullptr, "N", "override the config"},
     {"--decoder-layers", nullptr, "N", "override the config"},
