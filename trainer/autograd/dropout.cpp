@@ -6,18 +6,13 @@
 #include <type_traits>
 
 #include "autograd/parallel.hpp"
+#include "support/splitmix64.hpp"
 
 namespace mt::autograd {
 
 namespace {
 
-// SplitMix64 (Steele et al. 2014): a good 64-bit mix of a counter.
-uint64_t splitmix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+using detail::splitmix64;
 
 uint64_t stream_key(uint64_t seed, uint64_t stream) { return splitmix64(seed ^ splitmix64(stream)); }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "cli_files.hpp"
+#include "support/splitmix64.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "tokenizer/unigram.hpp"
 
@@ -10,16 +11,10 @@ namespace mt::train {
 
 namespace {
 
-// SplitMix64 (Steele et al. 2014): one draw's seed from the run's, the epoch, the line and the side.
-uint64_t mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
+// One draw's seed from the run's, the epoch, the line and the side.
 uint64_t draw_seed(uint64_t seed, int epoch, uint32_t line, int side) {
-  return mix(mix(mix(seed) ^ uint64_t(uint32_t(epoch))) ^ (uint64_t(line) << 1 | uint64_t(side)));
+  using detail::splitmix64;
+  return splitmix64(splitmix64(splitmix64(seed) ^ uint64_t(uint32_t(epoch))) ^ (uint64_t(line) << 1 | uint64_t(side)));
 }
 
 }  // namespace

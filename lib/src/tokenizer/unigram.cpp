@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "tokenizer/utf8.hpp"
+#include "support/splitmix64.hpp"
 
 namespace mt::detail {
 namespace {
@@ -18,15 +19,8 @@ struct BestPath {
   int32_t starts_at;  // -1: no path yet
 };
 
-// SplitMix64 (Steele et al. 2014) of a counter: the sampler's uniforms.
-uint64_t mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-double uniform(uint64_t seed, uint64_t draw) { return double(mix(mix(seed) + draw) >> 11) * 0x1.0p-53; }
+// The sampler's uniforms: a counter-based stream of the seed.
+double uniform(uint64_t seed, uint64_t draw) { return double(splitmix64(splitmix64(seed) + draw) >> 11) * 0x1.0p-53; }
 
 // log(exp(a) + exp(b)), -inf meaning no path.
 double log_add(double a, double b) {
