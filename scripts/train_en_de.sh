@@ -4,9 +4,11 @@
 # GPU), then scores it on test_2016_flickr with mt_bleu. Needs
 # ../shared/data/multi30k.
 #   scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N]
-#                          [--vocab-size N] [--d-ff N] [--subword-alpha X] [RUN_DIR]
+#                          [--vocab-size N] [--d-ff N] [--subword-alpha X]
+#                          [--lr X] [--warmup N] [--dropout X] [RUN_DIR]
 #   (defaults: averaged, the CPU for 85 minutes, 8000 pieces, the tiny
-#   config's d_ff 256, the best segmentation, runs/en-de-tiny)
+#   config's d_ff 256, the best segmentation, lr 0.005, the recipe's
+#   warm-up, dropout 0.3, runs/en-de-tiny)
 # averaged: the shipped model's recipe (docs/training.md): 1,000 warm-up
 #           updates, the models of the last 20 evaluations (one per epoch)
 #           kept, and the choice by dev BLEU (val, beam 5) among the best
@@ -17,14 +19,20 @@
 # The minutes are the budget; the updates they buy depend on the machine.
 # --steps N: N updates instead of 85 minutes (on a busy CPU, the same run
 # as on an idle one). --subword-alpha X: subword regularization (mt_train's
-# option). --device cuda --steps N: the same recipe on a GPU for N updates instead of
+# option). --lr, --warmup, --dropout: the recipe's peak learning rate,
+# warm-up updates and dropout, for screens of the recipe on val
+# (docs/training.md). --device cuda --steps N: the same recipe on a GPU for N updates instead of
 # 85 minutes (the shipped en-de-tiny: N = 8866, what 85 minutes on two Xeon
 # threads bought); the GPU run follows the CPU's within rounding, not bit for
 # bit (docs/cuda.md). Needs a CUDA build (build-cuda, -DMT_CUDA=ON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N] [--vocab-size N] [--d-ff N] [--subword-alpha X] [RUN_DIR]" >&2; exit 2; }
-recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0
+usage() {
+  echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N] [--vocab-size N]" \
+    "[--d-ff N] [--subword-alpha X] [--lr X] [--warmup N] [--dropout X] [RUN_DIR]" >&2
+  exit 2
+}
+recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0 lr=0.005 warmup= dropout=0.3
 while [ $# -gt 0 ]; do
   case $1 in
     --recipe) [ $# -ge 2 ] || usage; recipe=$2; shift 2 ;;
@@ -33,15 +41,19 @@ while [ $# -gt 0 ]; do
     --vocab-size) [ $# -ge 2 ] || usage; vocab_size=$2; shift 2 ;;
     --d-ff) [ $# -ge 2 ] || usage; d_ff=$2; shift 2 ;;
     --subword-alpha) [ $# -ge 2 ] || usage; subword_alpha=$2; shift 2 ;;
+    --lr) [ $# -ge 2 ] || usage; lr=$2; shift 2 ;;
+    --warmup) [ $# -ge 2 ] || usage; warmup=$2; shift 2 ;;
+    --dropout) [ $# -ge 2 ] || usage; dropout=$2; shift 2 ;;
     -*) usage ;;
     *) break ;;
   esac
 done
 case $recipe in
-  best) warmup=1500 average=() ;;
-  averaged) warmup=1000 average=(--average-last 20) ;;
+  best) recipe_warmup=1500 average=() ;;
+  averaged) recipe_warmup=1000 average=(--average-last 20) ;;
   *) usage ;;
 esac
+warmup=${warmup:-$recipe_warmup}
 case $device in
   cpu) build=build cmake_cuda=() ;;
   cuda) [ -n "$steps" ] || usage; build=build-cuda cmake_cuda=(-DMT_CUDA=ON) ;;
@@ -62,7 +74,7 @@ tools=$build/tools
 
 "$tools/mt_train" --train-src "$data/train.en" --train-tgt "$data/train.de" \
   --dev-src "$data/val.en" --dev-ref "$data/val.de" --src-lang en --tgt-lang de --out "$run" \
-  --config tiny --vocab-size "$vocab_size" --d-ff "$d_ff" --max-tokens 4096 --lr 0.005 --warmup "$warmup" --dropout 0.3 \
+  --config tiny --vocab-size "$vocab_size" --d-ff "$d_ff" --max-tokens 4096 --lr "$lr" --warmup "$warmup" --dropout "$dropout" \
   --label-smoothing 0.1 --subword-alpha "$subword_alpha" "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --log-every 50
 
 model=$run/model_best.mtm
