@@ -4,6 +4,7 @@
 
 #include "mt/model_spec.hpp"
 #include "mt/model_writer.hpp"
+#include "support/splitmix64.hpp"
 #include "transformer/transformer.hpp"
 
 namespace mt {
@@ -16,10 +17,9 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
   uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    const uint64_t z = detail::splitmix64(state_);
+    state_ += detail::kSplitMix64Gamma;
+    return z;
   }
   // Uniform in [-1, 1).
   float uniform() { return float(double(next() >> 40) / double(1ull << 23) - 1.0); }

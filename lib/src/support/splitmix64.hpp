@@ -6,8 +6,12 @@
 
 namespace mt::detail {
 
+// The generator's increment: splitmix64(x) mixes x + kSplitMix64Gamma, so
+// a stateful generator returns splitmix64(state) and adds it to state.
+inline constexpr uint64_t kSplitMix64Gamma = 0x9E3779B97F4A7C15ull;
+
 inline uint64_t splitmix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
+  z += kSplitMix64Gamma;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
