@@ -5,10 +5,10 @@
 # ../shared/data/multi30k.
 #   scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N]
 #                          [--vocab-size N] [--d-ff N] [--subword-alpha X]
-#                          [--lr X] [--warmup N] [--dropout X] [RUN_DIR]
+#                          [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [RUN_DIR]
 #   (defaults: averaged, the CPU for 85 minutes, 8000 pieces, the tiny
 #   config's d_ff 256, the best segmentation, lr 0.005, the recipe's
-#   warm-up, dropout 0.3, runs/en-de-tiny)
+#   warm-up, dropout 0.3, 4,096-token batches, runs/en-de-tiny)
 # averaged: the shipped model's recipe (docs/training.md): 1,000 warm-up
 #           updates, the models of the last 20 evaluations (one per epoch)
 #           kept, and the choice by dev BLEU (val, beam 5) among the best
@@ -19,8 +19,9 @@
 # The minutes are the budget; the updates they buy depend on the machine.
 # --steps N: N updates instead of 85 minutes (on a busy CPU, the same run
 # as on an idle one). --subword-alpha X: subword regularization (mt_train's
-# option). --lr, --warmup, --dropout: the recipe's peak learning rate,
-# warm-up updates and dropout, for screens of the recipe on val
+# option). --lr, --warmup, --dropout, --max-tokens: the recipe's peak
+# learning rate, warm-up updates, dropout and batch size (padded tokens of
+# the longer side, as fairseq counts), for screens of the recipe on val
 # (docs/training.md). --device cuda --steps N: the same recipe on a GPU for N updates instead of
 # 85 minutes (the shipped en-de-tiny: N = 8866, what 85 minutes on two Xeon
 # threads bought); the GPU run follows the CPU's within rounding, not bit for
@@ -29,10 +30,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() {
   echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N] [--vocab-size N]" \
-    "[--d-ff N] [--subword-alpha X] [--lr X] [--warmup N] [--dropout X] [RUN_DIR]" >&2
+    "[--d-ff N] [--subword-alpha X] [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [RUN_DIR]" >&2
   exit 2
 }
-recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0 lr=0.005 warmup= dropout=0.3
+recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0 lr=0.005 warmup= dropout=0.3 max_tokens=4096
 while [ $# -gt 0 ]; do
   case $1 in
     --recipe) [ $# -ge 2 ] || usage; recipe=$2; shift 2 ;;
@@ -44,6 +45,7 @@ while [ $# -gt 0 ]; do
     --lr) [ $# -ge 2 ] || usage; lr=$2; shift 2 ;;
     --warmup) [ $# -ge 2 ] || usage; warmup=$2; shift 2 ;;
     --dropout) [ $# -ge 2 ] || usage; dropout=$2; shift 2 ;;
+    --max-tokens) [ $# -ge 2 ] || usage; max_tokens=$2; shift 2 ;;
     -*) usage ;;
     *) break ;;
   esac
@@ -74,7 +76,7 @@ tools=$build/tools
 
 "$tools/mt_train" --train-src "$data/train.en" --train-tgt "$data/train.de" \
   --dev-src "$data/val.en" --dev-ref "$data/val.de" --src-lang en --tgt-lang de --out "$run" \
-  --config tiny --vocab-size "$vocab_size" --d-ff "$d_ff" --max-tokens 4096 --lr "$lr" --warmup "$warmup" --dropout "$dropout" \
+  --config tiny --vocab-size "$vocab_size" --d-ff "$d_ff" --max-tokens "$max_tokens" --lr "$lr" --warmup "$warmup" --dropout "$dropout" \
   --label-smoothing 0.1 --subword-alpha "$subword_alpha" "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --log-every 50
 
 model=$run/model_best.mtm
