@@ -5,7 +5,8 @@
 # ../shared/data/multi30k.
 #   scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N]
 #                          [--vocab-size N] [--d-ff N] [--subword-alpha X]
-#                          [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [--dry-run] [RUN_DIR]
+#                          [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [--cooldown F]
+#                          [--dry-run] [RUN_DIR]
 #   (defaults: averaged, the CPU for 85 minutes, 8000 pieces, the tiny
 #   config's d_ff 256, the best segmentation, lr 0.005, the recipe's
 #   warm-up, dropout 0.3, 4,096-token batches, runs/en-de-tiny)
@@ -22,7 +23,8 @@
 # option). --lr, --warmup, --dropout, --max-tokens: the recipe's peak
 # learning rate, warm-up updates, dropout and batch size (padded tokens of
 # the longer side, as fairseq counts), for screens of the recipe on val
-# (docs/training.md). --dry-run: prints the mt_train command these options
+# (docs/training.md). --cooldown F (with --steps): the last F of the updates
+# take the learning rate linearly down to zero (mt_train's option). --dry-run: prints the mt_train command these options
 # make and stops (nothing installed, built or trained).
 # --device cuda --steps N: the same recipe on a GPU for N updates instead of
 # 85 minutes (the shipped en-de-tiny: N = 8866, what 85 minutes on two Xeon
@@ -32,10 +34,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() {
   echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N] [--vocab-size N]" \
-    "[--d-ff N] [--subword-alpha X] [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [--dry-run] [RUN_DIR]" >&2
+    "[--d-ff N] [--subword-alpha X] [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [--cooldown F] [--dry-run] [RUN_DIR]" >&2
   exit 2
 }
-recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0 lr=0.005 warmup= dropout=0.3 max_tokens=4096
+recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0 lr=0.005 warmup= dropout=0.3 max_tokens=4096 cooldown=0
 dry_run=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -49,6 +51,7 @@ while [ $# -gt 0 ]; do
     --warmup) [ $# -ge 2 ] || usage; warmup=$2; shift 2 ;;
     --dropout) [ $# -ge 2 ] || usage; dropout=$2; shift 2 ;;
     --max-tokens) [ $# -ge 2 ] || usage; max_tokens=$2; shift 2 ;;
+    --cooldown) [ $# -ge 2 ] || usage; cooldown=$2; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
     -*) usage ;;
     *) break ;;
@@ -69,6 +72,11 @@ if [ -z "$steps" ]; then budget=(--time-budget 85)
 elif [[ "$steps" =~ ^[1-9][0-9]*$ ]]; then budget=(--max-steps "$steps")
 else usage
 fi
+schedule=()
+if [ "$cooldown" != 0 ]; then
+  [ -n "$steps" ] || usage  # the decay needs the run's length in updates
+  schedule=(--cooldown "$cooldown")
+fi
 [ $# -le 1 ] || usage
 data=../shared/data/multi30k
 run=${1:-runs/en-de-tiny}
@@ -76,7 +84,7 @@ tools=$build/tools
 train=("$tools/mt_train" --train-src "$data/train.en" --train-tgt "$data/train.de"
   --dev-src "$data/val.en" --dev-ref "$data/val.de" --src-lang en --tgt-lang de --out "$run"
   --config tiny --vocab-size "$vocab_size" --d-ff "$d_ff" --max-tokens "$max_tokens" --lr "$lr" --warmup "$warmup" --dropout "$dropout"
-  --label-smoothing 0.1 --subword-alpha "$subword_alpha" "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --log-every 50)
+  --label-smoothing 0.1 --subword-alpha "$subword_alpha" "${schedule[@]}" "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --log-every 50)
 if [ $dry_run = 1 ]; then printf '%q ' "${train[@]}" | sed 's/ $//'; echo; exit 0; fi
 [ -f "$data/train.en" ] || { echo "train_en_de.sh: $data is missing" >&2; exit 1; }
 

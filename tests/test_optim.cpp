@@ -54,6 +54,32 @@ TEST_CASE("schedules follow their formulas", "[optim]") {
   CHECK(learning_rate(o, 16000) == Approx(2.5e-4));
 }
 
+TEST_CASE("a cooldown takes the last updates linearly down to zero", "[optim]") {
+  AdamOptions o;
+  o.lr = 5e-4;
+  o.warmup = 4000;
+  const AdamOptions plain = o;
+  o.total = 16000;
+  o.cooldown = 4;
+  // Before the cooldown: the schedule as it was.
+  CHECK(learning_rate(o, 1) == learning_rate(plain, 1));
+  CHECK(learning_rate(o, 15996) == learning_rate(plain, 15996));
+  // Updates 15997..16000 are the cooldown's 1..4: 4/4, 3/4, 2/4, 1/4 of the schedule.
+  for (int k = 1; k <= 4; ++k)
+    CHECK(learning_rate(o, 15996 + k) == Approx(learning_rate(plain, 15996 + k) * (4 - k + 1) / 4.0));
+  // A run continued past its length keeps the last update's fraction, never zero or negative.
+  CHECK(learning_rate(o, 16010) == Approx(learning_rate(plain, 16010) / 4.0));
+  // A cooldown over the whole run starts at the first update, inside the warm-up.
+  o.cooldown = o.total;
+  CHECK(learning_rate(o, 1) == Approx(learning_rate(plain, 1)));
+  CHECK(learning_rate(o, 8000) == Approx(learning_rate(plain, 8000) * 8001.0 / 16000.0));
+  // Either schedule.
+  o.schedule = Schedule::noam;
+  AdamOptions noam = plain;
+  noam.schedule = Schedule::noam;
+  CHECK(learning_rate(o, 12000) == Approx(learning_rate(noam, 12000) * 4001.0 / 16000.0));
+}
+
 TEST_CASE("Adam steps as the paper's update rule", "[optim]") {
   autograd::Graph<double> g;
   auto* w = g.parameter("w", autograd::Shape{2, 1});

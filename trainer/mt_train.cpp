@@ -97,6 +97,9 @@ constexpr Option kOptions[] = {
     {"--lr", nullptr, "X", "peak learning rate (inverse_sqrt) or factor (noam) (default 5e-4)"},
     {"--warmup", nullptr, "N", "warm-up updates (default 4000)"},
     {"--schedule", nullptr, "S", "inverse_sqrt or noam (default inverse_sqrt)"},
+    {"--cooldown", nullptr, "F",
+     "the last F (0 to 1) of --max-steps' updates take the schedule's learning rate linearly\n"
+     "down to zero (warmup-stable-decay); needs --max-steps (default 0: off)"},
     {"--label-smoothing", nullptr, "X", "(default 0.1)"},
     {"--dropout", nullptr, "X", "(default 0.1)"},
     {"--clip-norm", nullptr, "X", "gradient norm clipping, 0 off (default 0)"},
@@ -295,6 +298,11 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   s->max_epochs = args.get_int("--epochs", 0, 0, 1 << 20);
   s->max_steps = args.get_int("--max-steps", 0, 0, 1 << 30);
   s->budget_s = 60.0 * args.get_float("--time-budget", 0.0f, 0.0f, 1e6f);
+  const double cooldown = args.get_float("--cooldown", 0.0f, 0.0f, 1.0f);
+  if (cooldown > 0.0 && s->max_steps == 0)
+    args.set_error("--cooldown: needs --max-steps, the run's length it decays over");
+  o.adam.total = s->max_steps;
+  o.adam.cooldown = std::llround(cooldown * double(s->max_steps));
   s->patience = args.get_int("--early-stopping", 0, 0, 1 << 20);
   s->average_last = args.get_int("--average-last", 0, 0, 1000);
   if (s->average_last == 1) args.set_error("--average-last 1: averaging needs 2 models or more (0: off)");

@@ -89,6 +89,18 @@ check "--subword-alpha with a BPE vocabulary: nothing created" test ! -e "$dir/b
 "$bin/mt_train" "${args[@]}" --out "$dir/bpe" --subword-alpha -0.1 > /dev/null 2> "$dir/err.txt"
 expect_exit "a negative --subword-alpha" 2 $?
 
+# --cooldown: the last half of 10 updates decays linearly; update 10, the last,
+# at a fifth of the schedule's rate (warm-up 10: 3e-3 * 10/10 / 5). train.tsv
+# logs every 5th update (args' --log-every 5).
+"$bin/mt_train" "${args[@]}" --out "$dir/cool" --max-steps 10 --cooldown 0.5 2> "$dir/err.txt"
+expect_exit "--cooldown" 0 $?
+check "--cooldown: update 10's lr is 6e-4" awk -F'\t' '$1 == 10 { ok = $5 > 5.999e-4 && $5 < 6.001e-4 } END { exit !ok }' "$dir/cool/train.tsv"
+check "--cooldown: update 5's lr is the warm-up's 1.5e-3" awk -F'\t' '$1 == 5 { ok = $5 > 1.499e-3 && $5 < 1.501e-3 } END { exit !ok }' "$dir/cool/train.tsv"
+"$bin/mt_train" "${args[@]}" --out "$dir/cool2" --epochs 1 --cooldown 0.5 > /dev/null 2> "$dir/err.txt"
+expect_exit "--cooldown without --max-steps" 2 $?
+check "--cooldown without --max-steps: says why" grep -q "cooldown: needs --max-steps" "$dir/err.txt"
+check "--cooldown without --max-steps: nothing created" test ! -e "$dir/cool2"
+
 # A run folder is not reused by accident.
 "$bin/mt_train" "${args[@]}" --out "$dir/run" --epochs 1 > /dev/null 2> "$dir/err.txt"
 expect_exit "an existing run without --resume or --force" 1 $?

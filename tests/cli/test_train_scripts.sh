@@ -21,13 +21,15 @@ for words in "--time-budget 85" "--lr 0.005" "--warmup 1000" "--dropout 0.3" "--
 done
 
 out=$("$script" --steps 8853 --lr 0.004 --warmup 2000 --dropout 0.2 --max-tokens 2048 --vocab-size 4000 \
-  --d-ff 512 --subword-alpha 0.3 --dry-run runs/screen)
+  --d-ff 512 --subword-alpha 0.3 --cooldown 0.2 --dry-run runs/screen)
 expect_exit "every recipe option" 0 $?
 for words in "--max-steps 8853" "--lr 0.004" "--warmup 2000" "--dropout 0.2" "--max-tokens 2048" \
-  "--vocab-size 4000" "--d-ff 512" "--subword-alpha 0.3" "--out runs/screen"; do
+  "--vocab-size 4000" "--d-ff 512" "--subword-alpha 0.3" "--cooldown 0.2" "--out runs/screen"; do
   check "options: $words" has $words
 done
 check "--steps replaces the time budget" test "$(grep -c -- --time-budget <<< "$out")" -eq 0
+out=$("$script" --dry-run)
+check "no cooldown unless asked" test "$(grep -c -- --cooldown <<< "$out")" -eq 0
 
 out=$("$script" --recipe best --dry-run)
 check "the best recipe's warm-up" has --warmup 1500
@@ -45,7 +47,7 @@ check "--device cuda: mt_train's device" has --device cuda
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 for bad in "--lr" "--steps" "--steps 0" "--steps 12x" "--recipe newest" "--device tpu" "--device cuda" \
-  "--bogus" "runs/a runs/b"; do
+  "--bogus" "runs/a runs/b" "--cooldown 0.2"; do
   # shellcheck disable=SC2086  # the words of $bad are the arguments
   out=$("$script" --dry-run $bad 2> "$err")
   expect_exit "train_en_de.sh $bad" 2 $?

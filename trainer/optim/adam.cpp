@@ -11,9 +11,14 @@ namespace mt::train {
 
 double learning_rate(const AdamOptions& o, int64_t step) {
   const double s = double(std::max<int64_t>(step, 1)), w = double(std::max(o.warmup, 1));
-  if (o.schedule == Schedule::noam)
-    return o.lr * std::pow(double(o.d_model), -0.5) * std::min(std::pow(s, -0.5), s * std::pow(w, -1.5));
-  return o.lr * std::min(s / w, std::sqrt(w / s));
+  const double rate = o.schedule == Schedule::noam ? o.lr * std::pow(double(o.d_model), -0.5) *
+                                                         std::min(std::pow(s, -0.5), s * std::pow(w, -1.5))
+                                                   : o.lr * std::min(s / w, std::sqrt(w / s));
+  if (o.cooldown <= 0) return rate;
+  // Update k of the cooldown (k = step - (total - cooldown)) gets (cooldown - k + 1) / cooldown;
+  // updates past `total` (a run continued longer) stay at the last one's.
+  const int64_t left = std::max<int64_t>(1, std::min(o.cooldown, o.total - std::max<int64_t>(step, 1) + 1));
+  return rate * double(left) / double(o.cooldown);
 }
 
 template <class T>

@@ -3,6 +3,10 @@
 // an option, gradient-norm clipping, and the learning-rate schedules:
 //   noam:         lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)   (the paper, eq. 3)
 //   inverse_sqrt: lr = peak * min(step / warmup, sqrt(warmup / step))              (fairseq)
+// and, on either, an optional cooldown: the last `cooldown` of `total` updates
+// take the schedule's rate linearly down towards zero (update k of the
+// cooldown's n at (n - k + 1) / n of it), the decay to zero a run of known
+// length allows (Hägele et al. 2024, "warmup-stable-decay").
 #pragma once
 
 #include <cstdint>
@@ -24,6 +28,8 @@ struct AdamOptions {
   double lr = 5e-4;  // inverse_sqrt: the peak; noam: the factor
   int warmup = 4000;
   int d_model = 512;  // noam only
+  int64_t total = 0;  // the run's updates, for the cooldown
+  int64_t cooldown = 0;  // > 0: the last `cooldown` updates of `total` decay linearly (0: off)
 };
 
 double learning_rate(const AdamOptions& o, int64_t step);
