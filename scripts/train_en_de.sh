@@ -23,8 +23,9 @@
 # option). --lr, --warmup, --dropout, --max-tokens: the recipe's peak
 # learning rate, warm-up updates, dropout and batch size (padded tokens of
 # the longer side, as fairseq counts), for screens of the recipe on val
-# (docs/training.md). --cooldown F (with --steps): the last F of the updates
-# take the learning rate linearly down to zero (mt_train's option). --dry-run: prints the mt_train command these options
+# (docs/training.md). --cooldown F: the last F of the run (its updates with
+# --steps, else its minutes) take the learning rate linearly down to zero
+# (mt_train's option). --dry-run: prints the mt_train command these options
 # make and stops (nothing installed, built or trained).
 # --device cuda --steps N: the same recipe on a GPU for N updates instead of
 # 85 minutes (the shipped en-de-tiny: N = 8866, what 85 minutes on two Xeon
@@ -73,10 +74,7 @@ elif [[ "$steps" =~ ^[1-9][0-9]*$ ]]; then budget=(--max-steps "$steps")
 else usage
 fi
 schedule=()
-if [ "$cooldown" != 0 ]; then
-  [ -n "$steps" ] || usage  # the decay needs the run's length in updates
-  schedule=(--cooldown "$cooldown")
-fi
+if [ "$cooldown" != 0 ]; then schedule=(--cooldown "$cooldown"); fi
 [ $# -le 1 ] || usage
 data=../shared/data/multi30k
 run=${1:-runs/en-de-tiny}

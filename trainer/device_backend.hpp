@@ -35,6 +35,7 @@ class DeviceBackend {
   virtual BackendLoss evaluate(const Batch& batch, const ForwardOptions& options) = 0;
   virtual int64_t steps() const = 0;
   virtual double last_learning_rate() const = 0;
+  virtual void set_learning_rate_scale(double scale) = 0;  // as train::Adam's
   virtual void upload(const TransformerModel<float>& host) = 0;
   virtual void download(TransformerModel<float>& host) const = 0;
   // Optimizer state in the CPU Adam's layout (checkpoints move between devices).

@@ -98,8 +98,9 @@ constexpr Option kOptions[] = {
     {"--warmup", nullptr, "N", "warm-up updates (default 4000)"},
     {"--schedule", nullptr, "S", "inverse_sqrt or noam (default inverse_sqrt)"},
     {"--cooldown", nullptr, "F",
-     "the last F (0 to 1) of --max-steps' updates take the schedule's learning rate linearly\n"
-     "down to zero (warmup-stable-decay); needs --max-steps (default 0: off)"},
+     "the last F (0 to 1) of the run take the schedule's learning rate linearly down to zero\n"
+     "(warmup-stable-decay): of --max-steps' updates, or, without it, of --time-budget's\n"
+     "minutes (then by the clock: not the same from run to run) (default 0: off)"},
     {"--label-smoothing", nullptr, "X", "(default 0.1)"},
     {"--dropout", nullptr, "X", "(default 0.1)"},
     {"--clip-norm", nullptr, "X", "gradient norm clipping, 0 off (default 0)"},
@@ -224,6 +225,7 @@ struct Settings {
   mt::ModelConfig config;
   int max_epochs = 0, max_steps = 0, patience = 0, dev_beam = 1, log_every = 50, average_last = 0;
   double budget_s = 0.0;
+  double time_cooldown = 0.0;  // > 0: the last this much of budget_s decays the learning rate
   mt::eval::BleuOptions bleu;
   std::string src_lang, tgt_lang;
 };
@@ -299,8 +301,9 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   s->max_steps = args.get_int("--max-steps", 0, 0, 1 << 30);
   s->budget_s = 60.0 * args.get_float("--time-budget", 0.0f, 0.0f, 1e6f);
   const double cooldown = args.get_float("--cooldown", 0.0f, 0.0f, 1.0f);
-  if (cooldown > 0.0 && s->max_steps == 0)
-    args.set_error("--cooldown: needs --max-steps, the run's length it decays over");
+  if (cooldown > 0.0 && s->max_steps == 0 && s->budget_s == 0.0)
+    args.set_error("--cooldown: needs --max-steps or --time-budget, the run's length it decays over");
+  if (s->max_steps == 0) s->time_cooldown = cooldown;
   o.adam.total = s->max_steps;
   o.adam.cooldown = std::llround(cooldown * double(s->max_steps));
   s->patience = args.get_int("--early-stopping", 0, 0, 1 << 20);
@@ -575,6 +578,12 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   double window_start = 0.0;
   bool stop = false;
   while (!stop) {
+    if (s.time_cooldown > 0.0) {
+      // The cooldown by the clock: rank 0's, so that every rank updates alike.
+      double scale = std::clamp((s.budget_s - elapsed()) / (s.time_cooldown * s.budget_s), 0.0, 1.0);
+      if (const Status e = ranks.broadcast(&scale, sizeof(scale)); !e.ok()) return fail(e.message());
+      trainer.set_learning_rate_scale(scale);
+    }
     const train::StepStats st = trainer.step();
     window_loss += st.loss * double(st.tokens);
     window_nll += st.nll * double(st.tokens);

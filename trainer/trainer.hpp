@@ -74,6 +74,13 @@ class Trainer {
   StepStats evaluate(const std::vector<SentencePair>& pairs);
 
   int64_t steps() const { return device_ ? device_->steps() : adam_.steps(); }
+  // Multiplies the learning rate of the steps from the next on (Adam's
+  // set_learning_rate_scale): mt_train's cooldown by time. Every rank must
+  // set the same value.
+  void set_learning_rate_scale(double scale) {
+    adam_.set_learning_rate_scale(scale);
+    if (device_) device_->set_learning_rate_scale(scale);
+  }
   // Where the steps run, for logs: "CPU" or the CUDA backend's description.
   std::string device() const { return device_ ? device_->describe() : "CPU"; }
   int epoch() const { return epoch_; }                 // 0-based epoch of the next batch

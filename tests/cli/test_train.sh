@@ -96,10 +96,22 @@ expect_exit "a negative --subword-alpha" 2 $?
 expect_exit "--cooldown" 0 $?
 check "--cooldown: update 10's lr is 6e-4" awk -F'\t' '$1 == 10 { ok = $5 > 5.999e-4 && $5 < 6.001e-4 } END { exit !ok }' "$dir/cool/train.tsv"
 check "--cooldown: update 5's lr is the warm-up's 1.5e-3" awk -F'\t' '$1 == 5 { ok = $5 > 1.499e-3 && $5 < 1.501e-3 } END { exit !ok }' "$dir/cool/train.tsv"
+# By the clock (--time-budget, no --max-steps): the logged rate over the
+# schedule's (3e-3 * min(s / 10, sqrt(10 / s))) never above 1, never rising
+# (within 1e-5: train.tsv prints 6 digits), and below 0.9 by the end of a
+# 3-second run whose last half decays.
+"$bin/mt_train" "${args[@]}" --out "$dir/cool-time" --time-budget 0.05 --cooldown 0.5 2> "$dir/err.txt"
+expect_exit "--cooldown by the clock" 0 $?
+awk -F'\t' 'NR > 1 { s = $1; f = $5 / (3e-3 * (s < 10 ? s / 10 : sqrt(10 / s))); print f }' \
+  "$dir/cool-time/train.tsv" > "$dir/cool-time/ratios.txt"
+check "--cooldown by the clock: logged" test "$(wc -l < "$dir/cool-time/ratios.txt")" -ge 3
+check "--cooldown by the clock: never above the schedule, never rising, and decayed" awk \
+  'NR > 1 && $1 > prev + 1e-5 { bad = 1 } $1 > 1 + 1e-5 { bad = 1 } { prev = $1 } END { exit bad || prev >= 0.9 }' \
+  "$dir/cool-time/ratios.txt"
 "$bin/mt_train" "${args[@]}" --out "$dir/cool2" --epochs 1 --cooldown 0.5 > /dev/null 2> "$dir/err.txt"
-expect_exit "--cooldown without --max-steps" 2 $?
-check "--cooldown without --max-steps: says why" grep -q "cooldown: needs --max-steps" "$dir/err.txt"
-check "--cooldown without --max-steps: nothing created" test ! -e "$dir/cool2"
+expect_exit "--cooldown without a length" 2 $?
+check "--cooldown without a length: says why" grep -q "cooldown: needs --max-steps or --time-budget" "$dir/err.txt"
+check "--cooldown without a length: nothing created" test ! -e "$dir/cool2"
 
 # A run folder is not reused by accident.
 "$bin/mt_train" "${args[@]}" --out "$dir/run" --epochs 1 > /dev/null 2> "$dir/err.txt"

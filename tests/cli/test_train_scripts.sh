@@ -30,6 +30,9 @@ done
 check "--steps replaces the time budget" test "$(grep -c -- --time-budget <<< "$out")" -eq 0
 out=$("$script" --dry-run)
 check "no cooldown unless asked" test "$(grep -c -- --cooldown <<< "$out")" -eq 0
+out=$("$script" --cooldown 0.3 --dry-run)
+check "--cooldown over the time budget" has --cooldown 0.3
+check "--cooldown over the time budget: the budget" has --time-budget 85
 
 out=$("$script" --recipe best --dry-run)
 check "the best recipe's warm-up" has --warmup 1500
@@ -47,7 +50,7 @@ check "--device cuda: mt_train's device" has --device cuda
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 for bad in "--lr" "--steps" "--steps 0" "--steps 12x" "--recipe newest" "--device tpu" "--device cuda" \
-  "--bogus" "runs/a runs/b" "--cooldown 0.2"; do
+  "--bogus" "runs/a runs/b"; do
   # shellcheck disable=SC2086  # the words of $bad are the arguments
   out=$("$script" --dry-run $bad 2> "$err")
   expect_exit "train_en_de.sh $bad" 2 $?

@@ -80,7 +80,7 @@ double Adam::step(double grad_scale) {
   if (o_.clip_norm > 0.0 && norm > o_.clip_norm) scale *= o_.clip_norm / norm;
 
   ++step_;
-  last_lr_ = train::learning_rate(o_, step_);
+  last_lr_ = train::learning_rate(o_, step_) * lr_scale_;
   const double bias1 = 1.0 - std::pow(o_.beta1, double(step_));
   const double bias2 = 1.0 - std::pow(o_.beta2, double(step_));
   const double step_size = last_lr_ / bias1;

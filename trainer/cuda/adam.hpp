@@ -26,6 +26,7 @@ class Adam {
 
   int64_t steps() const { return step_; }
   double last_learning_rate() const { return last_lr_; }
+  void set_learning_rate_scale(double scale) { lr_scale_ = scale; }  // as train::Adam's
 
   void save(std::vector<char>* out) const;
   Status load(const char* data, size_t size, size_t* consumed);
@@ -35,6 +36,7 @@ class Adam {
   train::AdamOptions o_;
   int64_t step_ = 0;
   double last_lr_ = 0.0;
+  double lr_scale_ = 1.0;
   std::vector<size_t> offset_;                            // of each parameter in the moment buffers
   size_t total_ = 0;                                      // floats over all parameters
   DeviceBuffer m_, v_;                                    // [total_] first and second moments

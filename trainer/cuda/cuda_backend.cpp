@@ -65,6 +65,7 @@ class CudaBackend final : public DeviceBackend {
 
   int64_t steps() const override { return adam_.steps(); }
   double last_learning_rate() const override { return adam_.last_learning_rate(); }
+  void set_learning_rate_scale(double scale) override { adam_.set_learning_rate_scale(scale); }
   void upload(const TransformerModel<float>& host) override { model_.upload_from(host); }
   void download(TransformerModel<float>& host) const override { model_.download_to(host); }
   void save_optimizer(std::vector<char>* out) const override { adam_.save(out); }

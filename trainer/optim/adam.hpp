@@ -46,6 +46,9 @@ class Adam {
 
   int64_t steps() const { return step_; }
   double last_learning_rate() const { return last_lr_; }
+  // Multiplies the schedule's rate from the next step on (mt_train's
+  // cooldown by training time, which no step count can say ahead). 1: as is.
+  void set_learning_rate_scale(double scale) { lr_scale_ = scale; }
 
   // Optimizer state, for checkpoints: the step and both moments.
   void save(std::vector<char>* out) const;
@@ -56,6 +59,7 @@ class Adam {
   AdamOptions o_;
   int64_t step_ = 0;
   double last_lr_ = 0.0;
+  double lr_scale_ = 1.0;
   std::vector<std::vector<T>> m_, v_;  // per parameter, in graph.parameters() order
   std::vector<bool> decay_;            // weight decay applies (matrices, not biases/norms)
 };
