@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "autograd/gemm.hpp"
+#include "autograd/linear_cross_entropy.hpp"
+#include "autograd/ops.hpp"
 #include "fma_peak.hpp"
 #include "optim/adam.hpp"
 
@@ -100,6 +102,35 @@ BENCHMARK_CAPTURE(BM_train_gemm, ffn_dx, 4096, 128, 256, false)->UseRealTime();
 BENCHMARK_CAPTURE(BM_train_gemm, ffn_dw, 128, 256, 4096, false)->UseRealTime();
 BENCHMARK_CAPTURE(BM_train_gemm, proj_fwd, 4096, 128, 128, true)->UseRealTime();
 BENCHMARK_CAPTURE(BM_train_gemm, proj_dw, 128, 128, 4096, false)->UseRealTime();
+
+// The output layer and the loss, forward and backward, on a tiny step's
+// shape (4096 tokens, d_model 128, vocabulary 8000): as one op
+// (linear_cross_entropy, what TransformerModel::loss runs) or as linear
+// then cross_entropy. The same bits either way (test_linear_cross_entropy).
+void BM_output_loss(benchmark::State& state, bool fused) {
+  constexpr int M = 4096, V = 8000, K = 128;
+  mt::autograd::Graph<float> g(bench_threads());
+  auto* x = g.parameter("x", mt::autograd::Shape{M, K});
+  auto* w = g.parameter("w", mt::autograd::Shape{V, K});
+  auto* b = g.parameter("b", mt::autograd::Shape{V});
+  uint32_t s = 7;
+  for (auto* t : {x, w, b})
+    for (float& f : t->value) f = float((s = s * 1664525u + 1013904223u) >> 9) * 0x1p-23f - 0.5f;
+  std::vector<int> targets(M);
+  for (int& t : targets) t = int((s = s * 1664525u + 1013904223u) >> 8) % V;
+  for (auto _ : state) {
+    g.clear();
+    g.zero_grad();
+    const auto ce = fused ? mt::autograd::linear_cross_entropy(g, x, w, b, targets, -1, 0.1)
+                          : mt::autograd::cross_entropy(g, mt::autograd::linear(g, x, w, b), targets, -1, 0.1);
+    g.backward(ce.loss);
+    benchmark::DoNotOptimize(w->grad.data());
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(3 * 2.0 * M * V * K * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK_CAPTURE(BM_output_loss, fused, true)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_output_loss, unfused, false)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

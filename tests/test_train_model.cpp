@@ -1,6 +1,7 @@
 // The trainer's Transformer: its gradient against finite differences, its
 // logits against libmt's for the same weights (exported through a model file).
 #include <cmath>
+#include <cstring>
 
 #include "autograd/gradcheck.hpp"
 #include "model/transformer_model.hpp"
@@ -64,6 +65,64 @@ TEST_CASE("a whole tiny model's gradient matches finite differences", "[train_mo
   INFO("variant " << variant << ": " << result.worst);
   CHECK(result.entries > 100);
   CHECK(result.max_rel_error < 1e-5);
+}
+
+// The loss as training computes it (TransformerModel::loss: the output layer
+// and the loss fused, linear_cross_entropy.hpp) against the logits of
+// forward() and cross_entropy: the same loss and every parameter's gradient
+// bit for bit, the output weight tied to the embeddings (whose gradient sums
+// both uses) or not, dropout on, 1 and 2 threads, over several row blocks.
+TEST_CASE("the model's fused loss gives the unfused loss and gradients bit for bit", "[train_model]") {
+  const bool tied = GENERATE(true, false);
+  const int threads = GENERATE(1, 2);
+  ModelConfig config = test::tiny_config();
+  config.source_vocab_size = config.target_vocab_size = 5000;  // blocks of 102 rows
+  config.shared_embeddings = config.tied_output = tied;
+  std::vector<SentencePair> corpus;
+  std::vector<uint32_t> all;
+  for (int i = 0; i < 12; ++i) {
+    std::vector<int32_t> src, tgt;
+    for (int t = 0; t < 3 + i; ++t) src.push_back(4 + (i * 37 + t * 101) % 4996);
+    for (int t = 0; t < 17 - i; ++t) tgt.push_back(4 + (i * 53 + t * 211) % 4996);
+    corpus.push_back({src, tgt, i});
+    all.push_back(uint32_t(i));
+  }
+  const Batch batch = assemble_batch(corpus, all, {config.pad_id, config.start_id(), config.eos_id, config.source_eos});
+  REQUIRE(batch.B * batch.T > 102);
+  ForwardOptions o;
+  o.dropout = 0.1;
+  o.label_smoothing = 0.1;
+  struct Result {
+    float loss;
+    double nll;
+    std::vector<std::vector<float>> grads;
+  };
+  auto run = [&](bool fused) {
+    autograd::Graph<float> g(threads);
+    TransformerModel<float> model(g, config);
+    model.initialize(7);
+    g.set_seed(5);
+    g.zero_grad();
+    const autograd::CrossEntropy<float> ce =
+        fused ? model.loss(batch, o)
+              : autograd::cross_entropy(g, model.forward(batch, o), batch.target_output, config.pad_id, 0.1);
+    g.backward(ce.loss);
+    Result r{ce.loss->value[0], ce.nll, {}};
+    for (const autograd::Tensor<float>* p : g.parameters()) r.grads.push_back(p->grad);
+    return r;
+  };
+  const Result fused = run(true), unfused = run(false);
+  INFO("tied " << tied << ", threads " << threads << ": loss " << fused.loss << " against " << unfused.loss);
+  CHECK(std::memcmp(&fused.loss, &unfused.loss, sizeof(float)) == 0);
+  CHECK(fused.nll == unfused.nll);
+  REQUIRE(fused.grads.size() == unfused.grads.size());
+  size_t differing = 0;
+  for (size_t i = 0; i < fused.grads.size(); ++i) {
+    const auto& a = fused.grads[i];
+    const auto& b = unfused.grads[i];
+    differing += a.size() != b.size() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) != 0;
+  }
+  CHECK(differing == 0);
 }
 
 TEST_CASE("trainer logits equal libmt's for the same weights", "[train_model]") {

@@ -121,6 +121,18 @@ void add_column_sums(const T* B, size_t ldb, int N, int K, T* sums) {
   for (int k = 0; k < K; ++k) accumulate(sums, B + size_t(k) * ldb, N);
 }
 
+void gemm_pack(const float* B, size_t ldb, BLayout layout, int N, int K, int p0, int p1, float* packed) {
+  const int n0 = p0 * kPanelWidth;
+  const float* b = layout == BLayout::kn ? B + n0 : B + size_t(n0) * ldb;
+  pack_panels(b, ldb, layout, N - n0, K, p1 - p0, packed + size_t(p0) * K * kPanelWidth, nullptr);
+}
+
+void gemm_packed(const KernelTable& kernels, int M, int N, int K, const float* A, size_t lda, const float* packed,
+                 const float* bias, float* C, size_t ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  kernels.gemm_f32(A, lda, packed, bias, accumulate ? C : nullptr, ldc, C, ldc, M, N, K, 0, N, Activation::none);
+}
+
 template <>
 void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t lda, const float* B, size_t ldb,
                  BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate, float* col_sums) {

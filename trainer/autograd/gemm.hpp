@@ -31,6 +31,15 @@ void gemm_serial(const Graph<T>& g, T* pack, int M, int N, int K, const T* A, si
                  BLayout layout, const T* bias, T* C, size_t ldc, bool accumulate);
 size_t gemm_pack_size(int N, int K);
 
+// For an operand used by many products (float only): B's panels [p0, p1) of
+// packed_panels(N) packed in place in `packed` (packed_size(N, K) floats;
+// threads may split the panels), then C[M, N] = A op(B) + bias (+ C when
+// accumulate) on the calling thread from it: every C[m, n] the same chain
+// of fmas as gemm's.
+void gemm_pack(const float* B, size_t ldb, BLayout layout, int N, int K, int p0, int p1, float* packed);
+void gemm_packed(const KernelTable& kernels, int M, int N, int K, const float* A, size_t lda, const float* packed,
+                 const float* bias, float* C, size_t ldc, bool accumulate);
+
 // dst[c, r] = src[r, c]: src [R, Cn] with row stride ld, dst [Cn, R] dense;
 // only rows [r0, r1) of src (so threads can split R).
 template <class T>

@@ -82,35 +82,7 @@ T* grad_or_null(Tensor<T>* t) {
 // op: in = {a, b, bias}, args = MatmulArgs
 template <class T>
 void matmul_backward(Graph<T>& g, const Op<T>& op) {
-  Tensor<T>* a = op.in[0];
-  Tensor<T>* b = op.in[1];
-  Tensor<T>* bias = op.in[2];
-  const MatmulArgs& args = std::get<MatmulArgs>(op.args);
-  const int M = args.M, N = args.N, K = args.K;
-  const bool trans_b = args.trans_b;
-  const T* dy = op.out->grad_data();
-  T* tmp = g.scratch(0, grads_scratch_size(M, N, K, trans_b));
-  auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc,
-                bool accumulate, T* col_sums) {
-    gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, accumulate, col_sums);
-  };
-  // Transposes split by rows of 32 (their blocks) over the pool.
-  auto rows = [&](int R, auto&& fn) {
-    parallel_range(g, (R + 31) / 32, 8, [&](int64_t b0, int64_t b1, int) {
-      fn(int(b0 * 32), int(std::min<int64_t>(R, b1 * 32)));
-    });
-  };
-  // a's gradient is written on its first use, unless a is also b or bias (Graph::backward zeroes it then).
-  T* dbias = grad_or_null(bias);
-  const bool bias_summed = matmul_grads(mm, rows, tmp, a->data(), grad_or_null(a), a->grad_pending, b->data(),
-                                        grad_or_null(b), dbias, dy, M, N, K, trans_b);
-  if (T* db = bias_summed ? nullptr : dbias) {
-    // Each task sums its own columns over every row, in row order as the
-    // GEMM's packing does when it takes them.
-    parallel_range(g, N, 64, [&](int64_t n0, int64_t n1, int) {
-      for (int m = 0; m < M; ++m) accumulate(db + n0, dy + size_t(m) * N + n0, n1 - n0);
-    });
-  }
+  matmul_gradients(g, op.in[0], op.in[1], op.in[2], std::get<MatmulArgs>(op.args), op.out->grad_data(), true);
 }
 
 template <class T>
@@ -159,6 +131,34 @@ void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
 }  // namespace
 
 template <class T>
+void matmul_gradients(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, const MatmulArgs& args, const T* dy,
+                      bool with_da) {
+  const int M = args.M, N = args.N, K = args.K;
+  const bool trans_b = args.trans_b;
+  T* tmp = g.scratch(0, grads_scratch_size(M, N, K, trans_b));
+  auto mm = [&](int m, int n, int k, const T* A, size_t lda, const T* B, size_t ldb, BLayout l, T* C, size_t ldc,
+                bool accumulate, T* col_sums) {
+    gemm(g, m, n, k, A, lda, B, ldb, l, static_cast<const T*>(nullptr), C, ldc, accumulate, col_sums);
+  };
+  // Transposes split by rows of 32 (their blocks) over the pool.
+  auto rows = [&](int R, auto&& fn) {
+    parallel_range(g, (R + 31) / 32, 8,
+                   [&](int64_t b0, int64_t b1, int) { fn(int(b0 * 32), int(std::min<int64_t>(R, b1 * 32))); });
+  };
+  // a's gradient is written on its first use, unless a is also b or bias (Graph::backward zeroes it then).
+  T* dbias = grad_or_null(bias);
+  const bool bias_summed = matmul_grads(mm, rows, tmp, a->data(), with_da ? grad_or_null(a) : nullptr, a->grad_pending,
+                                        b->data(), grad_or_null(b), dbias, dy, M, N, K, trans_b);
+  if (T* db = bias_summed ? nullptr : dbias) {
+    // Each task sums its own columns over every row, in row order as the
+    // GEMM's packing does when it takes them.
+    parallel_range(g, N, 64, [&](int64_t n0, int64_t n1, int) {
+      for (int m = 0; m < M; ++m) accumulate(db + n0, dy + size_t(m) * N + n0, n1 - n0);
+    });
+  }
+}
+
+template <class T>
 Tensor<T>* linear(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b) {
   return matmul_impl(g, x, w, b, linear_args(x->shape, w->shape, b ? &b->shape : nullptr));
 }
@@ -188,10 +188,11 @@ Tensor<T>* batched_matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b)
   return y;
 }
 
-#define MT_AG_INSTANTIATE(T)                                                    \
-  template Tensor<T>* linear<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*); \
-  template Tensor<T>* matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);       \
-  template Tensor<T>* batched_matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);
+#define MT_AG_INSTANTIATE(T)                                                      \
+  template Tensor<T>* linear<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*);   \
+  template Tensor<T>* matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);         \
+  template Tensor<T>* batched_matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool); \
+  template void matmul_gradients<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*, const MatmulArgs&, const T*, bool);
 MT_AG_INSTANTIATE(float)
 MT_AG_INSTANTIATE(double)
 

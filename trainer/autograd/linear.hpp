@@ -20,4 +20,11 @@ Tensor<T>* matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b = false)
 template <class T>
 Tensor<T>* batched_matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b = false);
 
+// For ops that fuse a product with what follows it: the gradients of
+// y = a op(b) (+ bias) from dy [M, N], as the backward of linear and matmul
+// adds them (into b's and bias's, and into a's when with_da).
+template <class T>
+void matmul_gradients(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, const MatmulArgs& args, const T* dy,
+                      bool with_da);
+
 }  // namespace mt::autograd

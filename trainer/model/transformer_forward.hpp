@@ -23,12 +23,18 @@ struct ForwardOptions {
   double label_smoothing = 0.0;
 };
 
-// Teacher-forced logits [B*T, V]. param(name) returns the graph's tensor of
-// that model_spec name; positions: the model's own position table when
-// config.stored_positions (a constant: fine-tuning keeps it).
+// The output layer's weight: the target embedding when tied.
+inline const char* output_weight_name(const ModelConfig& config) {
+  return config.tied_output ? "target_embedding" : "output/weight";
+}
+
+// Teacher-forced decoder states [B*T, d_model], the output layer's input.
+// param(name) returns the graph's tensor of that model_spec name;
+// positions: the model's own position table when config.stored_positions
+// (a constant: fine-tuning keeps it).
 template <class G, class Param>
-auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const Batch& batch, const ForwardOptions& o,
-                          std::span<const float> positions = {}) {
+auto* transformer_states(G& g, const ModelConfig& config, Param&& param, const Batch& batch, const ForwardOptions& o,
+                         std::span<const float> positions = {}) {
   using autograd::SeqBatch;
   using TensorPtr = decltype(param(std::string()));
   const auto norm = [&](TensorPtr x, const std::string& name) {
@@ -90,8 +96,15 @@ auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const 
     y = ffn(y, l + "/ffn");
   }
   if (config.pre_norm) y = norm(y, "decoder/norm");
-  TensorPtr output = param(config.tied_output ? "target_embedding" : "output/weight");
-  return linear(g, y, output, param("output/bias"));
+  return y;
+}
+
+// Teacher-forced logits [B*T, V].
+template <class G, class Param>
+auto* transformer_forward(G& g, const ModelConfig& config, Param&& param, const Batch& batch, const ForwardOptions& o,
+                          std::span<const float> positions = {}) {
+  auto* y = transformer_states(g, config, param, batch, o, positions);
+  return linear(g, y, param(output_weight_name(config)), param("output/bias"));
 }
 
 }  // namespace mt::train

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "autograd/embedding.hpp"
+#include "autograd/linear_cross_entropy.hpp"
 #include "mt/model_spec.hpp"
 
 namespace mt::train {
@@ -87,8 +88,13 @@ Tensor<T>* TransformerModel<T>::forward(const Batch& batch, const ForwardOptions
 
 template <class T>
 autograd::CrossEntropy<T> TransformerModel<T>::loss(const Batch& batch, const ForwardOptions& o) {
-  Tensor<T>* logits = forward(batch, o);
-  return autograd::cross_entropy(g_, logits, batch.target_output, config_.pad_id, o.label_smoothing);
+  // The output layer and the loss as one op (linear_cross_entropy.hpp): the
+  // same values as cross_entropy(forward()), without the logits' passes
+  // through memory.
+  Tensor<T>* y = transformer_states(
+      g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o, positions_);
+  return autograd::linear_cross_entropy(g_, y, params_.at(output_weight_name(config_)), params_.at("output/bias"),
+                                        batch.target_output, config_.pad_id, o.label_smoothing);
 }
 
 template <class T>
