@@ -73,6 +73,8 @@ CrossEntropy<float> linear_cross_entropy<float>(Graph<float>& g, Tensor<float>* 
   const MatmulArgs margs = linear_args(x->shape, w->shape, b ? &b->shape : nullptr);
   const int M = margs.M, V = margs.N, K = margs.K;
   cross_entropy_args(Shape{M, V}, targets, pad_id, label_smoothing);  // checks the targets
+  // The gradients are made here, in the forward: a forward that no backward
+  // follows (a dev loss) pays for them, a third of the op's products more.
   const bool rg = x->requires_grad || w->requires_grad || (b && b->requires_grad);
   // The logits, block by block, then (rg) their gradient in their place.
   Tensor<float>* z = g.make(Shape{M, V}, false);
