@@ -511,8 +511,20 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   // and checkpoints, and says after each step whether the others wait for
   // that and whether the run goes on.
   const bool leader = ranks.rank() == 0;
+  // --cooldown by the clock: the leader's elapsed time sets every rank's
+  // learning rate before each step (a collective: the leader's loop below
+  // sends what these receive).
+  const auto share_cooldown = [&](double elapsed_s) {
+    double scale = std::clamp((s.budget_s - elapsed_s) / (s.time_cooldown * s.budget_s), 0.0, 1.0);
+    const Status e = ranks.broadcast(&scale, sizeof(scale));
+    if (e.ok()) trainer.set_learning_rate_scale(scale);
+    return e;
+  };
   if (!leader) {
     for (;;) {
+      if (s.time_cooldown > 0.0) {
+        if (const Status e = share_cooldown(0.0); !e.ok()) return fail(e.message());
+      }
       trainer.step();
       uint8_t evaluate = 0;
       if (const Status e = ranks.broadcast(&evaluate, 1); !e.ok()) return fail(e.message());
@@ -579,10 +591,7 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   bool stop = false;
   while (!stop) {
     if (s.time_cooldown > 0.0) {
-      // The cooldown by the clock: rank 0's, so that every rank updates alike.
-      double scale = std::clamp((s.budget_s - elapsed()) / (s.time_cooldown * s.budget_s), 0.0, 1.0);
-      if (const Status e = ranks.broadcast(&scale, sizeof(scale)); !e.ok()) return fail(e.message());
-      trainer.set_learning_rate_scale(scale);
+      if (const Status e = share_cooldown(elapsed()); !e.ok()) return fail(e.message());
     }
     const train::StepStats st = trainer.step();
     window_loss += st.loss * double(st.tokens);

@@ -50,6 +50,15 @@ check "--vocab MODEL.mtm on two ranks: exit 0" test $? -eq 0
 check "--vocab MODEL.mtm on two ranks: one process's model" \
   cmp -s "$dir/vocab-one/model_last.mtm" "$dir/vocab-two/model_last.mtm"
 
+# --cooldown by the clock: rank 0's elapsed time, broadcast before every
+# step, so the ranks' collectives stay paired (no hang) and the rate decays.
+timeout 300 "${mpi[@]}" "$bin/mt_train" "${args[@]}" --time-budget 0.05 --cooldown 0.5 --out "$dir/cool" \
+  > /dev/null 2> "$dir/cool.err"
+check "--cooldown by the clock on two ranks: exit 0" test $? -eq 0
+check "--cooldown by the clock on two ranks: the last logged lr below 0.9 of the schedule's" awk -F'\t' \
+  'NR > 1 { s = $1; f = $5 / (3e-3 * (s < 10 ? s / 10 : sqrt(10 / s))) } END { exit !(NR > 2 && f < 0.9) }' \
+  "$dir/cool/train.tsv"
+
 usage() { "${mpi[@]}" "$bin/mt_train" "$@" > /dev/null 2> "$dir/usage.err"; }
 usage "${args[@]}" --max-steps 5 --out "$dir/bad" --batch-slices 3
 check "--batch-slices other than the rank count: refused" grep -q "the ranks are the slices" "$dir/usage.err"
