@@ -84,7 +84,7 @@ TEST_CASE("the model's fused loss gives the unfused loss and gradients bit for b
     std::vector<int32_t> src, tgt;
     for (int t = 0; t < 3 + i; ++t) src.push_back(4 + (i * 37 + t * 101) % 4996);
     for (int t = 0; t < 17 - i; ++t) tgt.push_back(4 + (i * 53 + t * 211) % 4996);
-    corpus.push_back({src, tgt, i});
+    corpus.push_back({src, tgt, uint32_t(i)});
     all.push_back(uint32_t(i));
   }
   const Batch batch = assemble_batch(corpus, all, {config.pad_id, config.start_id(), config.eos_id, config.source_eos});
