@@ -59,7 +59,7 @@ void linear_cross_entropy_backward(Graph<float>& g, const Op<float>& op) {
       if (fresh)
         std::copy(d + i0, d + i1, gx + i0);
       else
-        for (int64_t i = i0; i < i1; ++i) gx[i] += d[i];
+        accumulate(gx + i0, d + i0, i1 - i0);
     });
   }
   matmul_gradients(g, x, op.in[1], op.in[2], args, dz->data(), false);

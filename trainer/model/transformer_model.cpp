@@ -89,11 +89,11 @@ Tensor<T>* TransformerModel<T>::forward(const Batch& batch, const ForwardOptions
 template <class T>
 autograd::CrossEntropy<T> TransformerModel<T>::loss(const Batch& batch, const ForwardOptions& o) {
   // The output layer and the loss as one op (linear_cross_entropy.hpp): the
-  // same values as cross_entropy(forward()), without the logits' passes
-  // through memory.
+  // same bits as cross_entropy(forward()), with one [tokens, vocabulary]
+  // buffer where the two ops keep two.
   Tensor<T>* y = transformer_states(
-      g_, config_, [this](const std::string& name) { return params_.at(name); }, batch, o, positions_);
-  return autograd::linear_cross_entropy(g_, y, params_.at(output_weight_name(config_)), params_.at("output/bias"),
+      g_, config_, [this](const std::string& name) { return parameter(name); }, batch, o, positions_);
+  return autograd::linear_cross_entropy(g_, y, parameter(output_weight_name(config_)), parameter("output/bias"),
                                         batch.target_output, config_.pad_id, o.label_smoothing);
 }
 
