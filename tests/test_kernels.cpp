@@ -258,6 +258,35 @@ TEST_CASE("gemm_f32 is bit-identical whatever M and tile and column range", "[ke
   }
 }
 
+// K past every ISA's long-K threshold (a tile's panels over twice the 512 KB
+// L2 block: K > 4,096 for AVX-512's 4-panel tiles, > 16,384 for 1-panel ones), so
+// M > 1 runs K in chunks with the accumulators parked between them: each
+// C[m, n] must still be the single chain M = 1 computes, bit for bit, with
+// more rows than one group of row tiles, a partial last panel, bias, GELU and
+// the residual aliasing C.
+TEST_CASE("gemm_f32 over a long K is the one chain of M = 1", "[kernels]") {
+  const int M = 100, N = 20, K = 17000;
+  const GemmCase g(M, N, K, 777);
+  const KernelTable& ref = reference_kernels();
+  for (const KernelTable* t : available_kernels()) {
+    INFO(t->isa);
+    std::vector<float> C = g.residual;  // ldc == ldr: C is its own residual
+    t->gemm_f32(g.A.data(), g.lda, g.Wp.data(), g.bias.data(), C.data(), g.ldr, C.data(), g.ldr, M, N, K, 0, N,
+                Activation::gelu);
+    std::vector<float> got;
+    for (int m = 0; m < M; ++m) {
+      std::vector<float> row(g.ldr);
+      t->gemm_f32(g.A.data() + size_t(m) * g.lda, g.lda, g.Wp.data(), g.bias.data(),
+                  g.residual.data() + size_t(m) * g.ldr, g.ldr, row.data(), g.ldr, 1, N, K, 0, N, Activation::gelu);
+      INFO("row " << m);
+      REQUIRE(std::memcmp(row.data(), &C[size_t(m) * g.ldr], sizeof(float) * N) == 0);
+      got.insert(got.end(), C.begin() + ptrdiff_t(m) * ptrdiff_t(g.ldr),
+                 C.begin() + ptrdiff_t(m) * ptrdiff_t(g.ldr) + N);
+    }
+    g.require_close(g.run(ref, true, true, Activation::gelu, 0, N), got, true, true, 0, N);
+  }
+}
+
 TEST_CASE("gemm_f32 writes only rows below M and columns in n_begin..n_end", "[kernels]") {
   const float guard = 1234.5f;
   for (const KernelTable* t : available_kernels()) {

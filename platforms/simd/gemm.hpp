@@ -5,7 +5,9 @@
 // whatever M, the tile it falls in and [n_begin, n_end): a float accumulator
 // starting at 0, one fma per k in increasing k, then + bias, activation,
 // + residual. Tiles only change how many such chains run side by side. Do not
-// split K or keep several partial sums per element here.
+// keep several partial sums per element here: a long K runs in chunks only by
+// parking each chain's accumulator between them (gemm_f32_long_k), which
+// continues the same chain.
 //
 // Everything is a template on Arch, so the ISA translation units share no
 // symbol that could leak their instructions into generic code; for the same
@@ -136,30 +138,42 @@ inline xsimd::batch<float, Arch> gemm_epilogue(xsimd::batch<float, Arch> x, cons
   return x;
 }
 
+// The k a tile runs, [k0, k1), and where its accumulators wait between the
+// chunks of a long K: `park` holds them raw, row r's vector j at
+// park[r * kParkStride + j * W]. resume: start from the parked values, not
+// 0; suspend: park them, not finish through the epilogue into C.
+struct GemmKRange {
+  int k0, k1;
+  float* park;
+  bool resume, suspend;
+};
+
 // One MR x NP tile: rows [m0, m0 + MR), panels [p0, p0 + NP). Columns at or
 // past g.n_end are computed (on zero padding or neighbouring columns) but
 // never stored.
 template <class Arch, int MR, int NP>
-void gemm_tile_f32(const GemmArgs& g, int m0, int p0) {
+void gemm_tile_f32(const GemmArgs& g, int m0, int p0, const GemmKRange& kr) {
   using T = GemmTiling<Arch>;
   using V = xsimd::batch<float, Arch>;
   constexpr int W = int(V::size);
   constexpr int VP = T::kVecPerPanel;
   constexpr int NV = NP * VP;
-  const int K = g.K;
-  const size_t panel_stride = size_t(K) * kPanelWidth;
-  const float* w = g.Wp + size_t(p0) * panel_stride;
+  const size_t panel_stride = size_t(g.K) * kPanelWidth;
+  // k counts from the range's start, so the loop is the whole-K loop's.
+  const int K = kr.k1 - kr.k0, prefetch_end = g.K - kr.k0 - T::kPrefetchRows;
+  const float* w = g.Wp + size_t(p0) * panel_stride + size_t(kr.k0) * kPanelWidth;
   const float* a[MR];
-  for (int r = 0; r < MR; ++r) a[r] = g.A + size_t(m0 + r) * g.lda;
+  for (int r = 0; r < MR; ++r) a[r] = g.A + size_t(m0 + r) * g.lda + kr.k0;
 
+  constexpr size_t kParkStride = size_t(T::kMaxNP) * kPanelWidth;
   V acc[MR][NV];
   for (int r = 0; r < MR; ++r)
-    for (int j = 0; j < NV; ++j) acc[r][j] = V(0.0f);
+    for (int j = 0; j < NV; ++j) acc[r][j] = kr.resume ? V::load_unaligned(kr.park + r * kParkStride + j * W) : V(0.0f);
 
   for (int k = 0; k < K; ++k) {
     const float* wk = w + size_t(k) * kPanelWidth;
     V wv[NV];
-    const bool prefetch = k + T::kPrefetchRows < K;  // stay inside the panels
+    const bool prefetch = k < prefetch_end;  // stay inside the panels
 #pragma GCC unroll 16
     for (int p = 0; p < NP; ++p) {
       if (prefetch) __builtin_prefetch(wk + p * panel_stride + T::kPrefetchRows * kPanelWidth);
@@ -173,6 +187,11 @@ void gemm_tile_f32(const GemmArgs& g, int m0, int p0) {
     }
   }
 
+  if (kr.suspend) {
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < NV; ++j) acc[r][j].store_unaligned(kr.park + r * kParkStride + j * W);
+    return;
+  }
   for (int p = 0; p < NP; ++p) {
     const int n0 = (p0 + p) * kPanelWidth;
     const int cols = g.n_end - n0 < kPanelWidth ? g.n_end - n0 : kPanelWidth;
@@ -206,14 +225,47 @@ void gemm_tile_f32(const GemmArgs& g, int m0, int p0) {
 
 // Picks the tile instantiation for a run-time (mr, np) with mr <= MR, np <= NP.
 template <class Arch, int MR, int NP>
-void gemm_tile_dispatch_f32(const GemmArgs& g, int m0, int p0, int mr, int np) {
+void gemm_tile_dispatch_f32(const GemmArgs& g, int m0, int p0, int mr, int np, const GemmKRange& kr) {
   if constexpr (MR > 1) {
-    if (mr < MR) return gemm_tile_dispatch_f32<Arch, MR - 1, NP>(g, m0, p0, mr, np);
+    if (mr < MR) return gemm_tile_dispatch_f32<Arch, MR - 1, NP>(g, m0, p0, mr, np, kr);
   }
   if constexpr (NP > 1) {
-    if (np < NP) return gemm_tile_dispatch_f32<Arch, MR, NP - 1>(g, m0, p0, mr, np);
+    if (np < NP) return gemm_tile_dispatch_f32<Arch, MR, NP - 1>(g, m0, p0, mr, np, kr);
   }
-  gemm_tile_f32<Arch, MR, NP>(g, m0, p0);
+  gemm_tile_f32<Arch, MR, NP>(g, m0, p0, kr);
+}
+
+// M > 1 where one tile's panels outgrow twice the L2 block (K above 4,096
+// for AVX-512's 4 panels, 16,384 for one panel): whole-K tiles would stream
+// their weights from L3 or memory once per MR rows (the output layer's input
+// gradient in training, K = 8,000, ran at 68 GFLOP/s against 110-130 for the
+// step's short-K shapes on an AVX-512 Xeon). Instead, per group of panels, a
+// group of row tiles passes over K chunk by chunk, each chunk of weights (the
+// L2 block) read once for all of them; between chunks every accumulator is
+// parked on the stack and taken up again, so each C[m, n] is still the one
+// chain of fmas. (At K = 4,096 the whole-K tiles were as fast: 1 MB of
+// panels stays in a 2 MB L2.)
+template <class Arch>
+void gemm_f32_long_k(const GemmArgs& g, int M, int p_begin, int p_end) {
+  using T = GemmTiling<Arch>;
+  constexpr int kGroupRows = T::kMaxMR * 16;
+  constexpr int kChunk = int(T::kL2BlockBytes / (size_t(T::kMaxNP) * kPanelWidth * sizeof(float)));
+  constexpr size_t kTileFloats = size_t(T::kMaxMR) * T::kMaxNP * kPanelWidth;
+  alignas(64) float park[kGroupRows / T::kMaxMR * kTileFloats];
+  for (int p = p_begin; p < p_end; p += T::kMaxNP) {
+    const int np = p_end - p < T::kMaxNP ? p_end - p : T::kMaxNP;
+    for (int m0 = 0; m0 < M; m0 += kGroupRows) {
+      const int m1 = M - m0 < kGroupRows ? M : m0 + kGroupRows;
+      for (int k0 = 0; k0 < g.K; k0 += kChunk) {
+        const int k1 = g.K - k0 < kChunk ? g.K : k0 + kChunk;
+        for (int m = m0; m < m1; m += T::kMaxMR) {
+          const int mr = m1 - m < T::kMaxMR ? m1 - m : T::kMaxMR;
+          const GemmKRange kr{k0, k1, park + size_t((m - m0) / T::kMaxMR) * kTileFloats, k0 > 0, k1 < g.K};
+          gemm_tile_dispatch_f32<Arch, T::kMaxMR, T::kMaxNP>(g, m, p, mr, np, kr);
+        }
+      }
+    }
+  }
 }
 
 template <class Arch>
@@ -224,6 +276,7 @@ void gemm_f32(const float* A, size_t lda, const float* Wp, const float* bias, co
   const GemmArgs g{A, lda, Wp, bias, residual, ldr, C, ldc, K, n_end, act};
   const int p_begin = n_begin / kPanelWidth;
   const int p_end = (n_end + kPanelWidth - 1) / kPanelWidth;
+  const GemmKRange whole_k{0, K, nullptr, false, false};
 
   if (M == 1) {
     if constexpr (T::kGemvNPL2 != T::kGemvNP) {
@@ -231,20 +284,21 @@ void gemm_f32(const float* A, size_t lda, const float* Wp, const float* bias, co
       if (bytes < T::kGemvL2Bytes) {
         for (int p = p_begin; p < p_end; p += T::kGemvNPL2) {
           const int np = p_end - p < T::kGemvNPL2 ? p_end - p : T::kGemvNPL2;
-          gemm_tile_dispatch_f32<Arch, 1, T::kGemvNPL2>(g, 0, p, 1, np);
+          gemm_tile_dispatch_f32<Arch, 1, T::kGemvNPL2>(g, 0, p, 1, np, whole_k);
         }
         return;
       }
     }
     for (int p = p_begin; p < p_end; p += T::kGemvNP) {
       const int np = p_end - p < T::kGemvNP ? p_end - p : T::kGemvNP;
-      gemm_tile_dispatch_f32<Arch, 1, T::kGemvNP>(g, 0, p, 1, np);
+      gemm_tile_dispatch_f32<Arch, 1, T::kGemvNP>(g, 0, p, 1, np, whole_k);
     }
     return;
   }
 
   // N blocks sized for L2, each swept by every row tile while it is hot.
   const size_t panel_bytes = size_t(K) * kPanelWidth * sizeof(float);
+  if (size_t(T::kMaxNP) * panel_bytes > 2 * T::kL2BlockBytes) return gemm_f32_long_k<Arch>(g, M, p_begin, p_end);
   int block = int(T::kL2BlockBytes / (panel_bytes ? panel_bytes : 1));
   block = block < T::kMaxNP ? T::kMaxNP : block / T::kMaxNP * T::kMaxNP;
   for (int pb = p_begin; pb < p_end; pb += block) {
@@ -253,7 +307,7 @@ void gemm_f32(const float* A, size_t lda, const float* Wp, const float* bias, co
       const int mr = M - m < T::kMaxMR ? M - m : T::kMaxMR;
       for (int p = pb; p < pe; p += T::kMaxNP) {
         const int np = pe - p < T::kMaxNP ? pe - p : T::kMaxNP;
-        gemm_tile_dispatch_f32<Arch, T::kMaxMR, T::kMaxNP>(g, m, p, mr, np);
+        gemm_tile_dispatch_f32<Arch, T::kMaxMR, T::kMaxNP>(g, m, p, mr, np, whole_k);
       }
     }
   }
