@@ -522,7 +522,7 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   };
   if (!leader) {
     for (;;) {
-      if (s.time_cooldown > 0.0) {
+      if (s.time_cooldown > 0.0) {  // the broadcast replaces this rank's scale with the leader's
         if (const Status e = share_cooldown(0.0); !e.ok()) return fail(e.message());
       }
       trainer.step();

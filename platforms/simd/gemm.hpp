@@ -238,8 +238,8 @@ void gemm_tile_dispatch_f32(const GemmArgs& g, int m0, int p0, int mr, int np, c
 // M > 1 where one tile's panels outgrow twice the L2 block (K above 4,096
 // for AVX-512's 4 panels, 16,384 for one panel): whole-K tiles would stream
 // their weights from L3 or memory once per MR rows (the output layer's input
-// gradient in training, K = 8,000, ran at 68 GFLOP/s against 110-130 for the
-// step's short-K shapes on an AVX-512 Xeon). Instead, per group of panels, a
+// gradient in training, K = 8,000, ran at ~105 GFLOP/s at best against
+// ~140 chunked, on an AVX-512 Xeon). Instead, per group of panels, a
 // group of row tiles passes over K chunk by chunk, each chunk of weights (the
 // L2 block) read once for all of them; between chunks every accumulator is
 // parked on the stack and taken up again, so each C[m, n] is still the one
