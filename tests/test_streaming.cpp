@@ -142,7 +142,8 @@ TEST_CASE("beam: the stable prefix comes before the sentence ends", "[streaming]
   mt::TranslateOptions o;
   o.beam_size = 4;
   o.on_token = mt::TokenCallback::of(order);
-  const std::string_view batch[] = {"A dog.", "A man in a blue shirt is riding a bicycle down the street."};
+  const std::string_view batch[] = {
+      "A dog.", "Three women are sitting on a bench in front of a large building while children play."};
   mt::TextTranslations out;
   REQUIRE(session.translate_text(batch, o, &out).ok());
   // Some event of the long sentence came before the short one's last.

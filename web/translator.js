@@ -5,11 +5,11 @@
 //   const { Translator } = require('./translator.js');   // a page: LibmtTranslator
 //   (examples/web/index.html is a page that does this)
 //   const t = await Translator.create(createLibmt, modelBytes, { max_batch_size: 8 });
-//   t.translate(['A man is walking.'], { beam_size: 4 });   // ['Ein Mann geht.']
+//   t.translate(['A man is walking.'], { beam_size: 4 });   // ['Ein Mann geht spazieren.']
 //   t.translate(['Where is it?'], { source_language: 'en', target_language: 'fr' });  // multilingual models
 //   t.translate(['A dog runs.'], { onToken: (e) => process.stdout.write(e.text) });   // streaming
 //   t.translateParagraphs('Dr. Smith came.  He sat down.\n', { mode: 'wrapped' });
-//     // { text: 'Dr. Smith kam.  Er setzte sich.\n', sentences: [{ source: [0, 15], target: [0, 14], ... }, ...] }
+//     // { text: 'Drimmmet.  Er legt sich hin.\n', sentences: [{ source: [0, 15], target: [0, 9], ... }, ...] }
 //   t.free();
 //
 // The model's bytes are copied once into the module's memory and used there

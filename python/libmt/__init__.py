@@ -2,7 +2,7 @@
 
     import libmt
     translator = libmt.Translator("models/en-de-tiny.mtm")
-    translator.translate(["A man is riding a bike."])   # -> ['Ein Mann fährt Fahrrad.']
+    translator.translate(["A man is riding a bike."])   # -> ['Ein Mann fährt auf einem Fahrrad.']
 
 Model loads a file once (any number of translators share it), Translator
 translates lists, iterables and files, ModelWriter writes model files;

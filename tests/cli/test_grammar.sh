@@ -138,12 +138,15 @@ run mt_shortlist info "$dir/sl.mtm"
 check "mt_shortlist info: the method" grep -q "made by: ibm1 k=5 frequent=20 iterations=5 copies (3 sentence pairs)" "$dir/out.txt"
 run mt_model info "$dir/sl.mtm"
 check "mt_model info: the shortlist" grep -q "^shortlist       " "$dir/out.txt"
-run mt_translate -m "$dir/sl.mtm" -i "$dir/sl.en" -o "$dir/sl.out"
-check "mt_translate with a shortlist (by default): exit 0, a line each" test $rc -eq 0 -a "$(lines "$dir/sl.out")" -eq 3
-run mt_translate -m "$dir/sl.mtm" --no-shortlist -i "$dir/sl.en" -o "$dir/sl.whole"
+# A fourth sentence whose words the three pairs never saw: the model knows
+# them, the shortlist does not let it write them.
+{ cat "$dir/sl.en"; echo "A child sleeps on the sofa."; } > "$dir/sl4.en"
+run mt_translate -m "$dir/sl.mtm" -i "$dir/sl4.en" -o "$dir/sl.out"
+check "mt_translate with a shortlist (by default): exit 0, a line each" test $rc -eq 0 -a "$(lines "$dir/sl.out")" -eq 4
+run mt_translate -m "$dir/sl.mtm" --no-shortlist -i "$dir/sl4.en" -o "$dir/sl.whole"
 check "mt_translate --no-shortlist: exit 0" test $rc -eq 0
 check "mt_translate: the 25 ids a sentence allows change its translations" test -n "$(cmp "$dir/sl.out" "$dir/sl.whole" 2>&1)"
-run mt_translate -m "$dir/sl.mtm" --shortlist -i "$dir/sl.en" -o "$dir/sl.again"
+run mt_translate -m "$dir/sl.mtm" --shortlist -i "$dir/sl4.en" -o "$dir/sl.again"
 check "mt_translate --shortlist: as the default" cmp -s "$dir/sl.out" "$dir/sl.again"
 usage_error "mt_translate --shortlist --no-shortlist" "choose one" mt_translate -m "$dir/sl.mtm" --shortlist --no-shortlist
 run mt_translate -m "$model" --shortlist -i "$dir/sl.en"
@@ -359,15 +362,16 @@ check "--format html: the script as it was" grep -qF '<script>var a = "<p>";</sc
 usage_error "--format html with --nbest" "writes the document back" mt_translate -m "$model" --format html --beam 2 --nbest 2
 usage_error "--format xml" "expected one of text, html" mt_translate -m "$model" --format xml
 
-# Repetition guards: the tiny model's "Ein Bier Bier Bier Bier Bier." for "beer", no longer.
-printf 'beer\n' > "$dir/beer.en"
-beers() { grep -ow Bier "$dir/out.txt" | wc -l; }
-run mt_translate -m "$model" --beam 1 -i "$dir/beer.en"
-check "a word the tiny model repeats (the case the guards are for)" test "$(beers)" -gt 2
-run mt_translate -m "$model" --beam 1 -i "$dir/beer.en" --no-repeat-ngram-size 1
-check "--no-repeat-ngram-size 1: no word twice" test "$(beers)" -le 1
-run mt_translate -m "$model" --beam 1 -i "$dir/beer.en" --repetition-penalty 1.3
-check "--repetition-penalty 1.3: no longer three times" test "$(beers)" -le 2
+# Repetition guards: the tiny model's "Hunde Hunde, die miteinander Hunde Hunde
+# Hunde Hunde machen." for "dogs", no longer.
+printf 'dogs\n' > "$dir/dogs.en"
+dogs() { grep -ow Hunde "$dir/out.txt" | wc -l; }
+run mt_translate -m "$model" --beam 1 -i "$dir/dogs.en"
+check "a word the tiny model repeats (the case the guards are for)" test "$(dogs)" -gt 2
+run mt_translate -m "$model" --beam 1 -i "$dir/dogs.en" --no-repeat-ngram-size 1
+check "--no-repeat-ngram-size 1: no word twice" test "$(dogs)" -le 1
+run mt_translate -m "$model" --beam 1 -i "$dir/dogs.en" --repetition-penalty 1.3
+check "--repetition-penalty 1.3: no longer three times" test "$(dogs)" -le 2
 usage_error "--repetition-penalty 0.5" "expected a number in" mt_translate -m "$model" --repetition-penalty 0.5
 
 # The CLI reference is the tools' own --help.

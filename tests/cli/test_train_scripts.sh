@@ -14,7 +14,7 @@ has() { [[ " $out " == *" $* "* ]]; }
 out=$("$script" --dry-run)
 expect_exit "the defaults" 0 $?
 check "the CPU build's mt_train" test "${out%% *}" = build/tools/mt_train
-for words in "--time-budget 85" "--lr 0.005" "--warmup 1000" "--dropout 0.3" "--max-tokens 4096" \
+for words in "--time-budget 85" "--lr 0.003" "--warmup 1000" "--dropout 0.2" "--max-tokens 4096" \
   "--vocab-size 8000" "--d-ff 256" "--subword-alpha 0" "--average-last 20" "--device cpu" "--threads 2" \
   "--out runs/en-de-tiny"; do
   check "the defaults: $words" has $words
@@ -36,9 +36,13 @@ check "--cooldown over the time budget: the budget" has --time-budget 85
 
 out=$("$script" --recipe best --dry-run)
 check "the best recipe's warm-up" has --warmup 1500
+check "the best recipe's lr" has --lr 0.005
+check "the best recipe's dropout" has --dropout 0.3
 check "the best recipe keeps no models to average" test "$(grep -c -- --average-last <<< "$out")" -eq 0
-out=$("$script" --recipe best --warmup 700 --dry-run)
+out=$("$script" --recipe best --warmup 700 --lr 0.004 --dropout 0.1 --dry-run)
 check "--warmup overrides the recipe's" has --warmup 700
+check "--lr overrides the recipe's" has --lr 0.004
+check "--dropout overrides the recipe's" has --dropout 0.1
 
 out=$("$script" --device cuda --steps 5 --dry-run)
 check "--device cuda runs the CUDA build's mt_train" test "${out%% *}" = build-cuda/tools/mt_train
