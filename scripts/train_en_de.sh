@@ -7,7 +7,7 @@
 #   scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N]
 #                          [--vocab-size N] [--d-ff N] [--subword-alpha X]
 #                          [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [--cooldown F]
-#                          [--dry-run] [RUN_DIR]
+#                          [--seed N] [--dry-run] [RUN_DIR]
 #   (defaults: averaged, the CPU for 85 minutes, 8000 pieces, the tiny
 #   config's d_ff 256, the best segmentation, the recipe's peak lr, warm-up
 #   and dropout, 4,096-token batches, runs/en-de-tiny)
@@ -30,19 +30,22 @@
 # the longer side, as fairseq counts), for screens of the recipe on val
 # (docs/training.md). --cooldown F: the last F of the run (its updates with
 # --steps, else its minutes) take the learning rate linearly down to zero
-# (mt_train's option). --dry-run: prints the mt_train command these options
-# make and stops (nothing installed, built or trained).
+# (mt_train's option). --seed N: mt_train's seed (default 1: the shipped
+# model's), for another draw of the same recipe. --dry-run: prints the
+# mt_train command these options make and stops (nothing installed, built or
+# trained).
 # --device cuda --steps N: the same recipe on a GPU for N updates instead of
-# 85 minutes (N = 8866 is what 85 minutes on two Xeon threads bought); the GPU run follows the CPU's within rounding, not bit for
-# bit (docs/cuda.md). Needs a CUDA build (build-cuda, -DMT_CUDA=ON).
+# 85 minutes (N = 8866 is what 85 minutes on two Xeon threads bought); the
+# GPU run follows the CPU's within rounding, not bit for bit
+# (docs/cuda.md). Needs a CUDA build (build-cuda, -DMT_CUDA=ON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() {
   echo "usage: scripts/train_en_de.sh [--recipe averaged|best] [--device cpu|cuda] [--steps N] [--vocab-size N]" \
-    "[--d-ff N] [--subword-alpha X] [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [--cooldown F] [--dry-run] [RUN_DIR]" >&2
+    "[--d-ff N] [--subword-alpha X] [--lr X] [--warmup N] [--dropout X] [--max-tokens N] [--cooldown F] [--seed N] [--dry-run] [RUN_DIR]" >&2
   exit 2
 }
-recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0 lr= warmup= dropout= max_tokens=4096 cooldown=0
+recipe=averaged device=cpu steps= vocab_size=8000 d_ff=256 subword_alpha=0 lr= warmup= dropout= max_tokens=4096 cooldown=0 seed=1
 dry_run=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
     --dropout) [ $# -ge 2 ] || usage; dropout=$2; shift 2 ;;
     --max-tokens) [ $# -ge 2 ] || usage; max_tokens=$2; shift 2 ;;
     --cooldown) [ $# -ge 2 ] || usage; cooldown=$2; shift 2 ;;
+    --seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
     -*) usage ;;
     *) break ;;
@@ -67,6 +71,7 @@ case $recipe in
   averaged) recipe_lr=0.003 recipe_warmup=1000 recipe_dropout=0.2 average=(--average-last 20) ;;
   *) usage ;;
 esac
+[[ "$seed" =~ ^[0-9]+$ ]] || usage
 lr=${lr:-$recipe_lr} warmup=${warmup:-$recipe_warmup} dropout=${dropout:-$recipe_dropout}
 case $device in
   cpu) build=build cmake_cuda=() ;;
@@ -86,7 +91,7 @@ tools=$build/tools
 train=("$tools/mt_train" --train-src "$data/train.en" --train-tgt "$data/train.de"
   --dev-src "$data/val.en" --dev-ref "$data/val.de" --src-lang en --tgt-lang de --out "$run"
   --config tiny --vocab-size "$vocab_size" --d-ff "$d_ff" --max-tokens "$max_tokens" --lr "$lr" --warmup "$warmup" --dropout "$dropout"
-  --label-smoothing 0.1 --subword-alpha "$subword_alpha" "${schedule[@]}" "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --log-every 50)
+  --label-smoothing 0.1 --subword-alpha "$subword_alpha" "${schedule[@]}" "${average[@]}" --threads 2 "${budget[@]}" --device "$device" --seed "$seed" --log-every 50)
 if [ $dry_run = 1 ]; then printf '%q ' "${train[@]}" | sed 's/ $//'; echo; exit 0; fi
 [ -f "$data/train.en" ] || { echo "train_en_de.sh: $data is missing" >&2; exit 1; }
 

@@ -15,16 +15,16 @@ out=$("$script" --dry-run)
 expect_exit "the defaults" 0 $?
 check "the CPU build's mt_train" test "${out%% *}" = build/tools/mt_train
 for words in "--time-budget 85" "--lr 0.003" "--warmup 1000" "--dropout 0.2" "--max-tokens 4096" \
-  "--vocab-size 8000" "--d-ff 256" "--subword-alpha 0" "--average-last 20" "--device cpu" "--threads 2" \
+  "--vocab-size 8000" "--d-ff 256" "--subword-alpha 0" "--average-last 20" "--device cpu" "--threads 2" "--seed 1" \
   "--out runs/en-de-tiny"; do
   check "the defaults: $words" has $words
 done
 
 out=$("$script" --steps 8853 --lr 0.004 --warmup 2000 --dropout 0.2 --max-tokens 2048 --vocab-size 4000 \
-  --d-ff 512 --subword-alpha 0.3 --cooldown 0.2 --dry-run runs/screen)
+  --d-ff 512 --subword-alpha 0.3 --cooldown 0.2 --seed 7 --dry-run runs/screen)
 expect_exit "every recipe option" 0 $?
 for words in "--max-steps 8853" "--lr 0.004" "--warmup 2000" "--dropout 0.2" "--max-tokens 2048" \
-  "--vocab-size 4000" "--d-ff 512" "--subword-alpha 0.3" "--cooldown 0.2" "--out runs/screen"; do
+  "--vocab-size 4000" "--d-ff 512" "--subword-alpha 0.3" "--cooldown 0.2" "--seed 7" "--out runs/screen"; do
   check "options: $words" has $words
 done
 check "--steps replaces the time budget" test "$(grep -c -- --time-budget <<< "$out")" -eq 0
@@ -53,7 +53,7 @@ check "--device cuda: mt_train's device" has --device cuda
 # a case that got past the checks would print its command, never train.
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
-for bad in "--lr" "--steps" "--steps 0" "--steps 12x" "--recipe newest" "--device tpu" "--device cuda" \
+for bad in "--lr" "--steps" "--steps 0" "--steps 12x" "--seed -3" "--seed x" "--recipe newest" "--device tpu" "--device cuda" \
   "--bogus" "runs/a runs/b"; do
   # shellcheck disable=SC2086  # the words of $bad are the arguments
   out=$("$script" --dry-run $bad 2> "$err")
