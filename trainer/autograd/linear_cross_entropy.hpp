@@ -2,10 +2,11 @@
 // the same values and, for a loss seeded with 1 (as training's is), the same
 // gradients bit for bit, with one [tokens, vocabulary] buffer where the two
 // ops keep two (the logits and their gradient: 131 MB each in a tiny step).
-// The float forward works in blocks of rows: the block's logits, their
-// log-sum-exp, their gradient (written over them), and x's gradient from
-// it, while the block is in cache; only the logits' gradient is kept, for
-// w's (a weight gradient sums over every row, so it waits for backward).
+// The float forward works in blocks of rows, each in a per-thread buffer:
+// the block's logits, their log-sum-exp, their gradient (written over
+// them), and x's gradient from it, while the block is in cache; only the
+// logits' gradient is kept, packed as the GEMM reads it, for w's (a weight
+// gradient sums over every row, so it waits for backward).
 // double composes linear and cross_entropy (gradient checks).
 #pragma once
 
