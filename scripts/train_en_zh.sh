@@ -7,6 +7,9 @@
 #   scripts/train_en_zh.sh [RUN_DIR]   (default runs/en-zh-tiny)
 # The vocabulary keeps full-width punctuation (--normalization nmt_nfkc_cjk):
 # nmt_nfkc folds ，？！ to ASCII, which the model then could never write.
+# One { ... } block, read whole before it runs: editing the file during a
+# run of an hour and more would otherwise change what bash reads next.
+{
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=../shared/data/tatoeba-cmn
@@ -33,3 +36,5 @@ for beam in 1 5; do
   echo "== tatoeba test, beam $beam"
   build/tools/mt_bleu "$data/test.zh" -i "$run/test.beam$beam.zh" --tokenize zh
 done
+exit 0
+}
