@@ -168,10 +168,9 @@ CrossEntropy<float> linear_cross_entropy<float>(Graph<float>& g, Tensor<float>* 
   const float eps = float(label_smoothing);
   const int R = block_rows(V, K);
   const int blocks = (M + R - 1) / R;
-  // Each thread's block of logits, then (rg) their gradient in their place.
-  for (int t = 0; t < g.num_threads(); ++t) g.scratch(t, size_t(std::min(M, R)) * V);
   parallel_range(g, blocks, 1, [&](int64_t b0, int64_t b1, int thread) {
-    float* zb = g.scratch(thread, 0);
+    // This thread's block of logits, then (rg) their gradient in their place.
+    float* zb = g.scratch(thread, size_t(std::min(M, R)) * V);
     for (int64_t block = b0; block < b1; ++block) {
       const int r0 = int(block) * R, r1 = std::min(M, r0 + R);
       gemm_packed(kernels, r1 - r0, V, K, x->data() + size_t(r0) * K, size_t(K), w_forward->data(),
