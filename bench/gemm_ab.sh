@@ -4,7 +4,8 @@
 # the tiny training step's shapes), on the core the command is pinned to.
 #   bench/gemm_ab.sh [BASE] [SECONDS] [SHAPE...]      (defaults: HEAD 1)
 #   e.g. taskset -c 0 bench/gemm_ab.sh HEAD~1 2 "4096 256 128"
-# Builds with the AVX-512 flags where the CPU has AVX-512, else AVX2's.
+# Builds with the AVX-512 flags where the CPU has AVX-512, else AVX2's;
+# GEMM_AB_ISA=avx2 takes AVX2's kernel (6 x 1 tiles) on any x86-64 CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:-HEAD} seconds=${2:-1}
@@ -16,7 +17,8 @@ trap 'rm -rf "$dir"' EXIT
 git show "$base:platforms/simd/gemm.hpp" | sed 's/^namespace mt::simd {/namespace mt::simd_base {/; s/^#pragma once//' \
   > "$dir/gemm_base.hpp"
 grep -q 'namespace mt::simd_base {' "$dir/gemm_base.hpp" || { echo "gemm_ab.sh: no namespace mt::simd in $base's gemm.hpp" >&2; exit 1; }
-if grep -q avx512bw /proc/cpuinfo; then isa=(-mavx512f -mavx512bw -mavx512dq -mavx512cd -mavx512vl -mavx2 -mfma)
+if [ "${GEMM_AB_ISA:-}" != avx2 ] && grep -q avx512bw /proc/cpuinfo; then
+  isa=(-mavx512f -mavx512bw -mavx512dq -mavx512cd -mavx512vl -mavx2 -mfma)
 else isa=(-mavx2 -mfma)
 fi
 g++ -std=c++20 -O3 "${isa[@]}" -Iplatforms -Iplatforms/include -I"$dir" bench/gemm_ab.cpp -o "$dir/gemm_ab"
