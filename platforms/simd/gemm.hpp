@@ -70,7 +70,7 @@ struct GemmTiling {
   // How far ahead (in k rows of a panel) to prefetch weights.
   static constexpr int kPrefetchRows = 16;
   // Longest K for which gemm_f32 prefetches the next row tile of A.
-  static constexpr int kPrefetchNextRowsK = 512;
+  static constexpr int kPrefetchNextRowsK = 768;
 };
 
 template <class Arch>
@@ -144,16 +144,19 @@ inline xsimd::batch<float, Arch> gemm_epilogue(xsimd::batch<float, Arch> x, cons
 // chunks of a long K: `park` holds them raw, row r's vector j at
 // park[r * kParkStride + j * W]. resume: start from the parked values, not
 // 0; suspend: park them, not finish through the epilogue into C.
+// next_rows: T::kMaxMR rows of A (row stride g.lda, K columns) the tile
+// fetches into cache as it goes, one line every few k, or null.
 struct GemmKRange {
   int k0, k1;
   float* park;
   bool resume, suspend;
+  const float* next_rows = nullptr;
 };
 
 // One MR x NP tile: rows [m0, m0 + MR), panels [p0, p0 + NP). Columns at or
 // past g.n_end are computed (on zero padding or neighbouring columns) but
 // never stored.
-template <class Arch, int MR, int NP>
+template <class Arch, int MR, int NP, bool kNext = false>
 void gemm_tile_f32(const GemmArgs& g, int m0, int p0, const GemmKRange& kr) {
   using T = GemmTiling<Arch>;
   using V = xsimd::batch<float, Arch>;
@@ -182,6 +185,10 @@ void gemm_tile_f32(const GemmArgs& g, int m0, int p0, const GemmKRange& kr) {
     const float* wk = w + size_t(k) * kPanelWidth;
     V wv[NV];
     const bool prefetch = k < prefetch_end;  // stay inside the panels
+    // Row k % 16's line at column k - k % 16: every line of the rows once
+    // in 16 k, spread out, as a burst of them stalled on the fill buffers.
+    if constexpr (kNext)
+      if ((k & 15) < T::kMaxMR) __builtin_prefetch(kr.next_rows + size_t(k & 15) * g.lda + (k & ~15));
 #pragma GCC unroll 16
     for (int p = 0; p < NP; ++p) {
       if (prefetch) __builtin_prefetch(wk + p * panel_stride + T::kPrefetchRows * kPanelWidth);
@@ -240,6 +247,9 @@ void gemm_tile_dispatch_f32(const GemmArgs& g, int m0, int p0, int mr, int np, c
   if constexpr (NP > 1) {
     if (np < NP) return gemm_tile_dispatch_f32<Arch, MR, NP - 1>(g, m0, p0, mr, np, kr);
   }
+  // kr.next_rows: a copy of the loop that prefetches them (a test at every
+  // k cost compute-bound tiles 2-4%).
+  if (kr.next_rows) return gemm_tile_f32<Arch, MR, NP, true>(g, m0, p0, kr);
   gemm_tile_f32<Arch, MR, NP>(g, m0, p0, kr);
 }
 
@@ -313,17 +323,16 @@ void gemm_f32(const float* A, size_t lda, const float* Wp, const float* bias, co
     const int pe = p_end - pb < block ? p_end : pb + block;
     for (int m = 0; m < M; m += T::kMaxMR) {
       const int mr = M - m < T::kMaxMR ? M - m : T::kMaxMR;
-      // The next row tile's A while this one's panels run: with K up to
-      // T::kPrefetchNextRowsK its rows are a few KB, and the tiles of a
-      // narrow N (128-256 columns) are too few to hide their fetch. With a
-      // longer K the lines outnumber what L1 keeps and the bursts cost
-      // (K = 1,024-4,096: 4-18% slower).
-      if (K <= T::kPrefetchNextRowsK && m + 2 * T::kMaxMR <= M)
-        for (int r = T::kMaxMR; r < 2 * T::kMaxMR; ++r)
-          for (int k = 0; k < K; k += 64 / int(sizeof(float))) __builtin_prefetch(A + size_t(m + r) * lda + k);
+      // The first tile of a row fetches the next row tile's A as it runs:
+      // with K up to T::kPrefetchNextRowsK those rows are a few KB, and the
+      // tiles of a narrow N (128-256 columns) are too few to hide their
+      // fetch (K = 768, N = 256: 15% faster). With a longer K the lines
+      // crowd L1 (K = 1,024: 1-4% slower; 4,096: 10% in a first version).
+      GemmKRange first = whole_k;
+      if (K <= T::kPrefetchNextRowsK && m + 2 * T::kMaxMR <= M) first.next_rows = A + size_t(m + T::kMaxMR) * lda;
       for (int p = pb; p < pe; p += T::kMaxNP) {
         const int np = pe - p < T::kMaxNP ? pe - p : T::kMaxNP;
-        gemm_tile_dispatch_f32<Arch, T::kMaxMR, T::kMaxNP>(g, m, p, mr, np, whole_k);
+        gemm_tile_dispatch_f32<Arch, T::kMaxMR, T::kMaxNP>(g, m, p, mr, np, p == pb ? first : whole_k);
       }
     }
   }
