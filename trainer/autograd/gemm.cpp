@@ -153,6 +153,7 @@ void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t ld
   // one-panel tasks that ran 6 x 1 tiles, far below the 6 x 4's speed.
   constexpr int kGroupPanels = 4, kMinRows = 64;
   const int wanted = threads == 1 ? 1 : threads * 4;
+  const int units = (panels + kGroupPanels - 1) / kGroupPanels;  // whole 4-panel tiles
   const int groups = std::clamp(panels / kGroupPanels, 1, wanted);
   const int row_ranges = std::clamp(wanted / groups, 1, std::max(1, M / kMinRows));
   // Each task packs its own panels block by block, then multiplies: no
@@ -161,7 +162,10 @@ void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t ld
   // column once (the others pack the same panels again).
   parallel_tasks(g, groups * row_ranges, [&](int task, int thread) {
     const int group = task / row_ranges, range = task % row_ranges;
-    const int p0 = int(int64_t(panels) * group / groups), p1 = int(int64_t(panels) * (group + 1) / groups);
+    // Boundaries on whole tiles: 48 panels in 8 groups of 6 ran a 6 x 2
+    // tile beside every 6 x 4 (3% of a two-thread small step).
+    const int p0 = std::min(panels, kGroupPanels * int(int64_t(units) * group / groups));
+    const int p1 = std::min(panels, kGroupPanels * int(int64_t(units) * (group + 1) / groups));
     const int m0 = int(int64_t(M) * range / row_ranges), m1 = int(int64_t(M) * (range + 1) / row_ranges);
     if (p0 == p1 || m0 == m1) return;
     gemm_panels(g.kernels(), m1 - m0, N, K, A + size_t(m0) * lda, lda, B, ldb, layout, bias, C + size_t(m0) * ldc, ldc,
