@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The working tree's fp32 GEMM kernel against BASE's (a commit), call by call
 # in one process (bench/gemm_ab.cpp), on each shape "M N K" given (default:
-# the tiny training step's shapes), on the core the command is pinned to.
+# the tiny then the small training step's shapes, M = 4096 tokens or the
+# output layer's 126-row blocks), on the core the command is pinned to.
 #   bench/gemm_ab.sh [BASE] [SECONDS] [SHAPE...]      (defaults: HEAD 1)
 #   e.g. taskset -c 0 bench/gemm_ab.sh HEAD~1 2 "4096 256 128"
 # Builds with the AVX-512 flags where the CPU has AVX-512, else AVX2's;
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 base=${1:-HEAD} seconds=${2:-1}
 shift $(($# < 2 ? $# : 2))
 [ $# -gt 0 ] || set -- "4096 384 128" "4096 128 128" "4096 256 128" "4096 128 256" "126 8000 128" "128 128 4096" \
-  "128 256 4096" "128 8000 4096" "4096 128 8000"
+  "128 256 4096" "128 8000 4096" "4096 128 8000" "4096 768 256" "4096 1024 256" "4096 256 1024" "4096 256 768"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 git show "$base:platforms/simd/gemm.hpp" | sed 's/^namespace mt::simd {/namespace mt::simd_base {/; s/^#pragma once//' \
