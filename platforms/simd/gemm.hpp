@@ -247,9 +247,11 @@ void gemm_tile_dispatch_f32(const GemmArgs& g, int m0, int p0, int mr, int np, c
   if constexpr (NP > 1) {
     if (np < NP) return gemm_tile_dispatch_f32<Arch, MR, NP - 1>(g, m0, p0, mr, np, kr);
   }
-  // kr.next_rows: a copy of the loop that prefetches them (a test at every
-  // k cost compute-bound tiles 2-4%).
-  if (kr.next_rows) return gemm_tile_f32<Arch, MR, NP, true>(g, m0, p0, kr);
+  // kr.next_rows (set for full-height tiles only): a copy of the loop that
+  // prefetches them (a test at every k cost compute-bound tiles 2-4%).
+  if constexpr (MR == GemmTiling<Arch>::kMaxMR) {
+    if (kr.next_rows) return gemm_tile_f32<Arch, MR, NP, true>(g, m0, p0, kr);
+  }
   gemm_tile_f32<Arch, MR, NP>(g, m0, p0, kr);
 }
 
