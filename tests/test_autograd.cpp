@@ -99,6 +99,55 @@ TEST_CASE("linear backward matches finite differences", "[autograd]") {
   }
 }
 
+TEST_CASE("linear_relu backward matches finite differences", "[autograd]") {
+  // x a temporary, its gradient written on first use (Op::writes_fresh);
+  // then x read again after the op, so that the op adds into it.
+  for (const bool x_again : {false, true}) {
+    Graph<double> g;
+    random_parameter(g, "x", Shape{2, 3, 7}, 1);
+    random_parameter(g, "w", Shape{19, 7}, 2);
+    random_parameter(g, "b", Shape{19}, 3);
+    require_gradients(g, [x_again](Graph<double>& g) {
+      auto& p = g.parameters();
+      Tensor<double>* x = scale(g, p[0], 0.5);
+      Tensor<double>* loss = weighted_sum(g, linear_relu(g, x, p[1], p[2]), 4);
+      return x_again ? add(g, loss, weighted_sum(g, x, 5)) : loss;
+    });
+  }
+}
+
+// The fused op's values and every gradient are the unfused ops' bit for bit
+// (the GEMM's epilogue ReLU is relu's select; y > 0 exactly where x w^T + b
+// > 0), at the shapes of a training step's FFN and small ones, 1 and 2 threads.
+TEST_CASE("linear_relu is relu(linear(...)) bit for bit", "[autograd]") {
+  for (const auto [M, K, N] : {std::array{1000, 130, 150}, std::array{256, 128, 256}, std::array{5, 3, 19}}) {
+    for (int threads : {1, 2}) {
+      for (const bool x_again : {false, true}) {
+        INFO(M << " x " << K << " -> " << N << " on " << threads << " threads, x read again " << x_again);
+        std::vector<float> y[2];
+        std::vector<std::vector<float>> grads[2];
+        for (const bool fused : {false, true}) {
+          Graph<float> g(threads);
+          Tensor<float>* p = random_parameter(g, "x", Shape{M, K}, 1);
+          Tensor<float>* w = random_parameter(g, "w", Shape{N, K}, 2);
+          Tensor<float>* b = random_parameter(g, "b", Shape{N}, 3);
+          Tensor<float>* x = scale(g, p, 1.0);
+          Tensor<float>* out = fused ? linear_relu(g, x, w, b) : relu(g, linear(g, x, w, b));
+          Tensor<float>* loss = weighted_sum(g, out, 4);
+          if (x_again) loss = add(g, loss, weighted_sum(g, x, 5));
+          g.backward(loss);
+          y[fused] = out->value;
+          for (Tensor<float>* t : {p, w, b}) grads[fused].push_back(t->grad);
+        }
+        CHECK(std::count_if(y[1].begin(), y[1].end(), [](float v) { return v == 0.0f; }) >
+              0);  // both sides of the kink
+        CHECK(y[1] == y[0]);
+        for (size_t i = 0; i < 3; ++i) CHECK(grads[1][i] == grads[0][i]);
+      }
+    }
+  }
+}
+
 // The bias gradient is dy's column sums in row order, bit for bit, whether
 // a loop over dy's rows takes them or the weight gradient's GEMM while
 // packing dy (M > K here), on 1 and 2 threads (two row ranges of panels

@@ -94,7 +94,7 @@ int panels_per_block(int N, int K) {
 // col_sums (kn), or null.
 void gemm_panels(const KernelTable& kernels, int M, int N, int K, const float* A, size_t lda, const float* B,
                  size_t ldb, BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate, int p0, int p1,
-                 float* block, float* sums) {
+                 float* block, float* sums, Activation act = Activation::none) {
   const int per_block = panels_per_block(N, K);
   for (int pb = p0; pb < p1; pb += per_block) {
     const int pe = std::min(p1, pb + per_block);
@@ -103,7 +103,7 @@ void gemm_panels(const KernelTable& kernels, int M, int N, int K, const float* A
     const float* b = layout == BLayout::kn ? B + n0 : B + size_t(n0) * ldb;
     pack_panels(b, ldb, layout, N - n0, K, pe - pb, block, sums ? sums + n0 : nullptr);
     kernels.gemm_f32(A, lda, block, bias ? bias + n0 : nullptr, accumulate ? C + n0 : nullptr, ldc, C + n0, ldc, M,
-                     N - n0, K, 0, n1 - n0, Activation::none);
+                     N - n0, K, 0, n1 - n0, act);
   }
 }
 
@@ -135,8 +135,11 @@ void gemm_packed(const KernelTable& kernels, int M, int N, int K, const float* A
 
 template <>
 void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t lda, const float* B, size_t ldb,
-                 BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate, float* col_sums) {
+                 BLayout layout, const float* bias, float* C, size_t ldc, bool accumulate, float* col_sums,
+                 Activation act) {
   MT_AG_CHECK(!col_sums || layout == BLayout::kn, "gemm: column sums need B as [K, N]");
+  MT_AG_CHECK(act == Activation::none || (act == Activation::relu && !accumulate),
+              "gemm: the activation is none, or relu without accumulate");
   if (N <= 0) return;
   if (M <= 0) {
     if (col_sums) add_column_sums(B, ldb, N, K, col_sums);
@@ -169,16 +172,23 @@ void gemm<float>(Graph<float>& g, int M, int N, int K, const float* A, size_t ld
     const int m0 = int(int64_t(M) * range / row_ranges), m1 = int(int64_t(M) * (range + 1) / row_ranges);
     if (p0 == p1 || m0 == m1) return;
     gemm_panels(g.kernels(), m1 - m0, N, K, A + size_t(m0) * lda, lda, B, ldb, layout, bias, C + size_t(m0) * ldc, ldc,
-                accumulate, p0, p1, packed.data() + pack * size_t(thread), range == 0 ? col_sums : nullptr);
+                accumulate, p0, p1, packed.data() + pack * size_t(thread), range == 0 ? col_sums : nullptr, act);
   });
 }
 
 template <>
 void gemm<double>(Graph<double>& g, int M, int N, int K, const double* A, size_t lda, const double* B, size_t ldb,
-                  BLayout layout, const double* bias, double* C, size_t ldc, bool accumulate, double* col_sums) {
+                  BLayout layout, const double* bias, double* C, size_t ldc, bool accumulate, double* col_sums,
+                  Activation act) {
   MT_AG_CHECK(!col_sums || layout == BLayout::kn, "gemm: column sums need B as [K, N]");
+  MT_AG_CHECK(act == Activation::none || (act == Activation::relu && !accumulate),
+              "gemm: the activation is none, or relu without accumulate");
   parallel_range(g, M, 1, [&](int64_t m0, int64_t m1, int) {
     gemm_rows_f64(int(m0), int(m1), N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate);
+    if (act == Activation::relu)
+      for (int64_t m = m0; m < m1; ++m)
+        for (int n = 0; n < N; ++n)
+          C[size_t(m) * ldc + n] = C[size_t(m) * ldc + n] > 0.0 ? C[size_t(m) * ldc + n] : 0.0;
   });
   if (col_sums) add_column_sums(B, ldb, N, K, col_sums);
 }

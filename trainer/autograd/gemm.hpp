@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "autograd/graph.hpp"
+#include "mt/activation.hpp"
 
 namespace mt::autograd {
 
@@ -20,9 +21,11 @@ enum class BLayout { nk, kn };
 // col_sums (kn only, may be null): col_sums[n] += B[k, n] for k = 0, 1, ...
 // in that order, taken while B is packed: a bias gradient when B is dy, the
 // same sums as a loop over dy's rows, without reading dy again.
+// act: none or relu (then not with accumulate): C = relu(A op(B) + bias),
+// applied by the kernel as it stores C.
 template <class T>
 void gemm(Graph<T>& g, int M, int N, int K, const T* A, size_t lda, const T* B, size_t ldb, BLayout layout,
-          const T* bias, T* C, size_t ldc, bool accumulate, T* col_sums = nullptr);
+          const T* bias, T* C, size_t ldc, bool accumulate, T* col_sums = nullptr, Activation act = Activation::none);
 
 // The same on the calling thread only (for ops already split over the pool).
 // pack: gemm_pack_size(N, K) values of scratch (unused for double).

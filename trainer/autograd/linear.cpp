@@ -102,6 +102,21 @@ Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias,
   return y;
 }
 
+// op: in = {x, w, bias}, args = MatmulArgs. dy is masked in place: nothing
+// reads y's gradient after this op (y is its own output).
+template <class T>
+void linear_relu_backward(Graph<T>& g, const Op<T>& op) {
+  const T* y = op.out->data();
+  T* dy = op.out->grad_data();
+  parallel_range(g, op.out->numel(), int64_t(1) << 14, [y, dy](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      const T d = dy[i];
+      dy[i] = y[i] > T(0) ? d : T(0);
+    }
+  });
+  matmul_gradients(g, op.in[0], op.in[1], op.in[2], std::get<MatmulArgs>(op.args), dy, true);
+}
+
 // op: in = {a, b}, args = BatchedMatmulArgs
 template <class T>
 void batched_matmul_backward(Graph<T>& g, const Op<T>& op) {
@@ -164,6 +179,23 @@ Tensor<T>* linear(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b) {
 }
 
 template <class T>
+Tensor<T>* linear_relu(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b) {
+  const MatmulArgs args = linear_args(x->shape, w->shape, b ? &b->shape : nullptr);
+  const int M = args.M, N = args.N, K = args.K;
+  const bool rg = x->requires_grad || w->requires_grad || (b && b->requires_grad);
+  Tensor<T>* y = g.make(args.out, rg);
+  gemm(g, M, N, K, x->data(), size_t(K), w->data(), size_t(K), BLayout::nk, b ? b->data() : nullptr, y->data(),
+       size_t(N), false, static_cast<T*>(nullptr), Activation::relu);
+  if (rg) {
+    Op<T>& op = g.record(&linear_relu_backward<T>, y);
+    op.in = {x, w, b, nullptr};
+    op.args = args;
+    op.writes_fresh[0] = true;  // x's gradient (matmul_gradients)
+  }
+  return y;
+}
+
+template <class T>
 Tensor<T>* matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b) {
   return matmul_impl(g, a, b, static_cast<Tensor<T>*>(nullptr), matmul_args(a->shape, b->shape, trans_b));
 }
@@ -188,10 +220,11 @@ Tensor<T>* batched_matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b)
   return y;
 }
 
-#define MT_AG_INSTANTIATE(T)                                                      \
-  template Tensor<T>* linear<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*);   \
-  template Tensor<T>* matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);         \
-  template Tensor<T>* batched_matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool); \
+#define MT_AG_INSTANTIATE(T)                                                         \
+  template Tensor<T>* linear<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*);      \
+  template Tensor<T>* linear_relu<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*); \
+  template Tensor<T>* matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);            \
+  template Tensor<T>* batched_matmul<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, bool);    \
   template void matmul_gradients<T>(Graph<T>&, Tensor<T>*, Tensor<T>*, Tensor<T>*, const MatmulArgs&, const T*, bool);
 MT_AG_INSTANTIATE(float)
 MT_AG_INSTANTIATE(double)

@@ -11,6 +11,14 @@ namespace mt::autograd {
 template <class T>
 Tensor<T>* linear(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b = nullptr);
 
+// relu(linear(x, w, b)) as one op, the same values bit for bit: the GEMM
+// applies the ReLU as it stores y, so the pre-activation is never written
+// nor read back (a pass over [tokens, d_ff] and its tensor less in the
+// forward of every FFN); the backward masks dy by y > 0 (where x w^T + b >
+// 0, as relu's own backward) in place and runs linear's gradients on it.
+template <class T>
+Tensor<T>* linear_relu(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b = nullptr);
+
 // y[M, N] = a[M, K] b[K, N], or a[M, K] b[N, K]^T when trans_b.
 template <class T>
 Tensor<T>* matmul(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, bool trans_b = false);

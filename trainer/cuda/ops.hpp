@@ -43,6 +43,8 @@ Tensor* relu(Graph& g, Tensor* x);
 Tensor* gelu(Graph& g, Tensor* x);
 Tensor* swish(Graph& g, Tensor* x);
 Tensor* softmax(Graph& g, Tensor* x);
+// The CPU's fused linear_relu, composed here (the same values).
+inline Tensor* linear_relu(Graph& g, Tensor* x, Tensor* w, Tensor* b = nullptr) { return relu(g, linear(g, x, w, b)); }
 
 // dropout.cu: the CPU's counter-based generator, so masks equal the CPU's
 // for the same RngState.

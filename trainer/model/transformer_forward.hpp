@@ -51,10 +51,12 @@ auto* transformer_states(G& g, const ModelConfig& config, Param&& param, const B
     return linear(g, x, param(name + "/weight"), param(name + "/bias"));
   };
   const auto ffn = [&](TensorPtr x, const std::string& scope) {
-    TensorPtr h = proj(sublayer_input(x, scope + "/norm"), scope + "/linear_0");
-    h = config.activation == Activation::gelu    ? gelu(g, h)
-        : config.activation == Activation::swish ? swish(g, h)
-                                                 : relu(g, h);
+    TensorPtr in = sublayer_input(x, scope + "/norm");
+    const std::string l0 = scope + "/linear_0";
+    TensorPtr h = config.activation == Activation::gelu ? gelu(g, proj(in, l0))
+                  : config.activation == Activation::swish
+                      ? swish(g, proj(in, l0))
+                      : linear_relu(g, in, param(l0 + "/weight"), param(l0 + "/bias"));
     return sublayer_output(x, proj(h, scope + "/linear_1"), scope + "/norm");
   };
 
