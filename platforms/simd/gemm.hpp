@@ -169,6 +169,15 @@ void gemm_tile_f32(const GemmArgs& g, int m0, int p0, const GemmKRange& kr) {
   const float* w = g.Wp + size_t(p0) * panel_stride + size_t(kr.k0) * kPanelWidth;
   const float* a[MR];
   for (int r = 0; r < MR; ++r) a[r] = g.A + size_t(m0 + r) * g.lda + kr.k0;
+  // Past its panels' last rows, row k - prefetch_end of the next NP panels
+  // (the next tile's in a row of tiles), which tiles had started cold (1-3%
+  // faster on every shape but the longest K): at wk + next_offset, or at wk
+  // itself (offset 0) where those panels do not all exist or K is short, so
+  // that the address stays inside Wp.
+  const int panels = (g.n_end + kPanelWidth - 1) / kPanelWidth;
+  const bool next_exist = p0 + 2 * NP <= panels && K >= T::kPrefetchRows;
+  const ptrdiff_t next_offset =
+      next_exist ? ptrdiff_t(NP) * ptrdiff_t(panel_stride) - ptrdiff_t(prefetch_end) * kPanelWidth : 0;
 
   // The tile's lines of C, fetched while its fmas run: with a short K the
   // stores at the end found them in L3 or memory and waited (a [4096, 128]
@@ -191,13 +200,10 @@ void gemm_tile_f32(const GemmArgs& g, int m0, int p0, const GemmKRange& kr) {
       if ((k & 15) < T::kMaxMR) __builtin_prefetch(kr.next_rows + size_t(k & 15) * g.lda + (k & ~15));
 #pragma GCC unroll 16
     for (int p = 0; p < NP; ++p) {
-      // Past the panels' last rows, the first rows of the next NP panels
-      // (the next tile's in a row of tiles), which tiles had started cold:
-      // 1-3% faster on every shape but the longest K.
       if (prefetch)
         __builtin_prefetch(wk + p * panel_stride + T::kPrefetchRows * kPanelWidth);
       else
-        __builtin_prefetch(w + (NP + p) * panel_stride + size_t(k - prefetch_end) * kPanelWidth);
+        __builtin_prefetch(wk + (ptrdiff_t(p * panel_stride) + next_offset));
       for (int v = 0; v < VP; ++v) wv[p * VP + v] = V::load_unaligned(wk + p * panel_stride + v * W);
     }
 #pragma GCC unroll 8  // whole: a partly unrolled loop keeps acc in memory (half the speed at MR 6)
