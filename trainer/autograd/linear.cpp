@@ -85,23 +85,6 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
   matmul_gradients(g, op.in[0], op.in[1], op.in[2], std::get<MatmulArgs>(op.args), op.out->grad_data(), true);
 }
 
-template <class T>
-Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, const MatmulArgs& args) {
-  const int M = args.M, N = args.N, K = args.K;
-  const bool trans_b = args.trans_b;
-  const bool rg = a->requires_grad || b->requires_grad || (bias && bias->requires_grad);
-  Tensor<T>* y = g.make(args.out, rg);
-  gemm(g, M, N, K, a->data(), size_t(K), b->data(), size_t(trans_b ? K : N), trans_b ? BLayout::nk : BLayout::kn,
-       bias ? bias->data() : nullptr, y->data(), size_t(N), false);
-  if (rg) {
-    Op<T>& op = g.record(&matmul_backward<T>, y);
-    op.in = {a, b, bias, nullptr};
-    op.args = args;
-    op.writes_fresh[0] = true;  // a's gradient (matmul_backward)
-  }
-  return y;
-}
-
 // op: in = {x, w, bias}, args = MatmulArgs. dy is masked in place: nothing
 // reads y's gradient after this op (y is its own output).
 template <class T>
@@ -115,6 +98,25 @@ void linear_relu_backward(Graph<T>& g, const Op<T>& op) {
     }
   });
   matmul_gradients(g, op.in[0], op.in[1], op.in[2], std::get<MatmulArgs>(op.args), dy, true);
+}
+
+// act: none, or relu (linear_relu: b is the weight, trans_b).
+template <class T>
+Tensor<T>* matmul_impl(Graph<T>& g, Tensor<T>* a, Tensor<T>* b, Tensor<T>* bias, const MatmulArgs& args,
+                       Activation act = Activation::none) {
+  const int M = args.M, N = args.N, K = args.K;
+  const bool trans_b = args.trans_b;
+  const bool rg = a->requires_grad || b->requires_grad || (bias && bias->requires_grad);
+  Tensor<T>* y = g.make(args.out, rg);
+  gemm(g, M, N, K, a->data(), size_t(K), b->data(), size_t(trans_b ? K : N), trans_b ? BLayout::nk : BLayout::kn,
+       bias ? bias->data() : nullptr, y->data(), size_t(N), false, static_cast<T*>(nullptr), act);
+  if (rg) {
+    Op<T>& op = g.record(act == Activation::relu ? &linear_relu_backward<T> : &matmul_backward<T>, y);
+    op.in = {a, b, bias, nullptr};
+    op.args = args;
+    op.writes_fresh[0] = true;  // a's gradient (matmul_gradients)
+  }
+  return y;
 }
 
 // op: in = {a, b}, args = BatchedMatmulArgs
@@ -180,19 +182,7 @@ Tensor<T>* linear(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b) {
 
 template <class T>
 Tensor<T>* linear_relu(Graph<T>& g, Tensor<T>* x, Tensor<T>* w, Tensor<T>* b) {
-  const MatmulArgs args = linear_args(x->shape, w->shape, b ? &b->shape : nullptr);
-  const int M = args.M, N = args.N, K = args.K;
-  const bool rg = x->requires_grad || w->requires_grad || (b && b->requires_grad);
-  Tensor<T>* y = g.make(args.out, rg);
-  gemm(g, M, N, K, x->data(), size_t(K), w->data(), size_t(K), BLayout::nk, b ? b->data() : nullptr, y->data(),
-       size_t(N), false, static_cast<T*>(nullptr), Activation::relu);
-  if (rg) {
-    Op<T>& op = g.record(&linear_relu_backward<T>, y);
-    op.in = {x, w, b, nullptr};
-    op.args = args;
-    op.writes_fresh[0] = true;  // x's gradient (matmul_gradients)
-  }
-  return y;
+  return matmul_impl(g, x, w, b, linear_args(x->shape, w->shape, b ? &b->shape : nullptr), Activation::relu);
 }
 
 template <class T>
