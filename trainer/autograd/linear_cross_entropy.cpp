@@ -103,13 +103,15 @@ void linear_cross_entropy_backward(Graph<float>& g, const Op<float>& op) {
       transpose(x->data(), M, K, size_t(K), xt, int(b0 * 32), int(std::min<int64_t>(M, b1 * 32)));
     });
   }
-  // Groups of the kernel's 4-panel tile; each task sums its own columns of
-  // db row by row (reading its panels into cache), then multiplies them.
+  // Groups of the kernel's 4-panel tile, one per task (the pool hands them
+  // out a few at a time, so the threads finish together); each sums its own
+  // columns of db row by row (reading its panels into cache), then
+  // multiplies them.
   constexpr int kGroupPanels = 4;
   const int panels = int(packed_panels(V)), groups = (panels + kGroupPanels - 1) / kGroupPanels;
   const KernelTable& kernels = g.kernels();
-  parallel_range(g, groups, 1, [&](int64_t g0, int64_t g1, int) {
-    const int p0 = int(g0) * kGroupPanels, p1 = std::min(panels, int(g1) * kGroupPanels);
+  parallel_tasks(g, groups, [&](int group, int) {
+    const int p0 = group * kGroupPanels, p1 = std::min(panels, p0 + kGroupPanels);
     if (db) {
       for (int p = p0; p < p1; ++p) {
         // Each column's sum in row order from db's value, held in a local
@@ -168,31 +170,31 @@ CrossEntropy<float> linear_cross_entropy<float>(Graph<float>& g, Tensor<float>* 
   const float eps = float(label_smoothing);
   const int R = block_rows(V, K);
   const int blocks = (M + R - 1) / R;
-  parallel_range(g, blocks, 1, [&](int64_t b0, int64_t b1, int thread) {
+  // One task per block (ranges of four or five blocks a task, 33 blocks on
+  // two threads, could leave one thread idle for a range at the end).
+  parallel_tasks(g, blocks, [&](int block, int thread) {
     // This thread's block of logits, then (rg) their gradient in their place.
     float* zb = g.scratch(thread, size_t(std::min(M, R)) * V);
-    for (int64_t block = b0; block < b1; ++block) {
-      const int r0 = int(block) * R, r1 = std::min(M, r0 + R);
-      gemm_packed(kernels, r1 - r0, V, K, x->data() + size_t(r0) * K, size_t(K), w_forward->data(),
-                  b ? b->data() : nullptr, zb, size_t(V), false);
-      for (int r = r0; r < r1; ++r) {
-        float* zr = zb + size_t(r - r0) * V;
-        if (targets[r] == pad_id) {
-          row_nll->value[r] = row_smooth->value[r] = 0.0f;
-          if (rg) std::fill(zr, zr + V, 0.0f);
-          continue;
-        }
-        const RowLoss<float> l = row_loss(g, zr, V, targets[r]);
-        row_nll->value[r] = l.nll;
-        row_smooth->value[r] = l.smooth;
-        if (rg) row_loss_gradient(g, zr, V, l.lse, 1.0f, eps, targets[r], zr, false);
+    const int r0 = block * R, r1 = std::min(M, r0 + R);
+    gemm_packed(kernels, r1 - r0, V, K, x->data() + size_t(r0) * K, size_t(K), w_forward->data(),
+                b ? b->data() : nullptr, zb, size_t(V), false);
+    for (int r = r0; r < r1; ++r) {
+      float* zr = zb + size_t(r - r0) * V;
+      if (targets[r] == pad_id) {
+        row_nll->value[r] = row_smooth->value[r] = 0.0f;
+        if (rg) std::fill(zr, zr + V, 0.0f);
+        continue;
       }
-      if (dx) {
-        gemm_packed(kernels, r1 - r0, K, V, zb, size_t(V), w_backward->data(), nullptr, dx->data() + size_t(r0) * K,
-                    size_t(K), false);
-      }
-      if (dz) pack_block_rows(zb, V, M, r0, r1, dz->data());
+      const RowLoss<float> l = row_loss(g, zr, V, targets[r]);
+      row_nll->value[r] = l.nll;
+      row_smooth->value[r] = l.smooth;
+      if (rg) row_loss_gradient(g, zr, V, l.lse, 1.0f, eps, targets[r], zr, false);
     }
+    if (dx) {
+      gemm_packed(kernels, r1 - r0, K, V, zb, size_t(V), w_backward->data(), nullptr, dx->data() + size_t(r0) * K,
+                  size_t(K), false);
+    }
+    if (dz) pack_block_rows(zb, V, M, r0, r1, dz->data());
   });
   CrossEntropy<float> result =
       sum_row_losses(g, row_nll->data(), row_smooth->data(), targets, pad_id, label_smoothing, rg);
