@@ -18,26 +18,9 @@ constexpr int64_t kGrain = 1 << 14;
 
 template <class T>
 void relu_backward(Graph<T>& g, const Op<T>& op) {
-  const T* x = op.in[0]->data();
-  const T* dy = op.out->grad_data();
-  T* dx = op.in[0]->grad_data();
-  const bool fresh = op.in[0]->grad_pending;  // first use: written, not added (Op::writes_fresh)
-  // Pointers captured by value (a reference capture reloads them after
-  // every store) and dy loaded unconditionally: the loop becomes a
-  // vectorised select instead of an unpredictable branch per element.
-  parallel_range(g, op.out->numel(), kGrain, [x, dy, dx, fresh](int64_t b, int64_t e, int) {
-    if (fresh) {
-      for (int64_t i = b; i < e; ++i) {
-        const T d = dy[i];
-        dx[i] = x[i] > T(0) ? d : T(0);
-      }
-    } else {
-      for (int64_t i = b; i < e; ++i) {
-        const T d = dy[i];
-        dx[i] += x[i] > T(0) ? d : T(0);
-      }
-    }
-  });
+  // first use: written, not added (Op::writes_fresh)
+  relu_gradient(g, op.in[0]->data(), op.out->grad_data(), op.in[0]->grad_data(), op.out->numel(),
+                op.in[0]->grad_pending);
 }
 
 template <class T>
@@ -86,6 +69,26 @@ void softmax_backward(Graph<T>& g, const Op<T>& op) {
 }
 
 }  // namespace
+
+template <class T>
+void relu_gradient(Graph<T>& g, const T* x, const T* dy, T* dx, int64_t n, bool fresh) {
+  // Pointers captured by value (a reference capture reloads them after
+  // every store) and dy loaded unconditionally: the loop becomes a
+  // vectorised select instead of an unpredictable branch per element.
+  parallel_range(g, n, kGrain, [x, dy, dx, fresh](int64_t b, int64_t e, int) {
+    if (fresh) {
+      for (int64_t i = b; i < e; ++i) {
+        const T d = dy[i];
+        dx[i] = x[i] > T(0) ? d : T(0);
+      }
+    } else {
+      for (int64_t i = b; i < e; ++i) {
+        const T d = dy[i];
+        dx[i] += x[i] > T(0) ? d : T(0);
+      }
+    }
+  });
+}
 
 template <class T>
 Tensor<T>* relu(Graph<T>& g, Tensor<T>* x) {
@@ -148,10 +151,11 @@ Tensor<T>* softmax(Graph<T>& g, Tensor<T>* x) {
   return y;
 }
 
-#define MT_AG_INSTANTIATE(T)                          \
-  template Tensor<T>* relu<T>(Graph<T>&, Tensor<T>*); \
-  template Tensor<T>* gelu<T>(Graph<T>&, Tensor<T>*); \
-  template Tensor<T>* swish<T>(Graph<T>&, Tensor<T>*); \
+#define MT_AG_INSTANTIATE(T)                                                        \
+  template Tensor<T>* relu<T>(Graph<T>&, Tensor<T>*);                               \
+  template void relu_gradient<T>(Graph<T>&, const T*, const T*, T*, int64_t, bool); \
+  template Tensor<T>* gelu<T>(Graph<T>&, Tensor<T>*);                               \
+  template Tensor<T>* swish<T>(Graph<T>&, Tensor<T>*);                              \
   template Tensor<T>* softmax<T>(Graph<T>&, Tensor<T>*);
 MT_AG_INSTANTIATE(float)
 MT_AG_INSTANTIATE(double)

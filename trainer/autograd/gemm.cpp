@@ -187,8 +187,7 @@ void gemm<double>(Graph<double>& g, int M, int N, int K, const double* A, size_t
     gemm_rows_f64(int(m0), int(m1), N, K, A, lda, B, ldb, layout, bias, C, ldc, accumulate);
     if (act == Activation::relu)
       for (int64_t m = m0; m < m1; ++m)
-        for (int n = 0; n < N; ++n)
-          C[size_t(m) * ldc + n] = C[size_t(m) * ldc + n] > 0.0 ? C[size_t(m) * ldc + n] : 0.0;
+        for (double* c = C + size_t(m) * ldc; c < C + size_t(m) * ldc + N; ++c) *c = *c > 0.0 ? *c : 0.0;
   });
   if (col_sums) add_column_sums(B, ldb, N, K, col_sums);
 }

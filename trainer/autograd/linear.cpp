@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "autograd/activations.hpp"
 #include "autograd/gemm.hpp"
 #include "autograd/parallel.hpp"
 
@@ -89,14 +90,8 @@ void matmul_backward(Graph<T>& g, const Op<T>& op) {
 // reads y's gradient after this op (y is its own output).
 template <class T>
 void linear_relu_backward(Graph<T>& g, const Op<T>& op) {
-  const T* y = op.out->data();
   T* dy = op.out->grad_data();
-  parallel_range(g, op.out->numel(), int64_t(1) << 14, [y, dy](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i) {
-      const T d = dy[i];
-      dy[i] = y[i] > T(0) ? d : T(0);
-    }
-  });
+  relu_gradient(g, op.out->data(), dy, dy, op.out->numel(), true);
   matmul_gradients(g, op.in[0], op.in[1], op.in[2], std::get<MatmulArgs>(op.args), dy, true);
 }
 

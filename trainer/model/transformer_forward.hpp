@@ -50,13 +50,16 @@ auto* transformer_states(G& g, const ModelConfig& config, Param&& param, const B
   const auto proj = [&](TensorPtr x, const std::string& name) {
     return linear(g, x, param(name + "/weight"), param(name + "/bias"));
   };
+  // relu(proj(x, name)) as one op (autograd::linear_relu).
+  const auto proj_relu = [&](TensorPtr x, const std::string& name) {
+    return linear_relu(g, x, param(name + "/weight"), param(name + "/bias"));
+  };
   const auto ffn = [&](TensorPtr x, const std::string& scope) {
     TensorPtr in = sublayer_input(x, scope + "/norm");
     const std::string l0 = scope + "/linear_0";
-    TensorPtr h = config.activation == Activation::gelu ? gelu(g, proj(in, l0))
-                  : config.activation == Activation::swish
-                      ? swish(g, proj(in, l0))
-                      : linear_relu(g, in, param(l0 + "/weight"), param(l0 + "/bias"));
+    TensorPtr h = config.activation == Activation::gelu    ? gelu(g, proj(in, l0))
+                  : config.activation == Activation::swish ? swish(g, proj(in, l0))
+                                                           : proj_relu(in, l0);
     return sublayer_output(x, proj(h, scope + "/linear_1"), scope + "/norm");
   };
 
