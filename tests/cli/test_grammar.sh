@@ -362,16 +362,16 @@ check "--format html: the script as it was" grep -qF '<script>var a = "<p>";</sc
 usage_error "--format html with --nbest" "writes the document back" mt_translate -m "$model" --format html --beam 2 --nbest 2
 usage_error "--format xml" "expected one of text, html" mt_translate -m "$model" --format xml
 
-# Repetition guards: the tiny model's "Hunde Hunde, die miteinander Hunde Hunde
-# Hunde Hunde machen." for "dogs", no longer.
-printf 'dogs\n' > "$dir/dogs.en"
-dogs() { grep -ow Hunde "$dir/out.txt" | wc -l; }
-run mt_translate -m "$model" --beam 1 -i "$dir/dogs.en"
-check "a word the tiny model repeats (the case the guards are for)" test "$(dogs)" -gt 2
-run mt_translate -m "$model" --beam 1 -i "$dir/dogs.en" --no-repeat-ngram-size 1
-check "--no-repeat-ngram-size 1: no word twice" test "$(dogs)" -le 1
-run mt_translate -m "$model" --beam 1 -i "$dir/dogs.en" --repetition-penalty 1.3
-check "--repetition-penalty 1.3: no longer three times" test "$(dogs)" -le 2
+# Repetition guards: the tiny model's "Schuhe Schuhe tragen Schuhe." for
+# "shoes", no longer.
+printf 'shoes\n' > "$dir/shoes.en"
+shoes() { grep -ow Schuhe "$dir/out.txt" | wc -l; }
+run mt_translate -m "$model" --beam 1 -i "$dir/shoes.en"
+check "a word the tiny model repeats (the case the guards are for)" test "$(shoes)" -gt 2
+run mt_translate -m "$model" --beam 1 -i "$dir/shoes.en" --no-repeat-ngram-size 1
+check "--no-repeat-ngram-size 1: no word twice" test "$(shoes)" -le 1
+run mt_translate -m "$model" --beam 1 -i "$dir/shoes.en" --repetition-penalty 1.3
+check "--repetition-penalty 1.3: no longer three times" test "$(shoes)" -le 2
 usage_error "--repetition-penalty 0.5" "expected a number in" mt_translate -m "$model" --repetition-penalty 0.5
 
 # The CLI reference is the tools' own --help.
