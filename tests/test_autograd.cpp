@@ -816,6 +816,37 @@ TEST_CASE("float results do not depend on the thread count", "[autograd]") {
   CHECK(run(1) == run(3));
 }
 
+// M = 200 rows: at two and three threads gemm splits each group of panels
+// into row ranges, each task packing its panels of B and the first range's
+// taking the column sums; at one thread a single task packs and multiplies.
+// The outputs and the column sums must be the same bits.
+TEST_CASE("gemm and its column sums do not depend on the thread count", "[autograd]") {
+  const int M = 200;
+  for (int N : {37, 128, 200})
+    for (int K : {5, 300})
+      for (BLayout layout : {BLayout::nk, BLayout::kn})
+        for (int mode = 0; mode < 3; ++mode) {  // bias, bias + accumulate, relu
+          const std::vector<double> a = random_values(size_t(M) * K, 11), b = random_values(size_t(N) * K, 12);
+          const std::vector<double> c0 = random_values(size_t(M) * N, 13), bs = random_values(size_t(N), 14);
+          const std::vector<float> A(a.begin(), a.end()), B(b.begin(), b.end()), bias(bs.begin(), bs.end());
+          const bool accumulate = mode == 1, kn = layout == BLayout::kn;
+          const Activation act = mode == 2 ? Activation::relu : Activation::none;
+          auto run = [&](int threads) {
+            Graph<float> g(threads);
+            std::vector<float> c(c0.begin(), c0.end()), sums(size_t(N), 0.5f);
+            gemm(g, M, N, K, A.data(), size_t(K), B.data(), size_t(kn ? N : K), layout, bias.data(), c.data(),
+                 size_t(N), accumulate, kn ? sums.data() : nullptr, act);
+            c.insert(c.end(), sums.begin(), sums.end());
+            return c;
+          };
+          INFO("N " << N << " K " << K << (kn ? " kn" : " nk") << " mode " << mode);
+          const std::vector<float> one = run(1);
+          CHECK(one == run(2));
+          CHECK(one == run(3));
+          if (mode == 2) CHECK(std::count(one.begin(), one.begin() + size_t(M) * N, 0.0f) > 0);
+        }
+}
+
 TEST_CASE("clear keeps parameters and reuses the step buffers", "[autograd]") {
   Graph<float> g(2);
   g.set_seed(1);
