@@ -19,9 +19,10 @@
 #           last ten checkpoints). The shipped en-de-tiny is `--steps 9359`
 #           of it (85 minutes of two Xeon threads on 2026-11-29; the
 #           model before it, `--steps 8866`, was the same run stopped
-#           earlier, evaluation for evaluation). Until 2026-11-29 its lr was 0.005 and its dropout 0.3:
-#           the earlier screens' commands in docs/training.md ran with
-#           those (add --lr 0.005 --dropout 0.3 to run them again).
+#           earlier, evaluation for evaluation). Until 2026-11-29 its lr
+#           was 0.005 and its dropout 0.3: the earlier screens' commands in
+#           docs/training.md ran with those (add --lr 0.005 --dropout 0.3
+#           to run them again).
 # best:     the model before (until 2026-11-27): peak lr 0.005, 1,500
 #           warm-up updates, dropout 0.3, the best dev-BLEU model.
 # The minutes are the budget; the updates they buy depend on the machine.
