@@ -6,17 +6,23 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "autograd/dropout_mask.hpp"
 #include "autograd/gemm.hpp"
 #include "autograd/gradcheck.hpp"
 #include "autograd/ops.hpp"
 #include "mt/kernels.h"
+#include "support/splitmix64.hpp"
+#include "test_skip.hpp"
 
 namespace mt::detail {
 // The runtime's sinusoidal table (lib/src/transformer/transformer.cpp), which the
@@ -511,6 +517,64 @@ TEST_CASE("dropout is deterministic for a seed and call order", "[autograd]") {
   // And the mask is the same in every evaluation of a gradient check.
   require_gradients(g,
                     [](Graph<double>& g) { return weighted_sum(g, gelu(g, dropout(g, g.parameters()[0], 0.5)), 2); });
+}
+
+// Each ISA's dropout forward against the definition, bit for bit: every
+// offset of a range's start and end within a 16-lane vector, every sign and
+// special value of x, and probabilities from never to almost always dropping.
+TEST_CASE("dropout's forward is the same on every ISA", "[autograd]") {
+#if !MT_AUTOGRAD_HAS_AVX512
+  MT_SKIP("not an x86-64 build: dropout has one implementation, the definition");
+#else
+  const KernelTable* avx512 = nullptr;
+  for (const KernelTable* t : available_kernels())
+    if (std::string_view(t->isa).starts_with("avx512")) avx512 = t;
+  if (avx512 == nullptr) {
+    MT_SKIP("no AVX-512 kernel table on this CPU or build: dropout has no other implementation to compare");
+  }
+  // The AVX-512 tables run the AVX-512 forward, the others the definition.
+  for (const KernelTable* t : available_kernels()) {
+    INFO("ISA " << t->isa);
+    CHECK(dropout_mask_f32_for(*t) ==
+          (std::string_view(t->isa).starts_with("avx512") ? &dropout_mask_f32_avx512 : &dropout_mask_f32_scalar));
+  }
+  constexpr int n = 80;
+  std::vector<float> x(n);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  for (float& v : x) v = normal(rng);
+  x[3] = -0.0f;
+  x[17] = std::numeric_limits<float>::infinity();
+  x[18] = -std::numeric_limits<float>::infinity();
+  x[33] = std::numeric_limits<float>::quiet_NaN();
+  x[40] = std::numeric_limits<float>::denorm_min();
+  const auto compare = [&](uint64_t key, uint64_t threshold, float keep, int begin, int end) {
+    std::vector<float> y0(n, 7.0f), m0(n, 7.0f), y1(n, 7.0f), m1(n, 7.0f);
+    dropout_mask_f32_scalar(x.data(), y0.data(), m0.data(), begin, end, key, threshold, keep);
+    dropout_mask_f32_avx512(x.data(), y1.data(), m1.data(), begin, end, key, threshold, keep);
+    // memcmp: NaN == NaN and -0 != +0 here; outside the range both stay 7.
+    REQUIRE(std::memcmp(y0.data(), y1.data(), n * sizeof(float)) == 0);
+    REQUIRE(std::memcmp(m0.data(), m1.data(), n * sizeof(float)) == 0);
+  };
+  // Thresholds at an element's own draw (kept) and one above it (dropped).
+  for (int j : {0, 9, 16, 79}) {
+    const uint64_t key = 0x0123456789abcdefull, draw = detail::splitmix64(key + uint64_t(j)) >> 11;
+    for (uint64_t threshold : {draw, draw + 1}) {
+      INFO("threshold at element " << j << "'s draw + " << threshold - draw);
+      compare(key, threshold, 2.0f, 0, n);
+    }
+  }
+  for (double p : {1e-12, 0.1, 0.3, 0.5, std::nextafter(1.0, 0.0)}) {
+    const uint64_t threshold = uint64_t(std::ceil(p * 0x1.0p53));
+    const float keep = float(1.0 / (1.0 - p));
+    for (uint64_t key : {uint64_t(0), uint64_t(0x0123456789abcdefull), ~uint64_t(0) - 20})
+      for (int begin = 0; begin <= 17; ++begin)
+        for (int end = begin; end <= n; end += (end < 40 ? 1 : 7)) {
+          INFO("p " << p << " key " << key << " elements [" << begin << ", " << end << ")");
+          compare(key, threshold, keep, begin, end);
+        }
+  }
+#endif
 }
 
 // One post-norm or pre-norm encoder-decoder block in the runtime's layout,

@@ -2,9 +2,10 @@
 #include "autograd/dropout.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <type_traits>
 
+#include "autograd/dropout_mask.hpp"
+#include "autograd/dropout_mask_scalar.hpp"
 #include "autograd/parallel.hpp"
 #include "support/splitmix64.hpp"
 
@@ -64,26 +65,15 @@ Tensor<T>* dropout(Graph<T>& g, Tensor<T>* x, double p) {
   const T* in = x->data();
   T* out = y->data();
   T* m = mask->data();
-  // The mask is keep_scale's bits ANDed with all ones or zeros: with a
-  // choice between the two values (or a product by 0 or 1), GCC branches,
-  // and the branch mispredicts on p of the elements.
-  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-  Bits keep_bits;
-  std::memcpy(&keep_bits, &keep_scale, sizeof(T));
-  parallel_range(g, x->numel(), 1 << 14, [=](int64_t b, int64_t e, int) {
-    // Locals, not the closure's members: the mask's stores could alias those.
-    const uint64_t k = key, t = threshold;
-    const Bits keep = keep_bits;
-    const T* src = in;
-    T *dst = out, *mask_out = m;
-    for (int64_t i = b; i < e; ++i) {
-      const Bits bits = keep & (Bits(0) - Bits(!drops(k, uint64_t(i), t)));
-      T mi;
-      std::memcpy(&mi, &bits, sizeof(T));
-      mask_out[i] = mi;
-      dst[i] = src[i] * mi;
-    }
-  });
+  if constexpr (std::is_same_v<T, float>) {
+    const DropoutMaskF32 run = dropout_mask_f32_for(g.kernels());
+    parallel_range(g, x->numel(), 1 << 14,
+                   [=](int64_t b, int64_t e, int) { run(in, out, m, b, e, key, threshold, keep_scale); });
+  } else {
+    parallel_range(g, x->numel(), 1 << 14, [=](int64_t b, int64_t e, int) {
+      dropout_mask_scalar(in, out, m, b, e, key, threshold, keep_scale);
+    });
+  }
   if (y->requires_grad) {
     Op<T>& op = g.record(&dropout_backward<T>, y);
     op.in[0] = x;
