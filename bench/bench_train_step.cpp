@@ -152,6 +152,28 @@ void BM_dropout_forward(benchmark::State& state) {
 }
 BENCHMARK(BM_dropout_forward)->UseRealTime();
 
+// LayerNorm's forward and backward on a tiny step's [tokens, d_model], the
+// input and both parameters needing gradients (a sublayer's norm), under
+// a sum (whose backward fills dy).
+void BM_layer_norm(benchmark::State& state) {
+  constexpr int M = 4096, C = 128;
+  mt::autograd::Graph<float> g(bench_threads());
+  auto* x = g.parameter("x", mt::autograd::Shape{M, C});
+  auto* gamma = g.parameter("gamma", mt::autograd::Shape{C});
+  auto* beta = g.parameter("beta", mt::autograd::Shape{C});
+  uint32_t s = 11;
+  for (auto* t : {x, gamma, beta})
+    for (float& f : t->value) f = float((s = s * 1664525u + 1013904223u) >> 9) * 0x1p-23f - 0.5f;
+  for (auto _ : state) {
+    g.clear();
+    g.zero_grad();
+    g.backward(mt::autograd::sum(g, mt::autograd::layer_norm(g, x, gamma, beta, 1e-5)));
+    benchmark::DoNotOptimize(gamma->grad.data());
+  }
+  state.counters["rows/s"] = benchmark::Counter(M, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_layer_norm)->UseRealTime();
+
 }  // namespace
 
 // fma_peak_f32 on MT_BENCH_THREADS threads at once: the ceiling of the
