@@ -63,7 +63,8 @@ for config in tiny small; do
     key="$config $threads"
     awk -v c="$config" -v t="$threads" -v m="${best_mt[$key]:-0}" -v p="${best_torch[$key]:-0}" \
       -v f="${flops_per_token[$config]:-0}" -v peak="${best_peak[$threads]:-0}" 'BEGIN {
-        ratio = p > 0 ? sprintf("%.2f×", m / p) : "?"
+        # Rounded down: a cell shows 2.00× only when it is at 2× (1,999 / 1,000 shows 1.99×).
+        ratio = p > 0 ? sprintf("%.2f×", int(100 * m / p) / 100) : "?"
         need = 2 * p * f / 1e9; share = peak > 0 ? sprintf(" (%.0f%% of peak)", 100 * need / peak) : ""
         printf "| %s | %d | %d | %d | %s | %.1f, %.1f%s | %.1f |\n", c, t, m, p, ratio, m * f / 1e9, need, share, peak }'
   done
