@@ -35,8 +35,9 @@ void layer_norm_backward(Graph<T>& g, const Op<T>& op) {
   T* dbeta = beta->requires_grad ? beta->grad_data() : nullptr;
   // Block by block of rows, both passes, so that the second finds the
   // block's x and dy in L2: run over all rows, it read them back from L3 or
-  // memory, 85% of the op's samples in a tiny step. Each column's sum still
-  // runs over the rows in order, so the bits are those of whole passes.
+  // memory and took more of a tiny step's samples than the first pass. Each
+  // column's sum still runs over the rows in order, so the bits are those
+  // of whole passes.
   const int64_t block = std::max<int64_t>(16, (int64_t(256) << 10) / (int64_t(C) * int64_t(sizeof(T))));
   for (int64_t b0 = 0; b0 < M; b0 += block) {
     const int64_t b1 = std::min(M, b0 + block);
