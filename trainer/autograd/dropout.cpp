@@ -25,9 +25,6 @@ uint64_t stream_key(uint64_t seed, uint64_t stream) { return splitmix64(seed ^ s
 // step on two threads (mt_train, tiny, dropout 0.3).
 uint64_t drop_threshold(double p) { return uint64_t(std::ceil(p * 0x1.0p53)); }
 
-// Element i of the stream with this key is dropped (threshold: drop_threshold(p)).
-inline bool drops(uint64_t key, uint64_t i, uint64_t threshold) { return (splitmix64(key + i) >> 11) < threshold; }
-
 template <class T>
 void dropout_backward(Graph<T>& g, const Op<T>& op) {
   const T* mask = op.saved[0]->data();
@@ -49,7 +46,7 @@ double dropout_uniform(uint64_t seed, uint64_t stream, uint64_t i) {
 }
 
 bool dropout_drops(uint64_t seed, uint64_t stream, uint64_t i, double p) {
-  return drops(stream_key(seed, stream), i, drop_threshold(p));
+  return !dropout_kept(stream_key(seed, stream), i, drop_threshold(p));
 }
 
 template <class T>
@@ -65,15 +62,14 @@ Tensor<T>* dropout(Graph<T>& g, Tensor<T>* x, double p) {
   const T* in = x->data();
   T* out = y->data();
   T* m = mask->data();
-  if constexpr (std::is_same_v<T, float>) {
-    const DropoutMaskF32 run = dropout_mask_f32_for(g.kernels());
-    parallel_range(g, x->numel(), 1 << 14,
-                   [=](int64_t b, int64_t e, int) { run(in, out, m, b, e, key, threshold, keep_scale); });
-  } else {
-    parallel_range(g, x->numel(), 1 << 14, [=](int64_t b, int64_t e, int) {
-      dropout_mask_scalar(in, out, m, b, e, key, threshold, keep_scale);
-    });
-  }
+  // float: the kernel table's ISA picks the implementation; double (gradient checks): the definition.
+  void (*run)(const T*, T*, T*, int64_t, int64_t, uint64_t, uint64_t, T) = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    run = dropout_mask_f32_for(g.kernels());
+  else
+    run = &dropout_mask_scalar<T>;
+  parallel_range(g, x->numel(), 1 << 14,
+                 [=](int64_t b, int64_t e, int) { run(in, out, m, b, e, key, threshold, keep_scale); });
   if (y->requires_grad) {
     Op<T>& op = g.record(&dropout_backward<T>, y);
     op.in[0] = x;

@@ -1,7 +1,7 @@
 // dropout_mask_f32 for AVX-512 (F and DQ), compiled with those flags alone
-// (trainer/CMakeLists.txt). Intrinsics only, nothing inline from a shared
-// header: an inline function compiled here could be the copy the linker
-// keeps for callers on CPUs without AVX-512.
+// (trainer/CMakeLists.txt). Intrinsics and constants only: no inline
+// function of a shared header is called here, as a copy compiled here could
+// be the one the linker keeps for callers on CPUs without AVX-512.
 
 // GCC 12 warns inside its own avx512fintrin.h (_mm512_srli_epi64's
 // _mm512_undefined_epi32, GCC bug 105593); fixed in GCC 13.
@@ -12,18 +12,19 @@
 #include <immintrin.h>
 
 #include "autograd/dropout_mask.hpp"
+#include "support/splitmix64.hpp"
 
 namespace mt::autograd {
 
 namespace {
 
-// SplitMix64 (lib/src/support/splitmix64.hpp) of eight counters.
+// detail::splitmix64 of eight counters.
 __m512i splitmix64_x8(__m512i z) {
-  z = _mm512_add_epi64(z, _mm512_set1_epi64(int64_t(0x9E3779B97F4A7C15ull)));
+  z = _mm512_add_epi64(z, _mm512_set1_epi64(int64_t(detail::kSplitMix64Gamma)));
   z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
-                         _mm512_set1_epi64(int64_t(0xBF58476D1CE4E5B9ull)));
+                         _mm512_set1_epi64(int64_t(detail::kSplitMix64Mul1)));
   z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
-                         _mm512_set1_epi64(int64_t(0x94D049BB133111EBull)));
+                         _mm512_set1_epi64(int64_t(detail::kSplitMix64Mul2)));
   return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 

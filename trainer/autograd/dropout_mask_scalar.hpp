@@ -10,6 +10,12 @@
 
 namespace mt::autograd {
 
+// Element i of the stream with this key is kept (not dropped) at this
+// threshold (ceil(p 2^53): dropout.cpp).
+inline bool dropout_kept(uint64_t key, uint64_t i, uint64_t threshold) {
+  return (detail::splitmix64(key + i) >> 11) >= threshold;
+}
+
 template <class T>
 void dropout_mask_scalar(const T* x, T* y, T* mask, int64_t begin, int64_t end, uint64_t key, uint64_t threshold,
                          T keep_scale) {
@@ -20,8 +26,7 @@ void dropout_mask_scalar(const T* x, T* y, T* mask, int64_t begin, int64_t end, 
   Bits keep;
   std::memcpy(&keep, &keep_scale, sizeof(T));
   for (int64_t i = begin; i < end; ++i) {
-    const bool kept = (detail::splitmix64(key + uint64_t(i)) >> 11) >= threshold;
-    const Bits bits = keep & (Bits(0) - Bits(kept));
+    const Bits bits = keep & (Bits(0) - Bits(dropout_kept(key, uint64_t(i), threshold)));
     T mi;
     std::memcpy(&mi, &bits, sizeof(T));
     mask[i] = mi;
