@@ -3,7 +3,8 @@
 // on both sides (4096 target tokens, no padding), label smoothing 0.1, no
 // dropout. Reports target tokens/s (wall clock) and the step's matrix
 // products in GFLOP/s; beside them the FMA peak on the same threads
-// (fma_peak_f32) and the step's GEMM shapes one by one (train_gemm/...).
+// (fma_peak_f32), the step's GEMM shapes one by one (train_gemm/...) and
+// some of its ops alone (output_loss, dropout_forward, layer_norm, attention).
 // MT_BENCH_THREADS sets the graph's threads (default 1), MT_BENCH_MIN_TIME
 // the seconds of timed steps per config (default 3).
 // bench/torch_train_step.py times the same step in PyTorch with the same
@@ -173,6 +174,26 @@ void BM_layer_norm(benchmark::State& state) {
   state.counters["rows/s"] = benchmark::Counter(M, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_layer_norm)->UseRealTime();
+
+// Self-attention's forward and backward on a tiny step's shape (128
+// sequences x 32 positions, 4 heads of 32), causal as the decoder's, under a
+// sum: per (sequence, head) six 32 x 32 x 32 products, the softmax and dS.
+void BM_attention(benchmark::State& state) {
+  constexpr int B = 128, L = 32, C = 128, H = 4;
+  mt::autograd::Graph<float> g(bench_threads());
+  auto* qkv = g.parameter("qkv", mt::autograd::Shape{B * L, 3 * C});
+  uint32_t s = 13;
+  for (float& f : qkv->value) f = float((s = s * 1664525u + 1013904223u) >> 9) * 0x1p-23f - 0.5f;
+  const mt::autograd::SeqBatch seqs{B, L, {}};
+  for (auto _ : state) {
+    g.clear();
+    g.zero_grad();
+    g.backward(mt::autograd::sum(g, mt::autograd::self_attention(g, qkv, seqs, H, true)));
+    benchmark::DoNotOptimize(qkv->grad.data());
+  }
+  state.counters["heads/s"] = benchmark::Counter(B * H, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_attention)->UseRealTime();
 
 }  // namespace
 
