@@ -30,6 +30,11 @@ namespace {
 using mt::bench::kTrainLength;
 using mt::bench::kTrainSentences;
 
+// The benchmarks' operands: a 32-bit LCG's next state, and a value in
+// [-0.5, 0.5) from its top 23 bits.
+uint32_t lcg_next(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
+float lcg_uniform(uint32_t& s) { return float(lcg_next(s) >> 9) * 0x1p-23f - 0.5f; }
+
 int bench_threads() {
   const char* env = std::getenv("MT_BENCH_THREADS");
   return env ? std::max(1, std::atoi(env)) : 1;
@@ -83,7 +88,7 @@ void BM_train_gemm(benchmark::State& state, int M, int N, int K, bool nk) {
   std::vector<float> A(size_t(M) * K), B(size_t(N) * K), C(size_t(M) * N);
   uint32_t x = 7;
   for (auto* v : {&A, &B})
-    for (float& f : *v) f = float((x = x * 1664525u + 1013904223u) >> 9) * 0x1p-23f - 0.5f;
+    for (float& f : *v) f = lcg_uniform(x);
   for (auto _ : state) {
     mt::autograd::gemm(g, M, N, K, A.data(), size_t(K), B.data(), size_t(nk ? K : N), nk ? BLayout::nk : BLayout::kn,
                        static_cast<const float*>(nullptr), C.data(), size_t(N), false);
@@ -119,9 +124,9 @@ void BM_output_loss(benchmark::State& state, bool fused) {
   auto* b = g.parameter("b", mt::autograd::Shape{V});
   uint32_t s = 7;
   for (auto* t : {x, w, b})
-    for (float& f : t->value) f = float((s = s * 1664525u + 1013904223u) >> 9) * 0x1p-23f - 0.5f;
+    for (float& f : t->value) f = lcg_uniform(s);
   std::vector<int> targets(M);
-  for (int& t : targets) t = int((s = s * 1664525u + 1013904223u) >> 8) % V;
+  for (int& t : targets) t = int(lcg_next(s) >> 8) % V;
   for (auto _ : state) {
     g.clear();
     g.zero_grad();
@@ -164,7 +169,7 @@ void BM_layer_norm(benchmark::State& state) {
   auto* beta = g.parameter("beta", mt::autograd::Shape{C});
   uint32_t s = 11;
   for (auto* t : {x, gamma, beta})
-    for (float& f : t->value) f = float((s = s * 1664525u + 1013904223u) >> 9) * 0x1p-23f - 0.5f;
+    for (float& f : t->value) f = lcg_uniform(s);
   for (auto _ : state) {
     g.clear();
     g.zero_grad();
@@ -183,7 +188,7 @@ void BM_attention(benchmark::State& state) {
   mt::autograd::Graph<float> g(bench_threads());
   auto* qkv = g.parameter("qkv", mt::autograd::Shape{B * L, 3 * C});
   uint32_t s = 13;
-  for (float& f : qkv->value) f = float((s = s * 1664525u + 1013904223u) >> 9) * 0x1p-23f - 0.5f;
+  for (float& f : qkv->value) f = lcg_uniform(s);
   const mt::autograd::SeqBatch seqs{B, L, {}};
   for (auto _ : state) {
     g.clear();

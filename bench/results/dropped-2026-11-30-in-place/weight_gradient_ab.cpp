@@ -11,12 +11,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "autograd/gemm.hpp"
 #include "mt/kernels.h"
-
-namespace mt::autograd {
-template <class T>
-void transpose(const T* src, int R, int Cn, size_t ld, T* dst, int r0, int r1);
-}
 
 int main(int argc, char** argv) {
   if (argc < 6) return 2;
