@@ -205,6 +205,68 @@ TEST_CASE("C API lengths near SIZE_MAX are refused, never wrapped", "[c_api][hos
   mt_model_free(model);
 }
 
+TEST_CASE("C API prefix and target lengths near SIZE_MAX are refused before any id is read", "[c_api][hostile]") {
+  const std::string path = scratch_path("c_api_prefix_lengths.mtm");
+  REQUIRE(mt::write_random_model(tiny_config(), 95, path).ok());
+  mt_model* model = nullptr;
+  REQUIRE(mt_model_load(path.c_str(), &model) == MT_OK);
+  mt_session* session = nullptr;
+  REQUIRE(mt_session_create(model, nullptr, &session) == MT_OK);
+  mt_cache* cache = nullptr;
+  REQUIRE(mt_cache_create(64, 1 << 20, &cache) == MT_OK);
+  // Every array holds 2 ids: a check that wraps reads past it (ASan's
+  // report; here an id read from beyond it, or a key copied over the arena).
+  const int32_t ids[] = {5, 6};
+  const int32_t* sources[] = {ids};
+  const size_t two[] = {2};
+  for (const bool cached : {false, true}) {
+    for (const size_t huge : {SIZE_MAX, SIZE_MAX - 1, size_t(1) << 40, size_t(100000)}) {
+      INFO((cached ? "with a cache, " : "") << "length " << huge);
+      mt_translate_options to;
+      mt_translate_options_init(&to);
+      to.cache = cached ? cache : nullptr;
+      to.source_prefix = ids;
+      to.source_prefix_length = huge;
+      CHECK(mt_translate_ids(session, sources, two, 1, &to) == MT_ERROR_INVALID_ARGUMENT);
+      CHECK_THAT(mt_last_error(), Catch::Contains("source_prefix") && Catch::Contains("must leave room"));
+      to.source_prefix_length = 0;
+      to.target_prefix = ids;
+      to.target_prefix_length = huge;
+      CHECK(mt_translate_ids(session, sources, two, 1, &to) == MT_ERROR_INVALID_ARGUMENT);
+      CHECK_THAT(mt_last_error(), Catch::Contains("target_prefix"));
+      to.target_prefix_length = 0;
+      const int32_t* prefixes[] = {ids};
+      const size_t prefix_lengths[] = {huge};
+      to.prefixes = prefixes;
+      to.prefix_lengths = prefix_lengths;
+      to.prefix_count = 1;
+      CHECK(mt_translate_ids(session, sources, two, 1, &to) == MT_ERROR_CAPACITY_EXCEEDED);
+      CHECK_THAT(mt_last_error(), Catch::Contains("sentence 0 prefix of"));
+      to.prefix_count = 0;
+      const size_t target_lengths[] = {huge};
+      CHECK(mt_score_ids(session, sources, two, sources, target_lengths, 1, &to) == MT_ERROR_CAPACITY_EXCEEDED);
+      CHECK_THAT(mt_last_error(), Catch::Contains("target 0 has"));
+    }
+  }
+  // A prefix's length with no ids is refused, not read as no prefix.
+  mt_translate_options to;
+  mt_translate_options_init(&to);
+  to.source_prefix_length = 3;
+  CHECK(mt_translate_ids(session, sources, two, 1, &to) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(mt_last_error(), Catch::Contains("source_prefix must not be null"));
+  to.source_prefix_length = 0;
+  to.target_prefix_length = 1;
+  CHECK(mt_translate_ids(session, sources, two, 1, &to) == MT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(mt_last_error(), Catch::Contains("target_prefix must not be null"));
+  // The session is intact: the same sentence translates, through the cache too.
+  to.target_prefix_length = 0;
+  to.cache = cache;
+  CHECK(mt_translate_ids(session, sources, two, 1, &to) == MT_OK);
+  mt_cache_free(cache);
+  mt_session_free(session);
+  mt_model_free(model);
+}
+
 TEST_CASE("C API language prefixes pick the model's tokens and reach the search", "[c_api]") {
   auto writer = mt::random_model_writer(tiny_config(), 93);
   REQUIRE(writer.ok());

@@ -137,6 +137,48 @@ TEST_CASE("options that change the output miss, those that do not, hit", "[cache
   CHECK(cache->stats().hits == 4);
 }
 
+TEST_CASE("a hit says whether this call's source was cut, whatever the stored entry's was", "[cache]") {
+  // A text cut to max_text_bytes and the same text whole have the same
+  // tokens, so the same key: truncated is each call's own, both orders.
+  mt::SessionOptions so;
+  so.max_batch_size = 1;
+  so.max_text_bytes = 16;
+  mt::Session session = mt::test::shipped_session(so);
+  const std::string whole = "A dog runs.";  // 11 bytes
+  const std::string longer = whole + "      over and over";
+  for (const bool cut_first : {false, true}) {
+    INFO((cut_first ? "the cut text first" : "the whole text first"));
+    auto cache = make_cache(100);
+    mt::TranslateOptions o;
+    o.cache = cache.get();
+    o.truncate_long_sources = true;
+    mt::TextTranslations results;
+    for (int call = 0; call < 2; ++call) {
+      const bool cut = (call == 0) == cut_first;
+      const std::string_view text[] = {cut ? std::string_view(longer) : std::string_view(whole)};
+      REQUIRE(session.translate_text(text, o, &results).ok());
+      CHECK(results.truncated(0) == cut);
+    }
+    CHECK(cache->stats().hits == 1);  // the second call was found
+    // The same through token ids: a source longer than the session's is cut
+    // to one already stored.
+    mt::SessionOptions short_source;
+    short_source.max_batch_size = 1;
+    short_source.max_source_length = 4;
+    mt::Session ids_session = mt::test::shipped_session(short_source);
+    const int32_t fits[] = {10, 11, 12}, longer_ids[] = {10, 11, 12, 13, 14};
+    mt::Translations ids_results;
+    for (int call = 0; call < 2; ++call) {
+      const bool cut = (call == 0) == cut_first;
+      const std::span<const int32_t> one[] = {cut ? std::span<const int32_t>(longer_ids)
+                                                  : std::span<const int32_t>(fits)};
+      REQUIRE(ids_session.translate(one, o, &ids_results).ok());
+      CHECK(ids_results.truncated(0) == cut);
+    }
+    CHECK(cache->stats().hits == 2);
+  }
+}
+
 TEST_CASE("capacity 100 with 1,000 sentences stays within its entries and memory", "[cache][one_thread]") {
   std::vector<std::string> lines;
   const char* words[] = {"dog", "man", "woman", "child", "cat", "bird", "horse", "boy", "girl", "car"};

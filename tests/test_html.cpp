@@ -154,6 +154,11 @@ TEST_CASE("html: block tags end blocks, inline tags do not, script, style and co
   const Document e = Document::parse("a&amp;b&#x41;&#66;&quot;\nc &unknown; &");
   REQUIRE(e.block_count() == 1);
   CHECK(e.block_text(0) == "a&bAB\" c &unknown; &");
+  // Line breaks written as entities are spaces too: a block is one line of
+  // the text translated (a "\n" in it would move the next blocks' text).
+  const Document breaks = Document::parse("a&#10;b&#13;c&#x9;d&#12;e&#xA;f");
+  REQUIRE(breaks.block_count() == 1);
+  CHECK(breaks.block_text(0) == "a b c d e f");
   // A text "<" that opens no tag is text.
   const Document f = Document::parse("1 < 2 and a<b");
   CHECK(f.block_text(0) == "1 < 2 and a<b");
@@ -329,6 +334,23 @@ TEST_CASE("html needs a session with alignments", "[html][model]") {
   auto refused = created->translate_paragraphs("<b>x</b>", html, {});
   CHECK(refused.status().code() == mt::Errc::invalid_argument);
   CHECK_THAT(refused.status().message(), Catch::Contains("alignments"));
+}
+
+TEST_CASE("html with the shipped model: a line break entity stays in its block", "[html][model]") {
+  mt::SessionOptions so;
+  so.max_batch_size = 4;
+  so.alignments = true;
+  auto created = mt::Session::create(mt::test::shipped_int8_model(), so);
+  REQUIRE(created.ok());
+  mt::ParagraphOptions html;
+  html.format = mt::TextFormat::html;
+  auto spaced = created->translate_paragraphs("<p>A dog runs.</p><p>A cat sleeps.</p>", html, {});
+  auto broken = created->translate_paragraphs("<p>A dog&#10;runs.</p><p>A cat sleeps.</p>", html, {});
+  REQUIRE(spaced.ok());
+  REQUIRE(broken.ok());
+  CHECK(broken->text == spaced->text);
+  // A null sink is refused before anything is translated, as in plain text.
+  CHECK(created->translate_paragraphs("<p>A dog.</p>", html, {}, nullptr).code() == mt::Errc::invalid_argument);
 }
 
 TEST_CASE("C API: mt_translate_paragraphs with MT_FORMAT_HTML", "[html][c_api]") {

@@ -250,7 +250,8 @@ class SessionHolder {
     o.max_batch_size = int(std::min<size_t>(size_t(s_.sopts.max_batch_size), std::max<size_t>(sentences, 1)));
     size_t planned_bytes = 256;  // powers of two: few re-creations for a growing line length
     while (planned_bytes < bytes) planned_bytes *= 2;
-    o.max_text_bytes = int(std::min(planned_bytes, s_.max_line_bytes));
+    // (At least a character's 4 bytes, the session's minimum; the line limit is checked on reading.)
+    o.max_text_bytes = int(std::max<size_t>(4, std::min(planned_bytes, s_.max_line_bytes)));
     if (session_ && o.max_batch_size <= session_->options().max_batch_size &&
         o.max_text_bytes <= session_->options().max_text_bytes) {
       return "";

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -171,6 +172,17 @@ mt::TranslateOptions to_cpp(const mt_translate_options* o) {
   return t;
 }
 
+// A prefix given as a length with no ids is a caller's mistake, refused as
+// null arrays are elsewhere (not read as no prefix).
+mt_status check_prefix_pointers(const mt_translate_options* o) {
+  if (o == nullptr) return MT_OK;
+  if (o->source_prefix == nullptr && o->source_prefix_length != 0)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "source_prefix must not be null when source_prefix_length is not 0");
+  if (o->target_prefix == nullptr && o->target_prefix_length != 0)
+    return fail(MT_ERROR_INVALID_ARGUMENT, "target_prefix must not be null when target_prefix_length is not 0");
+  return MT_OK;
+}
+
 // Batch size check shared by both translate calls.
 mt_status check_count(const mt_session* session, size_t count) {
   if (count <= session->sources.size()) return MT_OK;
@@ -197,12 +209,13 @@ mt_status create_session(const mt_model* model, const mt_session_options* option
                      ? mt::Session::create(model->model, opts)
                      : mt::Session::create(model->model, opts, {static_cast<std::byte*>(buffer), buffer_size});
   if (!session) return report(session.status());
-  auto* s = new mt_session{std::move(session.value()), {}, {}, {}, {}, {}, {}};
+  // Owned until handed out: a resize that throws (out of memory) frees it.
+  auto s = std::make_unique<mt_session>(mt_session{std::move(session.value()), {}, {}, {}, {}, {}, {}});
   s->sources.resize(size_t(opts.max_batch_size));
   s->texts.resize(size_t(opts.max_batch_size));
   s->targets.resize(size_t(opts.max_batch_size));
   s->target_texts.resize(size_t(opts.max_batch_size));
-  *out = s;
+  *out = s.release();
   return MT_OK;
 }
 
@@ -346,6 +359,7 @@ mt_status mt_translate_ids(mt_session* session, const int32_t* const* sources, c
                            const mt_translate_options* options) {
   if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
   session->have_results = session->have_text = false;
+  if (const mt_status s = check_prefix_pointers(options); s != MT_OK) return s;
   if (count > 0 && (sources == nullptr || lengths == nullptr)) {
     return fail(MT_ERROR_INVALID_ARGUMENT, "sources and lengths must not be null");
   }
@@ -365,6 +379,7 @@ mt_status mt_translate_text(mt_session* session, const char* const* texts, const
                             const mt_translate_options* options) {
   if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
   session->have_results = session->have_text = false;
+  if (const mt_status s = check_prefix_pointers(options); s != MT_OK) return s;
   if (count > 0 && (texts == nullptr || lengths == nullptr)) {
     return fail(MT_ERROR_INVALID_ARGUMENT, "texts and lengths must not be null");
   }
@@ -385,6 +400,7 @@ mt_status mt_score_ids(mt_session* session, const int32_t* const* sources, const
                        const mt_translate_options* options) {
   if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
   session->have_results = session->have_text = false;
+  if (const mt_status s = check_prefix_pointers(options); s != MT_OK) return s;
   if (count > 0 && (sources == nullptr || source_lengths == nullptr || targets == nullptr || target_lengths == nullptr)) {
     return fail(MT_ERROR_INVALID_ARGUMENT, "sources, targets and their lengths must not be null");
   }
@@ -407,6 +423,7 @@ mt_status mt_score_text(mt_session* session, const char* const* sources, const s
                         const mt_translate_options* options) {
   if (session == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "session must not be null");
   session->have_results = session->have_text = false;
+  if (const mt_status s = check_prefix_pointers(options); s != MT_OK) return s;
   if (count > 0 && (sources == nullptr || source_lengths == nullptr || targets == nullptr || target_lengths == nullptr)) {
     return fail(MT_ERROR_INVALID_ARGUMENT, "sources, targets and their lengths must not be null");
   }
@@ -652,6 +669,7 @@ mt_status mt_translate_paragraphs(mt_session* session, const char* text, size_t 
   if (session == nullptr || paragraphs == nullptr)
     return fail(MT_ERROR_INVALID_ARGUMENT, "session and paragraphs must not be null");
   session->have_results = session->have_text = false;
+  if (const mt_status s = check_prefix_pointers(options); s != MT_OK) return s;
   if (text == nullptr && length != 0) return fail(MT_ERROR_INVALID_ARGUMENT, "text must not be null");
   if (paragraphs->write_text == nullptr) return fail(MT_ERROR_INVALID_ARGUMENT, "write_text must not be null");
   if (paragraphs->split_mode < MT_SPLIT_SENTENCE || paragraphs->split_mode > MT_SPLIT_WRAPPED)

@@ -59,7 +59,7 @@ typedef struct mt_session_options {
   int max_target_length; /* generated tokens, EOS included (default 128) */
   int max_beam_size;     /* largest beam_size used later (default 4) */
   int num_threads;       /* threads of the session (default 1) */
-  int max_text_bytes;    /* longest source text in bytes, for mt_translate_text (default 4096) */
+  int max_text_bytes;    /* longest source text in bytes, for mt_translate_text, >= 4 (default 4096) */
   int device;            /* MT_DEVICE_CPU or MT_DEVICE_CUDA (default MT_DEVICE_CPU) */
   int cuda_device;       /* CUDA: index of the GPU (default 0) */
   int allow_tf32;        /* CUDA: nonzero runs GEMMs in TF32, about 1e-3 relative error (default 0) */
@@ -348,8 +348,9 @@ MT_API mt_status mt_result_stopped(const mt_session* session, size_t sentence, i
 
 /* Number of hypotheses of sentence i in the last results. */
 MT_API mt_status mt_result_count(const mt_session* session, size_t sentence, size_t* count);
-/* Hypothesis k of sentence i of the last translation (ids or text): its
- * tokens (owned by the session) and score. */
+/* Hypothesis k of sentence i of the last token-id results (mt_translate_ids,
+ * mt_score_ids): its tokens (owned by the session) and score. After a text
+ * call, MT_ERROR_INVALID_ARGUMENT: read those with mt_result_text. */
 MT_API mt_status mt_result_hypothesis(const mt_session* session, size_t sentence, size_t k, const int32_t** tokens,
                                       size_t* length, float* score);
 

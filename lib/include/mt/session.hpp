@@ -61,7 +61,7 @@ struct MT_API SessionOptions {
   int max_beam_size = 4;                              // largest TranslateOptions::beam_size
   int num_threads = 1;                                // threads of the session's pool (the caller's thread included)
   ThreadSplit thread_split = ThreadSplit::automatic;  // with num_threads > 1 (CPU only)
-  int max_text_bytes = 4096;                          // longest source text, in UTF-8 bytes (models with a vocabulary)
+  int max_text_bytes = 4096;  // longest source text, in UTF-8 bytes, >= 4 (models with a vocabulary)
   Device device = Device::cpu;
   int cuda_device = 0;      // CUDA: index of the GPU
   bool allow_tf32 = false;  // CUDA: GEMMs on TF32 tensor cores (faster, about 1e-3 relative error)

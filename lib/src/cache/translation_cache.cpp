@@ -50,7 +50,7 @@ void TranslationCache::Impl::evict_oldest() {
   ++stats.evictions;
 }
 
-void TranslationCache::Impl::insert(std::span<const std::byte> key, bool truncated, const StoredHypothesis* hypotheses,
+void TranslationCache::Impl::insert(std::span<const std::byte> key, const StoredHypothesis* hypotheses,
                                     const std::span<const int32_t>* tokens, const std::span<const float>* log_probs,
                                     int count) {
   size_t value_bytes = 0;
@@ -80,8 +80,7 @@ void TranslationCache::Impl::insert(std::span<const std::byte> key, bool truncat
     std::memcpy(at(head), &pad, sizeof(pad));
   }
   std::byte* entry = at(position);
-  const Header header{uint32_t(bytes), uint32_t(key.size()), uint32_t(slot - slots), uint16_t(count),
-                      uint16_t(truncated ? 1 : 0)};
+  const Header header{uint32_t(bytes), uint32_t(key.size()), uint32_t(slot - slots), uint16_t(count), 0};
   std::memcpy(entry, &header, sizeof(header));
   std::byte* out = entry + sizeof(Header);
   if (!key.empty()) std::memcpy(out, key.data(), key.size());

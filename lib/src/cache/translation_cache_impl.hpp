@@ -24,13 +24,14 @@ struct TranslationCache::Impl {
     uint32_t log_prob_count;
   };
 
-  // Looks `key` up; on a hit calls read(truncated, hypotheses, count,
-  // tokens) with the entry's bytes, under the lock. Counts hits and misses.
+  // Looks `key` up; on a hit calls read(hypotheses, count) with the
+  // entry's bytes, under the lock. Counts hits and misses. (Whether a
+  // source was cut is the caller's: the key holds the source as cut.)
   template <class Read>
   bool lookup(std::span<const std::byte> key, Read&& read);
   // Stores `key` with `count` hypotheses (each's tokens in `tokens[i]`,
   // token log-probabilities in `log_probs[i]`).
-  void insert(std::span<const std::byte> key, bool truncated, const StoredHypothesis* hypotheses,
+  void insert(std::span<const std::byte> key, const StoredHypothesis* hypotheses,
               const std::span<const int32_t>* tokens, const std::span<const float>* log_probs, int count);
 
   uint64_t hash(std::span<const std::byte> key) const;
@@ -49,7 +50,7 @@ struct TranslationCache::Impl {
     uint32_t key_bytes;  // key after the header
     uint32_t slot;       // its index slot
     uint16_t count;      // hypotheses after the key
-    uint16_t truncated;
+    uint16_t reserved;
   };
 
   std::byte* at(uint64_t position) { return ring + position % ring_bytes; }
@@ -80,7 +81,7 @@ bool TranslationCache::Impl::lookup(std::span<const std::byte> key, Read&& read)
   const std::byte* entry = at(slot->position);
   Header h;
   std::memcpy(&h, entry, sizeof(h));
-  read(h.truncated != 0, entry + sizeof(Header) + h.key_bytes, int(h.count));
+  read(entry + sizeof(Header) + h.key_bytes, int(h.count));
   return true;
 }
 

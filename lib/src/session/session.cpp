@@ -225,16 +225,18 @@ Status Session::Impl::load_sources(std::span<const std::span<const int32_t>> sou
   }
   for (size_t b = 0; b < options.prefixes.size(); ++b) {
     const std::span<const int32_t> given = options.prefixes[b];
+    // The length first, so that no id past the caller's array is read
+    // (forced.size() < T: validate checked it; no sum that could wrap).
+    if (given.size() >= size_t(plan.T) - forced.size())
+      return Status::error(Errc::capacity_exceeded,
+                           "sentence %zu prefix of %zu tokens leaves no room for EOS (max_target_length %d%s)", b,
+                           given.size(), plan.T, forced.empty() ? "" : ", target_prefix included");
     for (size_t i = 0; i < given.size(); ++i) {
       if (given[i] < 0 || given[i] >= cfg.target_vocab_size || given[i] == cfg.eos_id)
         return Status::error(Errc::invalid_argument,
                              "sentence %zu prefix token %zu has id %d: must be a target id other than eos_id %d", b, i,
                              int(given[i]), cfg.eos_id);
     }
-    if (forced.size() + given.size() + 1 > size_t(plan.T))
-      return Status::error(Errc::capacity_exceeded,
-                           "sentence %zu prefix of %zu tokens leaves no room for EOS (max_target_length %d%s)", b,
-                           given.size(), plan.T, forced.empty() ? "" : ", target_prefix included");
   }
   const size_t room = size_t(plan.S) - 1 - prefix.size();  // source tokens that fit beside the prefix and EOS
   offsets[0] = 0;

@@ -25,6 +25,13 @@ uint64_t fingerprint(std::span<const uint8_t> file) {
 }  // namespace
 
 bool Session::Impl::cache_key(int b, std::span<const int32_t> source, const TranslateOptions& o) {
+  // o passed validate (the prefixes fit the session); a sentence's own
+  // prefix is checked only by load_sources, after this: one too long for
+  // the session is not keyed (the key's slot is sized for one that fits),
+  // and load_sources refuses it.
+  const std::span<const int32_t> given =
+      size_t(b) < o.prefixes.size() ? o.prefixes[size_t(b)] : std::span<const int32_t>();
+  if (given.size() >= size_t(plan.T) - o.target_prefix.size()) return false;
   const size_t room = size_t(plan.S) - 1 - o.source_prefix.size();
   if (source.size() > room) {
     if (!o.truncate_long_sources) return false;
@@ -51,7 +58,6 @@ bool Session::Impl::cache_key(int b, std::span<const int32_t> source, const Tran
   float repetition = o.repetition_penalty;
   put_int(o.alternatives), put_int(o.no_repeat_ngram_size), put(&repetition, sizeof(repetition));
   put_int(uses_shortlist() ? 1 : 0);
-  const std::span<const int32_t> given = size_t(b) < o.prefixes.size() ? o.prefixes[size_t(b)] : std::span<const int32_t>();
   put_int(int64_t(given.size())), put(given.data(), given.size_bytes());
   put(source.data(), source.size_bytes());
   at<size_t>(plan.cache_key_lengths)[b] = n;
@@ -72,7 +78,6 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
   int* hits = at<int>(plan.cache_hits);
   Hypothesis* found = at<Hypothesis>(plan.cache_hypotheses);
   int* found_counts = at<int>(plan.cache_counts);
-  int* found_truncated = at<int>(plan.cache_truncated);
   int32_t* rows = at<int32_t>(plan.finished_tokens);
   float* log_prob_rows = at<float>(plan.finished_log_probs);
   const size_t* key_lengths = at<size_t>(plan.cache_key_lengths);
@@ -83,9 +88,8 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
     if (cache_key(b, source, options)) {
       const std::span<const std::byte> key{at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride,
                                            key_lengths[b]};
-      hits[b] = store.lookup(key, [&](bool truncated, const std::byte* value, int count) {
+      hits[b] = store.lookup(key, [&](const std::byte* value, int count) {
         found_counts[b] = std::min(count, plan.K);
-        found_truncated[b] = truncated ? 1 : 0;
         for (int k = 0; k < found_counts[b]; ++k) {
           TranslationCache::Impl::StoredHypothesis h;
           std::memcpy(&h, value, sizeof(h));
@@ -122,7 +126,10 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
     if (hits[b]) {
       std::copy_n(found + first, found_counts[b], hypotheses + first);
       counts[b] = found_counts[b];
-      truncated[b] = found_truncated[b];
+      // This call's own cut, not the stored entry's: the key holds the
+      // source as translated, which a longer text or id list cut to the
+      // same tokens shares (its text's cut was marked before this call).
+      if (sources[size_t(b)].size() > size_t(plan.S) - 1 - options.source_prefix.size()) truncated[b] = 1;
       stopped[b] = 0;
       continue;
     }
@@ -136,8 +143,8 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
       tokens[k] = h.tokens;
       log_probs[k] = h.token_log_probs;
     }
-    store.insert({at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride, key_lengths[b]},
-                 truncated[b] != 0, stored, tokens, log_probs, counts[b]);
+    store.insert({at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride, key_lengths[b]}, stored, tokens,
+                 log_probs, counts[b]);
   }
   return {};
 }

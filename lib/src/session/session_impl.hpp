@@ -116,7 +116,7 @@ struct SessionPlan : TransformerBufferPlan {
   // TranslateOptions::cache: each sentence's key, whether it was found, and
   // what was found (tokens in finished_tokens' rows of the sentence).
   size_t cache_keys = 0, cache_key_stride = 0, cache_key_lengths = 0, cache_hits = 0;
-  size_t cache_hypotheses = 0, cache_counts = 0, cache_truncated = 0;
+  size_t cache_hypotheses = 0, cache_counts = 0;
   // int8 models: quantized input rows of the int8 layers.
   size_t quantized = 0, quantized_stride = 0, quantized_scales = 0, quantized_zeros = 0;
   int quantized_rows = 0;

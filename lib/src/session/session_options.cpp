@@ -33,8 +33,10 @@ Status SessionOptions::validate(const ModelConfig& config) const {
   if (num_threads < 1 || num_threads > 256) return bad("num_threads", num_threads, "must be in [1, 256]");
   if (!kHasThreads && num_threads != 1)
     return bad("num_threads", num_threads, "must be 1: this build of libmt has no threads (WebAssembly)");
-  if (max_text_bytes < 1 || max_text_bytes > (1 << 24))
-    return bad("max_text_bytes", max_text_bytes, "must be in [1, 16777216]");
+  // At least one UTF-8 character (4 bytes): running text is cut into pieces
+  // of whole characters, each of which must fit.
+  if (max_text_bytes < 4 || max_text_bytes > (1 << 24))
+    return bad("max_text_bytes", max_text_bytes, "must be in [4, 16777216]");
   if (device != Device::cpu && device != Device::cuda) return bad("device", int(device), "must be cpu (0) or cuda (1)");
   if (thread_split != ThreadSplit::automatic && thread_split != ThreadSplit::layers &&
       thread_split != ThreadSplit::sentences)
@@ -73,7 +75,8 @@ Status TranslateOptions::validate(const SessionOptions& session) const {
                          double(max_length_ratio));
   if (max_length_offset < 0 || max_length_offset > session.max_target_length)
     return bad("max_length_offset", max_length_offset, "must be in [0, %d]", session.max_target_length);
-  if (source_prefix.size() + 1 >= size_t(session.max_source_length))
+  // Compared without adding to the caller's size, which may be SIZE_MAX.
+  if (source_prefix.size() >= size_t(std::max(session.max_source_length, 1)) - 1)
     return bad("source_prefix", int(std::min<size_t>(source_prefix.size(), 1 << 30)),
                "ids: must leave room for a source token and EOS (max_source_length %d)", session.max_source_length);
   if (target_prefix.size() >= size_t(session.max_target_length))

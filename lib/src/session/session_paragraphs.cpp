@@ -20,15 +20,21 @@ using detail::text::is_blank_or_newline;
 // start of a space run; else a character boundary; never `from` itself
 // while a character remains.
 size_t piece_cut(std::string_view text, size_t from, size_t limit) {
+  const auto continuation = [&](size_t p) { return (static_cast<unsigned char>(text[p]) & 0xC0) == 0x80; };
   for (size_t p = limit; p > from; --p) {
     if (is_blank_or_newline(text[p]) && !is_blank_or_newline(text[p - 1])) return p;
   }
   size_t p = limit;
-  while (p > from && (static_cast<unsigned char>(text[p]) & 0xC0) == 0x80) --p;
+  while (p > from && continuation(p)) --p;
   if (p > from) return p;
+  // No character starts in (from, limit]: the one at `from` runs past the
+  // limit (its end, at most 4 bytes on), or the bytes are a run of
+  // continuation bytes, no character, which a whole character's 4 bytes do
+  // not end (cut at the limit: invalid bytes are text too, never a reason
+  // to refuse it).
   p = from + 1;
-  while (p < text.size() && (static_cast<unsigned char>(text[p]) & 0xC0) == 0x80) ++p;
-  return p;
+  while (p < text.size() && p < from + 4 && continuation(p)) ++p;
+  return std::max(p, limit);
 }
 
 class StringSink final : public ParagraphSink {
@@ -58,11 +64,11 @@ Expected<NonBreakingPrefixes> model_nonbreaking_prefixes(const Model& model) {
 Status Session::translate_paragraphs(std::string_view text, const ParagraphOptions& paragraphs,
                                      const TranslateOptions& options, ParagraphSink* sink) {
   Impl& s = *impl_;
+  if (sink == nullptr) return Status::error(Errc::invalid_argument, "sink must not be null");
   if (paragraphs.format == TextFormat::html) return detail::translate_html(*this, text, paragraphs, options, sink);
   if (paragraphs.format != TextFormat::plain) {
     return Status::error(Errc::invalid_argument, "unknown text format %d", int(paragraphs.format));
   }
-  if (sink == nullptr) return Status::error(Errc::invalid_argument, "sink must not be null");
   const detail::Tokenizer* tokenizer = detail::tokenizer_of(*s.model);
   if (tokenizer == nullptr) {
     return Status::error(Errc::invalid_argument,

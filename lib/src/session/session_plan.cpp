@@ -115,7 +115,6 @@ SessionPlan SessionPlan::make(const Model& model, const SessionOptions& o) {
   p.cache_hits = a.reserve<int>(B);
   p.cache_hypotheses = a.reserve<Hypothesis>(B * K);
   p.cache_counts = a.reserve<int>(B);
-  p.cache_truncated = a.reserve<int>(B);
   const detail::ModelWeights& w = detail::weights_of(model);
   // int8 layers quantize their inputs here: as many rows as the widest call
   // (the encoder's packed tokens or the decoder's rows); longer calls (the

@@ -37,7 +37,7 @@ Status Session::Impl::check_targets(size_t sources, std::span<const std::span<co
   const std::span<const int32_t> forced = options.target_prefix;
   for (size_t b = 0; b < targets.size(); ++b) {
     const std::span<const int32_t> target = targets[b];
-    if (target.size() + 1 > size_t(plan.T)) {
+    if (target.size() >= size_t(plan.T)) {  // room for EOS (not size + 1: the caller's size may be SIZE_MAX)
       return Status::error(Errc::capacity_exceeded,
                            "target %zu has %zu tokens; the session allows %d with EOS (max_target_length)", b,
                            target.size(), plan.T);

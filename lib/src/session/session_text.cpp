@@ -14,11 +14,14 @@ namespace mt {
 namespace {
 
 // The longest prefix of `text` of at most `limit` bytes that ends on a
-// UTF-8 character boundary.
+// UTF-8 character boundary: backing up at most 3 bytes, a character's
+// continuation bytes (a longer run of them is no character: invalid bytes
+// are cut where they stand, not dropped back to the text before them).
 std::string_view utf8_prefix(std::string_view text, size_t limit) {
   if (text.size() <= limit) return text;
   size_t end = limit;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  while (end > 0 && limit - end < 3 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  if ((static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) end = limit;
   return text.substr(0, end);
 }
 

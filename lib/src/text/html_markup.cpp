@@ -128,6 +128,9 @@ size_t decode_entity(std::string_view s, size_t at, std::string* out) {
       value = value * (hex ? 16 : 10) + uint32_t(d);
     }
     if (value == 0 || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) value = 0xFFFD;
+    // As the same characters written out are (the block's text is one
+    // line: blocks are translated one per line).
+    if (value == '\n' || value == '\r' || value == '\t' || value == '\f') value = ' ';
     append_utf8(char32_t(value), out);
     return semicolon - at + 1;
   }
