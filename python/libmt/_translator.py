@@ -95,12 +95,15 @@ class Translator(_libmt._Translator):
           as it is final (greedy: at once; beam search: once every hypothesis that can still win
           shares it), EOS last; the texts joined are the translation. A true return stops that
           sentence (its result: the tokens given so far, result.stopped). An exception it raises
-          stops the call and is raised here. CPU translators only. See translate_stream().
+          stops the call and is raised here (a cancel token given stays as it was). It must not
+          call this translator (RuntimeError: the call holds it); another translator may be used.
+          CPU translators only. See translate_stream().
         cancel: a libmt.CancelToken; its cancel() from another thread ends the call within one
           decoder step, each unfinished sentence with its best so far (result.stopped).
         cache: a libmt.TranslationCache: sentences found there are not decoded, the others are
           stored (not used with on_token or cancel).
-        prefixes: the start of each sentence's translation (str or None, one per source at most),
+        prefixes: the start of each sentence's translation (str or None; at most one per source,
+          ValueError for more),
           e.g. what a user typed: every hypothesis starts with it; its tokens are scored as the
           model scores them, so a prefix the search would choose anyway changes nothing.
         alternatives: > 0: that many hypotheses, whose tokens right after the prefix are the most
@@ -257,59 +260,84 @@ class Translator(_libmt._Translator):
         batch_size: sentences translated together (at most max_batch_size, the default).
         read_batches: how many batches are read ahead and sorted by length, so
           that each batch holds sentences of similar length.
-        options: as translate().
+        options: as translate(): prefixes[i] goes with the i-th source, and on_token's sentence
+          is the source's index in the iterable, whatever the sorting.
         """
+        _check_list(sources, "translate_iterable", "translate_iterable([text])")
+        batch = self._batch_size(batch_size, read_batches)
+        prefixes = _prefix_list(options.pop("prefixes", None))
+        chunk: List[Text] = []
+        start = 0  # the index of chunk[0] in the iterable
+        for source in sources:
+            chunk.append(source)
+            if len(chunk) == batch * read_batches:
+                yield from self._translate_sorted(chunk, start, batch, prefixes, options)
+                start += len(chunk)
+                chunk = []
+        if chunk:
+            yield from self._translate_sorted(chunk, start, batch, prefixes, options)
+            start += len(chunk)
+        _check_prefix_count(prefixes, start)
+
+    def _batch_size(self, batch_size: Optional[int], read_batches: int) -> int:
         batch = self.max_batch_size if batch_size is None else int(batch_size)
         if not 1 <= batch <= self.max_batch_size:
             raise ValueError("batch_size = %d: must be in [1, %d] (the translator's max_batch_size)"
                              % (batch, self.max_batch_size))
         if read_batches < 1:
             raise ValueError("read_batches = %d: must be at least 1" % read_batches)
-        chunk: List[Text] = []
-        for source in sources:
-            chunk.append(source)
-            if len(chunk) == batch * read_batches:
-                yield from self._translate_sorted(chunk, batch, options)
-                chunk = []
-        if chunk:
-            yield from self._translate_sorted(chunk, batch, options)
+        return batch
 
-    def _translate_sorted(self, chunk: List[Text], batch: int, options) -> List[Union[str, TranslationResult]]:
+    def _translate_sorted(self, chunk: List[Text], start: int, batch: int, prefixes: Optional[List[Any]],
+                          options) -> List[Union[str, TranslationResult]]:
+        """Translates chunk (sources start, start + 1, ... of the iterable) sorted by length, in
+        batches; each source keeps its own prefix and its own index in on_token."""
         order = sorted(range(len(chunk)), key=lambda i: len(chunk[i]))
         out: List[Union[str, TranslationResult]] = [""] * len(chunk)
         for begin in range(0, len(order), batch):
             indexes = order[begin:begin + batch]
-            for i, result in zip(indexes, self.translate([chunk[i] for i in indexes], **options)):
+            these = dict(options)
+            if prefixes is not None:
+                these["prefixes"] = [prefixes[start + i] if start + i < len(prefixes) else None for i in indexes]
+            if options.get("on_token") is not None:
+                these["on_token"] = _renumbered(options["on_token"], [start + i for i in indexes])
+            for i, result in zip(indexes, self.translate([chunk[i] for i in indexes], **these)):
                 out[i] = result
         return out
 
     def translate_file(self, source: Union[PathLike, IO], target: Union[PathLike, IO], *,
-                       batch_size: Optional[int] = None, progress: Optional[bool] = None,
+                       batch_size: Optional[int] = None, read_batches: int = 16, progress: Optional[bool] = None,
                        **options) -> FileStats:
         """Translates a text file line by line: one output line per input line,
         in order, written as each group of batches is done (an interrupted run
         leaves the lines translated so far). A line ends at LF; a CR before
         it is dropped (as mt_translate reads). Paths or open files (text or binary).
 
+        batch_size, read_batches: as translate_iterable().
         progress: show progress on stderr; None (the default) shows it when
           stderr is a terminal (with tqdm when installed).
-        options: as translate(), except return_scores and num_hypotheses.
+        options: as translate(), except return_scores, num_hypotheses and alternatives; prefixes[i]
+          goes with line i. The options are checked before the target is opened: a bad one leaves
+          an existing file as it was.
         Ctrl-C stops between batches with KeyboardInterrupt.
         """
-        for name in ("return_scores", "num_hypotheses"):
+        for name in ("return_scores", "num_hypotheses", "alternatives"):
             if name in options:
                 raise TypeError("translate_file() does not take %s: one line of text per line" % name)
         start = time.monotonic()
         lines = _read_lines(source)
+        batch = self._batch_size(batch_size, read_batches)
+        _check_prefix_count(_prefix_list(options.get("prefixes")), len(lines))
+        self.translate([], **dict(options, prefixes=None))  # raises for any other bad option
         if progress is None:
             progress = sys.stderr is not None and sys.stderr.isatty()
         bar = Progress(len(lines)) if progress else None
         source_bytes = sum(len(line) for line in lines)
         with _open_target(target) as out:
             try:
-                batch = self.max_batch_size if batch_size is None else int(batch_size)
                 done = 0
-                for translation in self.translate_iterable(lines, batch_size=batch, **options):
+                for translation in self.translate_iterable(lines, batch_size=batch, read_batches=read_batches,
+                                                           **options):
                     out.write(translation.encode("utf-8", "surrogateescape") + b"\n")
                     done += 1
                     if bar is not None and done % batch == 0:
@@ -336,16 +364,33 @@ def _languages(model, source_language, target_language):
 
 
 def _extra_options(prefixes, alternatives: int, no_repeat_ngram_size: int, repetition_penalty: float) -> dict:
-    if isinstance(prefixes, (str, bytes)):
-        raise TypeError("prefixes: a list of one prefix per source (str or None), not a single str")
-    return {"prefixes": None if prefixes is None else list(prefixes), "alternatives": alternatives,
+    return {"prefixes": _prefix_list(prefixes), "alternatives": alternatives,
             "no_repeat_ngram_size": no_repeat_ngram_size, "repetition_penalty": repetition_penalty}
 
 
-def _check_list(sources, method: str) -> None:
+def _prefix_list(prefixes) -> Optional[List[Any]]:
+    if isinstance(prefixes, (str, bytes)):
+        raise TypeError("prefixes: a list of one prefix per source (str or None), not a single str")
+    return None if prefixes is None else list(prefixes)
+
+
+def _check_prefix_count(prefixes: Optional[List[Any]], sources: int) -> None:
+    """translate()'s rule for prefixes given apart from their sources."""
+    if prefixes is not None and len(prefixes) > sources:
+        raise ValueError("prefixes: %d given for %d sources: at most one per source" % (len(prefixes), sources))
+
+
+def _renumbered(on_token: Callable[..., Any], numbers: List[int]) -> Callable[..., Any]:
+    """on_token called with numbers[sentence] for the sentence of a batch."""
+    def call(sentence, *event):
+        return on_token(numbers[sentence], *event)
+    return call
+
+
+def _check_list(sources, method: str, usage: Optional[str] = None) -> None:
     if isinstance(sources, (str, bytes, bytearray)):
-        raise TypeError("%s() takes a list of sentences, not one %s: %s([text])[0]"
-                        % (method, type(sources).__name__, method))
+        raise TypeError("%s() takes a list of sentences, not one %s: %s"
+                        % (method, type(sources).__name__, usage or "%s([text])[0]" % method))
 
 
 def _split_lines(data: bytes) -> List[bytes]:

@@ -125,7 +125,10 @@ void bind_config(py::module_& m) {
           "Raises ValueError naming the first unusable field.")
       .def_property_readonly("parameter_count", [](const ModelConfig& c) { return c.parameter_count(); })
       .def("to_dict", &config_dict)
-      .def("__eq__", [](const ModelConfig& a, const ModelConfig& b) { return config_dict(a).equal(config_dict(b)); })
+      // is_operator: another type gives NotImplemented (cfg == None is False), not a TypeError.
+      .def(
+          "__eq__", [](const ModelConfig& a, const ModelConfig& b) { return config_dict(a).equal(config_dict(b)); },
+          py::is_operator())
       .def("__repr__", [](const ModelConfig& c) {
         std::string fields;
         for (auto item : config_dict(c)) {

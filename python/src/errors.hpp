@@ -5,6 +5,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 #include "mt/status.hpp"
 
 namespace mt::python {
@@ -21,6 +23,18 @@ void bind_errors(pybind11::module_& m);
 
 inline void check(const Status& status, const std::string& context = {}) {
   if (!status.ok()) throw_status(status, context);
+}
+
+// `value` as a T, or TypeError naming `what` and the type expected (pybind11's
+// own cast_error is a RuntimeError).
+template <class T>
+T cast_argument(pybind11::handle value, const std::string& what, const char* expected) {
+  try {
+    return value.cast<T>();
+  } catch (const pybind11::cast_error&) {
+    throw pybind11::type_error(what + ": expected " + expected + ", got " +
+                               pybind11::type::handle_of(value).attr("__name__").cast<std::string>());
+  }
 }
 
 }  // namespace mt::python

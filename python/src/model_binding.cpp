@@ -32,7 +32,8 @@ std::shared_ptr<const Model> model_from_bytes(py::buffer source, const LoadOptio
       mt::kBufferAlignment,
       (size + mt::kBufferAlignment - 1) / mt::kBufferAlignment * mt::kBufferAlignment + mt::kBufferAlignment)));
   if (!owner->bytes) throw std::bad_alloc();
-  std::memcpy(owner->bytes.get(), info.ptr, size);
+  // A strided view (memoryview(data)[::2]) is gathered, never read as if contiguous.
+  if (PyBuffer_ToContiguous(owner->bytes.get(), info.view(), Py_ssize_t(size), 'C') != 0) throw py::error_already_set();
   Expected<std::shared_ptr<const Model>> model = [&] {
     py::gil_scoped_release release;
     return Model::from_buffer({owner->bytes.get(), size}, options);

@@ -26,7 +26,7 @@ std::optional<NonBreakingPrefixes> prefixes_of(py::handle prefixes, py::handle l
     return std::move(parsed.value());
   }
   if (!language.is_none()) {
-    auto builtin = NonBreakingPrefixes::builtin(language.cast<std::string>());
+    auto builtin = NonBreakingPrefixes::builtin(cast_argument<std::string>(language, "prefix_language", "str or None"));
     check(builtin.status());
     return std::move(builtin.value());
   }
@@ -34,9 +34,9 @@ std::optional<NonBreakingPrefixes> prefixes_of(py::handle prefixes, py::handle l
 }
 
 py::list spans_of(py::handle text, std::string_view utf8, const std::vector<size_t>& offsets, size_t per_item,
-                  const std::vector<std::vector<py::object>>& extra) {
+                  const std::vector<std::vector<py::object>>& extra, bool surrogates_passed) {
   const bool is_str = PyUnicode_Check(text.ptr());
-  const std::vector<size_t> at = is_str ? str_offsets(utf8, offsets) : offsets;
+  const std::vector<size_t> at = is_str ? str_offsets(utf8, offsets, surrogates_passed) : offsets;
   py::list out;
   for (size_t i = 0; i * per_item < at.size(); ++i) {
     py::list item;
@@ -52,7 +52,8 @@ void bind_paragraphs(py::module_& m) {
   m.def(
       "_split_sentences",
       [](py::handle text, const std::string& mode, py::handle prefixes, py::handle prefix_language) {
-        const std::string utf8 = utf8_of(text, "text");
+        bool passed = false;
+        const std::string utf8 = utf8_of(text, "text", &passed);
         const std::optional<NonBreakingPrefixes> list = prefixes_of(prefixes, prefix_language);
         const SentenceSplitter splitter(split_mode_of(mode), list ? &*list : nullptr);
         std::vector<size_t> offsets;
@@ -62,7 +63,7 @@ void bind_paragraphs(py::module_& m) {
           offsets.push_back(r.end);
           paragraphs.push_back({py::int_(r.paragraph)});
         }
-        return spans_of(text, utf8, offsets, 2, paragraphs);
+        return spans_of(text, utf8, offsets, 2, paragraphs, passed);
       },
       py::arg("text"), py::arg("mode"), py::arg("prefixes"), py::arg("prefix_language"));
   m.def(

@@ -21,9 +21,11 @@ SplitMode split_mode_of(const std::string& name);
 std::optional<NonBreakingPrefixes> prefixes_of(pybind11::handle prefixes, pybind11::handle language);
 
 // Items of (begin, end) pairs (per_item offsets each, in pairs) followed by
-// `extra` objects; offsets in str indices when `text` is a str, bytes otherwise.
+// `extra` objects; offsets in str indices when `text` is a str, bytes otherwise
+// (`surrogates_passed`: as utf8_of encoded `text` into `utf8`).
 pybind11::list spans_of(pybind11::handle text, std::string_view utf8, const std::vector<size_t>& offsets,
-                        size_t per_item, const std::vector<std::vector<pybind11::object>>& extra);
+                        size_t per_item, const std::vector<std::vector<pybind11::object>>& extra,
+                        bool surrogates_passed = false);
 
 void bind_paragraphs(pybind11::module_& m);
 

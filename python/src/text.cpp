@@ -6,7 +6,8 @@ namespace py = pybind11;
 
 namespace mt::python {
 
-std::string utf8_of(py::handle text, const char* what) {
+std::string utf8_of(py::handle text, const char* what, bool* surrogates_passed) {
+  if (surrogates_passed != nullptr) *surrogates_passed = false;
   if (PyUnicode_Check(text.ptr())) {
     Py_ssize_t size = 0;
     if (const char* utf8 = PyUnicode_AsUTF8AndSize(text.ptr(), &size)) return std::string(utf8, size_t(size));
@@ -16,6 +17,7 @@ std::string utf8_of(py::handle text, const char* what) {
       if (bytes != nullptr) {
         std::string out(PyBytes_AS_STRING(bytes), size_t(PyBytes_GET_SIZE(bytes)));
         Py_DECREF(bytes);
+        if (surrogates_passed != nullptr) *surrogates_passed = std::string_view(errors) == "surrogatepass";
         return out;
       }
       PyErr_Clear();
@@ -37,7 +39,10 @@ std::string utf8_of(py::handle text, const char* what) {
 
 std::string path_of(py::handle path) {
   py::module_ os = py::module_::import("os");
-  return os.attr("fsencode")(os.attr("fspath")(path)).cast<std::string>();
+  std::string bytes = os.attr("fsencode")(os.attr("fspath")(path)).cast<std::string>();
+  // The C library would stop at a NUL and open another file: refuse it, as open() does.
+  if (bytes.find('\0') != std::string::npos) throw py::value_error("path: embedded null byte");
+  return bytes;
 }
 
 py::str str_of(std::string_view utf8) {
@@ -46,14 +51,29 @@ py::str str_of(std::string_view utf8) {
   return py::reinterpret_steal<py::str>(s);
 }
 
-std::vector<size_t> str_offsets(std::string_view utf8, const std::vector<size_t>& byte_offsets) {
+namespace {
+
+// Whether `text` starts with a surrogate as "surrogatepass" encodes it: ED A0..BF 80..BF.
+bool starts_with_surrogate(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
+  return text.size() >= 3 && byte(0) == 0xED && byte(1) >= 0xA0 && byte(1) <= 0xBF && (byte(2) & 0xC0) == 0x80;
+}
+
+}  // namespace
+
+std::vector<size_t> str_offsets(std::string_view utf8, const std::vector<size_t>& byte_offsets,
+                                bool surrogates_passed) {
   std::vector<size_t> out;
   out.reserve(byte_offsets.size());
   size_t byte = 0, index = 0;
   for (const size_t target : byte_offsets) {
     while (byte < target && byte < utf8.size()) {
       size_t n = 1;  // a malformed byte is one index, as "surrogateescape" decodes it
-      detail::utf8_decode_valid(utf8.substr(byte), &n);
+      if (surrogates_passed && starts_with_surrogate(utf8.substr(byte))) {
+        n = 3;
+      } else {
+        detail::utf8_decode_valid(utf8.substr(byte), &n);
+      }
       byte += n;
       ++index;
     }

@@ -9,8 +9,11 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stdexcept>
+#include <thread>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "bindings.hpp"
 #include "errors.hpp"
@@ -38,7 +41,31 @@ struct PyTranslator {
   std::shared_ptr<const Model> model;
   std::optional<Session> session;
   std::mutex mutex;  // a session is single-threaded
+  // The thread holding `mutex`, and the one running its call's on_token: a
+  // call on this translator from either would wait for itself forever.
+  std::atomic<std::thread::id> owner{}, callback_thread{};
 };
+
+// Runs f() with the GIL released and the translator's session locked. A
+// call made while this thread holds the lock (a translate() inside the same
+// translator's on_token) is refused: std::mutex is not recursive.
+template <class F>
+auto locked(PyTranslator& t, const char* method, F f) {
+  const std::thread::id self = std::this_thread::get_id();
+  if (t.owner.load() == self || t.callback_thread.load() == self) {
+    throw std::runtime_error(std::string(method) +
+                             "(): called from inside this translator's own on_token, which would wait for itself; "
+                             "use another Translator (translators can share one Model)");
+  }
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(t.mutex);
+  struct Owner {
+    std::atomic<std::thread::id>& owner;
+    ~Owner() { owner.store({}); }  // before the lock is let go
+  } owner{t.owner};
+  t.owner.store(self);
+  return f();
+}
 
 // One sentence's n-best, copied out of the session.
 struct SentenceResult {
@@ -70,20 +97,30 @@ struct ExtraOptions {
   std::vector<std::string_view> prefix_views;
 
   // extra: {"prefixes": [str | bytes | None, ...] or [[ids], ...],
-  // "alternatives": int, "no_repeat_ngram_size": int, "repetition_penalty": float}.
-  void read(const py::dict& extra, bool text, TranslateOptions* o) {
-    if (extra.contains("alternatives")) o->alternatives = extra["alternatives"].cast<int>();
-    if (extra.contains("no_repeat_ngram_size")) o->no_repeat_ngram_size = extra["no_repeat_ngram_size"].cast<int>();
-    if (extra.contains("repetition_penalty")) o->repetition_penalty = extra["repetition_penalty"].cast<float>();
+  // "alternatives": int, "no_repeat_ngram_size": int, "repetition_penalty": float},
+  // for a call of `sources` sentences.
+  void read(const py::dict& extra, bool text, size_t sources, TranslateOptions* o) {
+    if (extra.contains("alternatives"))
+      o->alternatives = cast_argument<int>(extra["alternatives"], "alternatives", "int");
+    if (extra.contains("no_repeat_ngram_size"))
+      o->no_repeat_ngram_size = cast_argument<int>(extra["no_repeat_ngram_size"], "no_repeat_ngram_size", "int");
+    if (extra.contains("repetition_penalty"))
+      o->repetition_penalty = cast_argument<float>(extra["repetition_penalty"], "repetition_penalty", "float");
     if (!extra.contains("prefixes") || extra["prefixes"].is_none()) return;
-    const py::sequence prefixes = extra["prefixes"].cast<py::sequence>();
-    for (size_t i = 0; i < size_t(py::len(prefixes)); ++i) {
+    const auto prefixes = cast_argument<py::sequence>(extra["prefixes"], "prefixes", "a list");
+    const size_t count = size_t(py::len(prefixes));
+    if (count > sources) {
+      throw py::value_error("prefixes: " + std::to_string(count) + " given for " + std::to_string(sources) +
+                            " sources: at most one per source");
+    }
+    for (size_t i = 0; i < count; ++i) {
       const py::object p = prefixes[i];
       const std::string what = "prefixes[" + std::to_string(i) + "]";
       if (text) {
         prefix_texts.push_back(p.is_none() ? std::string() : utf8_of(p, what.c_str()));
       } else {
-        prefix_ids.push_back(p.is_none() ? std::vector<int32_t>() : p.cast<std::vector<int32_t>>());
+        prefix_ids.push_back(p.is_none() ? std::vector<int32_t>()
+                                         : cast_argument<std::vector<int32_t>>(p, what, "a list of token ids or None"));
       }
     }
     prefix_views.assign(prefix_texts.begin(), prefix_texts.end());
@@ -111,24 +148,65 @@ struct PyCache {
   std::shared_ptr<TranslationCache> cache;
 };
 
-// libmt.CancelToken: the atomic TranslateOptions::cancel reads.
+// libmt.CancelToken. A call never gives the session the token's own flag
+// but one of its own (CallCancel), which cancel() sets too: a call can then
+// stop itself (an exception in on_token) and leave the caller's token as it was.
 struct PyCancelToken {
   std::atomic<int> flag{0};
+  std::mutex mutex;                      // guards calls
+  std::vector<std::atomic<int>*> calls;  // the flags of the calls under way it was given to
+
+  void cancel() {
+    std::lock_guard<std::mutex> lock(mutex);
+    flag.store(1);
+    for (std::atomic<int>* call : calls) call->store(1);
+  }
+};
+
+// The cancel flag of one call (TranslateOptions::cancel): set by its token's
+// cancel() while the call lasts, or by the call itself.
+class CallCancel {
+ public:
+  explicit CallCancel(PyCancelToken* token) : token_(token) {
+    if (token_ == nullptr) return;
+    std::lock_guard<std::mutex> lock(token_->mutex);
+    flag_.store(token_->flag.load());  // a token cancelled before the call cancels it at once
+    token_->calls.push_back(&flag_);
+  }
+  ~CallCancel() {
+    if (token_ == nullptr) return;
+    std::lock_guard<std::mutex> lock(token_->mutex);
+    std::erase(token_->calls, &flag_);
+  }
+  CallCancel(const CallCancel&) = delete;
+  CallCancel& operator=(const CallCancel&) = delete;
+
+  std::atomic<int>* flag() { return &flag_; }
+
+ private:
+  PyCancelToken* token_;
+  std::atomic<int> flag_{0};
 };
 
 // A Python on_token(sentence, step, token, text, log_prob) behind a
 // TokenCallback: called with the GIL taken (from the session's threads too);
-// its first exception stops the whole call (through `cancel`) and is raised
-// once the call returns.
+// its first exception stops the whole call (through `cancel`, the call's own
+// flag) and is raised once the call returns.
 struct PyTokenCallback {
   py::object function;
   size_t first = 0;  // the batch's first sentence in the call
   std::atomic<int>* cancel = nullptr;
+  std::atomic<std::thread::id>* thread = nullptr;  // PyTranslator::callback_thread
   std::optional<py::error_already_set> error;
 
   bool operator()(const TokenEvent& e) {
     py::gil_scoped_acquire gil;
     if (error) return true;
+    struct Running {  // marks this thread as the callback's while it runs
+      std::atomic<std::thread::id>& thread;
+      std::thread::id before = thread.exchange(std::this_thread::get_id());
+      ~Running() { thread.store(before); }
+    } running{*thread};
     try {
       const py::object stop = function(first + e.sentence, e.step, e.token, str_of(e.text), e.log_prob);
       return py::bool_(stop);
@@ -158,7 +236,7 @@ Device device_of(const std::string& name) {
 // for the default capped to what the model's positions allow.
 int length_option(py::object value, const char* name, int fallback, int model_limit) {
   if (value.is_none()) return std::min(fallback, model_limit);
-  const long long v = value.cast<long long>();
+  const long long v = cast_argument<long long>(value, name, "int or None");
   if (v < 1 || v > model_limit) {
     throw py::value_error(std::string(name) + " = " + std::to_string(v) + ": must be in [1, " +
                           std::to_string(model_limit) + "] (the model's max_positions allow no more)");
@@ -184,11 +262,14 @@ void create_session(PyTranslator& t, const SessionOptions& options) {
 }
 
 // Copies sentence results out of the session; with `detail` off only the
-// best hypothesis' text (what translate() returns then). Runs without the
-// GIL: reports failure as a Status, never a Python exception.
+// best hypothesis' text (what translate() returns then). With the session's
+// alignments or quality_scores, every hypothesis gets its entry, an empty one
+// for a hypothesis of no tokens, so that the lists stay in step with the
+// hypotheses. Runs without the GIL: reports failure as a Status, never a
+// Python exception.
 template <class Hyp>
-Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model, bool decode, bool detail,
-                  SentenceResult* out) {
+Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model, const SessionOptions& session,
+                  bool decode, bool detail, SentenceResult* out) {
   out->truncated = truncated;
   for (const Hyp& h : detail ? nbest : nbest.first(std::min<size_t>(1, nbest.size()))) {
     if (detail) {
@@ -196,14 +277,14 @@ Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model
       out->scores.push_back(h.score);
       out->log_probs.push_back(h.log_prob);
       out->token_log_probs.emplace_back(h.token_log_probs.begin(), h.token_log_probs.end());
-      if (!h.alignment.empty()) {
+      if (session.alignments) {
         auto& rows = out->alignments.emplace_back();
         for (size_t r = 0; r < h.alignment.rows; ++r) rows.emplace_back(h.alignment.row(r).begin(), h.alignment.row(r).end());
       }
     }
     if constexpr (std::is_same_v<Hyp, TextHypothesis>) {
       out->texts.emplace_back(h.text);
-      if (detail && !h.token_ranges.empty()) {
+      if (detail && session.quality_scores) {
         std::vector<size_t> bytes;
         for (const WordScore& w : h.words) bytes.insert(bytes.end(), {w.bytes.begin, w.bytes.end});
         const std::vector<size_t> chars = str_offsets(h.text, bytes);
@@ -220,13 +301,33 @@ Status copy_nbest(std::span<const Hyp> nbest, bool truncated, const Model& model
   return {};
 }
 
-// SessionOptions::alignments: sentence i's source columns as str indices of its text.
-void copy_source_ranges(const TextTranslations& translations, size_t i, std::string_view text, SentenceResult* out) {
+// The UTF-8 of a call's texts (utf8_of), and how each was encoded; `name`
+// names the argument in errors.
+struct Utf8Texts {
+  std::vector<std::string> texts;
+  std::vector<bool> surrogates_passed;
+
+  Utf8Texts(const py::sequence& items, const char* name) {
+    const size_t count = size_t(py::len(items));
+    texts.reserve(count);
+    surrogates_passed.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      bool passed = false;
+      texts.push_back(utf8_of(items[i], (name + ("[" + std::to_string(i) + "]")).c_str(), &passed));
+      surrogates_passed.push_back(passed);
+    }
+  }
+};
+
+// SessionOptions::alignments: sentence i's source columns as str indices of
+// its text (its UTF-8, encoded as `surrogates_passed` says).
+void copy_source_ranges(const TextTranslations& translations, size_t i, std::string_view text, bool surrogates_passed,
+                        SentenceResult* out) {
   const std::span<const ByteRange> ranges = translations.source_ranges(i);
   if (ranges.empty()) return;
   std::vector<size_t> bytes;
   for (const ByteRange& r : ranges) bytes.insert(bytes.end(), {r.begin, r.end});
-  const std::vector<size_t> chars = str_offsets(text, bytes);
+  const std::vector<size_t> chars = str_offsets(text, bytes, surrogates_passed);
   for (size_t c = 0; c < ranges.size(); ++c) out->source_ranges.emplace_back(chars[2 * c], chars[2 * c + 1]);
   out->has_source_ranges = true;
 }
@@ -234,19 +335,14 @@ void copy_source_ranges(const TextTranslations& translations, size_t i, std::str
 // Translates `count` sources in batches of the session's max_batch_size;
 // `run(begin, end, results)` translates one batch with the GIL released and
 // the session locked, so it must not touch Python objects or raise Python
-// exceptions. Ctrl-C is seen between batches.
+// exceptions. Ctrl-C is seen between batches. `method` names the call in errors.
 template <class Run>
-std::vector<SentenceResult> in_batches(PyTranslator& t, size_t count, Run run) {
+std::vector<SentenceResult> in_batches(PyTranslator& t, const char* method, size_t count, Run run) {
   std::vector<SentenceResult> results(count);
   const size_t batch = size_t(t.session->options().max_batch_size);
   for (size_t begin = 0; begin < count; begin += batch) {
     const size_t end = std::min(count, begin + batch);
-    Status status;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(t.mutex);
-      status = run(begin, end, results.data() + begin);
-    }
+    const Status status = locked(t, method, [&] { return run(begin, end, results.data() + begin); });
     if (!status.ok()) {
       throw_status(
           status, count > batch ? "sources[" + std::to_string(begin) + ":" + std::to_string(end) + "]" : std::string());
@@ -329,7 +425,7 @@ void bind_translator(py::module_& m) {
                             "cancel(); each unfinished sentence ends with its best so far (result.stopped).")
       .def(py::init<>())
       .def(
-          "cancel", [](PyCancelToken& c) { c.flag.store(1); }, "Ends the translations it was given to.")
+          "cancel", [](PyCancelToken& c) { c.cancel(); }, "Ends the translations it was given to.")
       .def(
           "reset", [](PyCancelToken& c) { c.flag.store(0); }, "Makes the token usable again.")
       .def_property_readonly("cancelled", [](const PyCancelToken& c) { return c.flag.load() != 0; });
@@ -373,37 +469,35 @@ void bind_translator(py::module_& m) {
                  checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
                                  max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
              ExtraOptions extra;
-             extra.read(extra_options, true, &options);
+             extra.read(extra_options, true, size_t(py::len(sources)), &options);
              check(options.validate(t.session->options()));
-             PyCancelToken own_cancel;
-             std::atomic<int>* flag = cancel != nullptr ? &cancel->flag : &own_cancel.flag;
-             PyTokenCallback callback{on_token, 0, flag, std::nullopt};
+             CallCancel stop(cancel);
+             PyTokenCallback callback{on_token, 0, stop.flag(), &t.callback_thread, std::nullopt};
              if (!on_token.is_none()) options.on_token = TokenCallback::of(callback);
-             if (cancel != nullptr || !on_token.is_none()) options.cancel = flag;
+             if (cancel != nullptr || !on_token.is_none()) options.cancel = stop.flag();
              if (cache != nullptr) options.cache = cache->cache.get();
              if (!t.model->has_vocabulary()) {
                throw py::value_error(
                    "this model has no vocabulary (or was loaded without it): use translate_batch with token ids");
              }
-             const size_t count = size_t(py::len(sources));
-             std::vector<std::string> texts;
-             texts.reserve(count);
-             for (size_t i = 0; i < count; ++i) {
-               texts.push_back(utf8_of(sources[i], ("sources[" + std::to_string(i) + "]").c_str()));
-             }
+             const Utf8Texts source_texts(sources, "sources");
+             const std::vector<std::string>& texts = source_texts.texts;
              std::vector<std::string_view> views(texts.begin(), texts.end());
              const Model& model = *t.model;
              std::vector<SentenceResult> results =
-                 in_batches(t, texts.size(), [&](size_t begin, size_t end, SentenceResult* out) {
+                 in_batches(t, "translate", texts.size(), [&](size_t begin, size_t end, SentenceResult* out) {
                    TextTranslations translations;
                    callback.first = begin;
                    MT_RETURN_IF_ERROR(t.session->translate_text({views.data() + begin, end - begin},
                                                                 extra.batch(options, begin, end), &translations));
                    for (size_t i = 0; i < translations.size(); ++i) {
-                     MT_RETURN_IF_ERROR(
-                         copy_nbest(translations[i], translations.truncated(i), model, true, detail, &out[i]));
+                     MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model,
+                                                   t.session->options(), true, detail, &out[i]));
                      out[i].stopped = translations.stopped(i);
-                     if (detail) copy_source_ranges(translations, i, texts[begin + i], &out[i]);
+                     if (detail) {
+                       copy_source_ranges(translations, i, texts[begin + i], source_texts.surrogates_passed[begin + i],
+                                          &out[i]);
+                     }
                    }
                    return Status{};
                  });
@@ -420,19 +514,19 @@ void bind_translator(py::module_& m) {
                 checked_options(t, beam_size, num_hypotheses, length_penalty, max_decoding_length, max_length_ratio,
                                 max_length_offset, min_decoding_length, truncate, source_prefix, target_prefix);
             ExtraOptions extra;
-            extra.read(extra_options, false, &options);
+            extra.read(extra_options, false, sources.size(), &options);
             check(options.validate(t.session->options()));
             std::vector<std::span<const int32_t>> spans(sources.begin(), sources.end());
             const Model& model = *t.model;
             const bool has_text = model.has_vocabulary();
             std::vector<SentenceResult> results =
-                in_batches(t, spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
+                in_batches(t, "translate_batch", spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
                   Translations translations;
                   MT_RETURN_IF_ERROR(t.session->translate({spans.data() + begin, end - begin},
                                                           extra.batch(options, begin, end), &translations));
                   for (size_t i = 0; i < translations.size(); ++i) {
-                    MT_RETURN_IF_ERROR(
-                        copy_nbest(translations[i], translations.truncated(i), model, has_text, true, &out[i]));
+                    MT_RETURN_IF_ERROR(copy_nbest(translations[i], translations.truncated(i), model,
+                                                  t.session->options(), has_text, true, &out[i]));
                   }
                   return Status{};
                 });
@@ -448,27 +542,26 @@ void bind_translator(py::module_& m) {
                  checked_options(t, beam_size, 1, length_penalty, max_decoding_length, max_length_ratio,
                                  max_length_offset, min_decoding_length, false, source_prefix, target_prefix);
              ExtraOptions extra_storage;
-             extra_storage.read(extra_options, true, &options);
+             extra_storage.read(extra_options, true, 0, &options);
              check(options.validate(t.session->options()));
              if (cache != nullptr) options.cache = cache->cache.get();
              if (!t.model->has_vocabulary()) {
                throw py::value_error("this model has no vocabulary (or was loaded without it): it translates ids only");
              }
-             const std::string utf8 = utf8_of(text, "text");
+             bool passed = false;
+             const std::string utf8 = utf8_of(text, "text", &passed);
              const std::optional<NonBreakingPrefixes> list = prefixes_of(prefixes, prefix_language);
              ParagraphOptions po;
              po.mode = split_mode_of(mode);
-             const std::string format = extra_options.contains("format") ? extra_options["format"].cast<std::string>()
-                                                                         : std::string("plain");
+             const std::string format = extra_options.contains("format")
+                                            ? cast_argument<std::string>(extra_options["format"], "format", "str")
+                                            : std::string("plain");
              if (format != "plain" && format != "html")
                throw py::value_error("format = '" + format + "': must be 'plain' or 'html'");
              po.format = format == "html" ? TextFormat::html : TextFormat::plain;
              po.prefixes = list ? &*list : nullptr;
-             Expected<ParagraphTranslation> result = [&] {
-               py::gil_scoped_release release;
-               std::lock_guard<std::mutex> lock(t.mutex);
-               return t.session->translate_paragraphs(utf8, po, options);
-             }();
+             Expected<ParagraphTranslation> result =
+                 locked(t, "translate_paragraphs", [&] { return t.session->translate_paragraphs(utf8, po, options); });
              check(result.status());
              std::vector<size_t> source_offsets, target_offsets;
              std::vector<std::vector<py::object>> extra;
@@ -484,7 +577,7 @@ void bind_translator(py::module_& m) {
                                          : py::bytes(result->text);
              if (!translated) throw py::error_already_set();
              const py::list sources =
-                 spans_of(text, utf8, source_offsets, 2, std::vector<std::vector<py::object>>(extra.size()));
+                 spans_of(text, utf8, source_offsets, 2, std::vector<std::vector<py::object>>(extra.size()), passed);
              const py::list targets = spans_of(translated, result->text, target_offsets, 2, extra);
              py::list sentences;
              for (size_t i = 0; i < extra.size(); ++i) {
@@ -508,24 +601,25 @@ void bind_translator(py::module_& m) {
                throw py::value_error("score needs one target per source: " + std::to_string(count) + " sources, " +
                                      std::to_string(py::len(targets)) + " targets");
              }
-             std::vector<std::string> texts, target_texts;
-             for (size_t i = 0; i < count; ++i) {
-               texts.push_back(utf8_of(sources[i], ("sources[" + std::to_string(i) + "]").c_str()));
-               target_texts.push_back(utf8_of(targets[i], ("targets[" + std::to_string(i) + "]").c_str()));
-             }
-             std::vector<std::string_view> views(texts.begin(), texts.end()), target_views(target_texts.begin(),
-                                                                                            target_texts.end());
+             const Utf8Texts source_texts(sources, "sources"), target_texts(targets, "targets");
+             const std::vector<std::string>& texts = source_texts.texts;
+             std::vector<std::string_view> views(texts.begin(), texts.end()),
+                 target_views(target_texts.texts.begin(), target_texts.texts.end());
              const Model& model = *t.model;
-             std::vector<SentenceResult> results = in_batches(t, count, [&](size_t begin, size_t end, SentenceResult* out) {
-               TextTranslations scored;
-               MT_RETURN_IF_ERROR(t.session->score_text({views.data() + begin, end - begin},
-                                                        {target_views.data() + begin, end - begin}, options, &scored));
-               for (size_t i = 0; i < scored.size(); ++i) {
-                 MT_RETURN_IF_ERROR(copy_nbest(scored[i], scored.truncated(i), model, true, true, &out[i]));
-                 copy_source_ranges(scored, i, texts[begin + i], &out[i]);
-               }
-               return Status{};
-             });
+             std::vector<SentenceResult> results =
+                 in_batches(t, "score", count, [&](size_t begin, size_t end, SentenceResult* out) {
+                   TextTranslations scored;
+                   MT_RETURN_IF_ERROR(t.session->score_text({views.data() + begin, end - begin},
+                                                            {target_views.data() + begin, end - begin}, options,
+                                                            &scored));
+                   for (size_t i = 0; i < scored.size(); ++i) {
+                     MT_RETURN_IF_ERROR(
+                         copy_nbest(scored[i], scored.truncated(i), model, t.session->options(), true, true, &out[i]));
+                     copy_source_ranges(scored, i, texts[begin + i], source_texts.surrogates_passed[begin + i],
+                                        &out[i]);
+                   }
+                   return Status{};
+                 });
              return python_results(results, true, true);
            })
       .def("_score_ids",
@@ -544,12 +638,13 @@ void bind_translator(py::module_& m) {
              const Model& model = *t.model;
              const bool has_text = model.has_vocabulary();
              std::vector<SentenceResult> results =
-                 in_batches(t, spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
+                 in_batches(t, "score_batch", spans.size(), [&](size_t begin, size_t end, SentenceResult* out) {
                    Translations scored;
                    MT_RETURN_IF_ERROR(t.session->score({spans.data() + begin, end - begin},
                                                        {target_spans.data() + begin, end - begin}, options, &scored));
                    for (size_t i = 0; i < scored.size(); ++i) {
-                     MT_RETURN_IF_ERROR(copy_nbest(scored[i], scored.truncated(i), model, has_text, true, &out[i]));
+                     MT_RETURN_IF_ERROR(copy_nbest(scored[i], scored.truncated(i), model, t.session->options(),
+                                                   has_text, true, &out[i]));
                    }
                    return Status{};
                  });
@@ -559,13 +654,10 @@ void bind_translator(py::module_& m) {
            [](PyTranslator& t, const std::vector<int32_t>& source, const std::vector<int32_t>& target) {
              const size_t V = size_t(t.model->config().target_vocab_size);
              std::string bytes(target.size() * V * sizeof(float), '\0');
-             Status status;
-             {
-               py::gil_scoped_release release;
-               status = t.session->forced_logits(source, target,
-                                                 {reinterpret_cast<float*>(bytes.data()), target.size() * V});
-             }
-             check(status);
+             check(locked(t, "_forced_logits", [&] {
+               return t.session->forced_logits(source, target,
+                                               {reinterpret_cast<float*>(bytes.data()), target.size() * V});
+             }));
              return py::bytes(bytes);
            })
       .def_property_readonly(

@@ -145,3 +145,16 @@ def test_batch_prefixes_by_ids(translator, sentences):
     assert given[0].ids == free[0].ids and given[2].ids == free[2].ids
     other = translator.translate_batch(source_ids, prefixes=[free[2].ids[0][:1]], alternatives=2)
     assert all(ids[0] == free[2].ids[0][0] for ids in other[0].ids)
+
+
+def test_words_and_alignments_follow_the_hypotheses():
+    # "\u2581Two" has an empty translation among its alternatives: its entries must be there too.
+    translator = libmt.Translator(str(MODEL), quality_scores=True, alignments=True)
+    result = translator.translate(["\u2581Two"], alternatives=4)[0]
+    assert [] in result.ids and result.ids[0] != []
+    assert len(result.words) == len(result.quality) == len(result.alignments) == len(result.hypotheses)
+    for text, words, rows, log_probs in zip(result.hypotheses, result.words, result.alignments,
+                                            result.token_log_probs):
+        assert "".join(text[a:b] for a, b, _ in words) == text
+        assert len(rows) == len(log_probs)
+    assert result.words[result.ids.index([])] == []

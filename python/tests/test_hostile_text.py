@@ -1,9 +1,13 @@
 """Text no caller should send, sent anyway: invalid UTF-8 (bytes and str),
 NUL, 100,000-byte lines, empty input. Each gets a translation or a clear error."""
 
+import pathlib
+
 import pytest
 
 import libmt
+
+from conftest import SHIPPED
 
 
 def test_empty_inputs(de_translator):
@@ -79,3 +83,40 @@ def test_a_failed_call_leaves_the_translator_usable(de_translator):
     with pytest.raises(ValueError):
         de_translator.translate(["y" * 5000])
     assert de_translator.translate(["Two dogs play in the snow."]) == ["Zwei Hunde spielen im Schnee."]
+
+
+def test_model_from_a_strided_buffer(de_model):
+    data = SHIPPED["de-tiny-fp32"].read_bytes()
+    spaced = bytearray(2 * len(data))
+    spaced[::2] = data
+    model = libmt.Model(memoryview(spaced)[::2])  # the bytes the view shows, not len(data) bytes from its start
+    assert libmt.Translator(model).translate(["A dog."]) == libmt.Translator(de_model).translate(["A dog."])
+    with pytest.raises(libmt.ModelError):
+        libmt.Model(memoryview(data)[::-1])
+
+
+def test_paths_with_a_nul_are_refused(de_model, tmp_path):
+    # The C library would stop at the NUL and use another file, as open() refuses to.
+    model_path = str(SHIPPED["de-tiny-fp32"]) + "\0x"
+    out = str(tmp_path / "out.mtm")
+    writer = libmt.ModelWriter.from_model(de_model)
+    for call in (lambda: libmt.Model(model_path), lambda: libmt.Translator(model_path),
+                 lambda: de_model.save(out + "\0.bak"), lambda: writer.write(out + "\0.bak"),
+                 lambda: libmt.Model(pathlib.Path(model_path))):
+        with pytest.raises(ValueError, match="embedded null byte"):
+            call()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("words", [["A", "\ud800", "dog", "runs."], ["A", "\udc80", "dog", "\ud801", "runs."]])
+def test_offsets_in_a_str_with_lone_surrogates(de_model, words):
+    # A lone surrogate is one index of the str, whatever its UTF-8 bytes ("surrogatepass": three).
+    translator = libmt.Translator(de_model, alignments=True)
+    source = " ".join(words)
+    ranges = translator.translate([source], return_scores=True)[0].source_ranges
+    assert "dog" in [source[begin:end].strip() for begin, end in ranges]
+    assert ranges[-1] == (len(source), len(source))  # EOS, after the text
+    text = source + " Two cats run."
+    expected = [source, "Two cats run."]
+    assert [text[a:b] for (a, b), _ in libmt.split_sentences(text)] == expected
+    assert [text[a:b] for (a, b), *_ in translator.translate_paragraphs(text).sentences] == expected

@@ -135,3 +135,53 @@ def test_keyboard_interrupt_stops_a_long_translate(de_model, sentences):
     finally:
         timer.cancel()
     assert translator.translate(sentences[:2]) == translator.translate(sentences[:2])
+
+
+def test_iterable_keeps_each_sentences_prefix(de_translator, sentences):
+    # Sorted by length inside: the prefixes and on_token's indices still follow the caller's order.
+    sources = ["A long sentence here.", "Hi."] + sentences[:9]
+    prefixes = ["P%d" % i for i in range(len(sources) - 1)]  # the last has none
+    expected = de_translator.translate(sources, prefixes=prefixes)
+    events = []
+    got = list(de_translator.translate_iterable(iter(sources), batch_size=2, read_batches=2, prefixes=prefixes,
+                                                on_token=lambda sentence, step, *_: events.append((sentence, step))))
+    assert got == expected
+    assert [got[i].startswith("P%d" % i) for i in range(len(prefixes))] == [True] * len(prefixes)
+    streamed = []
+    de_translator.translate(sources, prefixes=prefixes, on_token=lambda s, step, *_: streamed.append((s, step)))
+    assert sorted(events) == sorted(streamed)
+    with pytest.raises(ValueError, match="prefixes: 3 given for 2 sources"):
+        list(de_translator.translate_iterable(["a", "b"], prefixes=["x", "y", "z"]))
+
+
+def test_file_keeps_each_lines_prefix(de_translator, tmp_path):
+    src = tmp_path / "in.en"
+    src.write_text("A long sentence here.\nHi.\n")
+    de_translator.translate_file(src, tmp_path / "out.de", prefixes=["P0", "P1"])
+    assert read_lines(tmp_path / "out.de") == de_translator.translate(["A long sentence here.", "Hi."],
+                                                                      prefixes=["P0", "P1"])
+
+
+@pytest.mark.parametrize("source", ["A dog.", b"A dog.", bytearray(b"A dog.")])
+def test_iterable_refuses_one_string(de_translator, source):
+    with pytest.raises(TypeError, match="not one"):
+        list(de_translator.translate_iterable(source))
+
+
+@pytest.mark.parametrize("options, error, message", [
+    ({"beam_size": 99}, ValueError, "beam_size"),
+    ({"alternatives": 2}, TypeError, "does not take alternatives"),
+    ({"batch_size": 0}, ValueError, "batch_size = 0"),
+    ({"read_batches": 0}, ValueError, "read_batches"),
+    ({"prefixes": ["a", "b", "c"]}, ValueError, "prefixes: 3 given for 2 sources"),
+    ({"no_such_option": 1}, TypeError, "no_such_option"),
+    ({"target_language": "xx"}, ValueError, "language"),
+])
+def test_file_checks_options_before_touching_the_target(de_translator, tmp_path, options, error, message):
+    src = tmp_path / "in.en"
+    src.write_text("A dog.\nA man.\n")
+    out = tmp_path / "out.de"
+    out.write_text("precious\n")
+    with pytest.raises(error, match=message):
+        de_translator.translate_file(src, out, **options)
+    assert out.read_text() == "precious\n"

@@ -72,10 +72,40 @@ def test_min_and_max_decoding_length_shape_the_output(de_translator):
     lambda t: libmt.Translator(t.model, num_threads="2"),
     lambda t: libmt.Translator(t.model, 4),  # options are keywords only
     lambda t: libmt.Translator(12),
+    lambda t: t.translate(["x"], alternatives=2.5),
+    lambda t: t.translate(["x"], no_repeat_ngram_size=1.5),
+    lambda t: t.translate(["x"], repetition_penalty="2"),
+    lambda t: t.translate_batch([[5]], prefixes=["abc"]),
+    lambda t: t.translate_batch([[5]], prefixes=[5]),
+    lambda t: libmt.Translator(t.model, max_source_length=2.5),
+    lambda t: libmt.Translator(t.model, max_target_length="9"),
+    lambda t: t.translate_paragraphs("A dog.", prefix_language=5),
+    lambda t: t.translate_paragraphs("A dog.", format=5),
 ])
 def test_wrong_types(de_translator, call):
     with pytest.raises(TypeError):
         call(de_translator)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda t: t.translate(["x"], alternatives=2.5), "alternatives: expected int, got float"),
+    (lambda t: t.translate_batch([[5]], prefixes=["abc"]), r"prefixes\[0\]: expected a list of token ids"),
+    (lambda t: libmt.Translator(t.model, max_source_length=2.5), "max_source_length: expected int"),
+    (lambda t: t.translate_paragraphs("A dog.", format=5), "format: expected str, got int"),
+])
+def test_wrong_types_name_the_option(de_translator, call, message):
+    with pytest.raises(TypeError, match=message):
+        call(de_translator)
+
+
+@pytest.mark.parametrize("method, sources, prefixes", [
+    ("translate", ["a"], ["x", "y"]),
+    ("translate", [], [None]),
+    ("translate_batch", [[5]], [[6], [7]]),
+])
+def test_more_prefixes_than_sources(de_translator, method, sources, prefixes):
+    with pytest.raises(ValueError, match="prefixes: %d given for %d sources" % (len(prefixes), len(sources))):
+        getattr(de_translator, method)(sources, prefixes=prefixes)
 
 
 @pytest.mark.parametrize("method", ["translate", "translate_batch"])

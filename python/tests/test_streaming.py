@@ -98,3 +98,64 @@ def test_translation_cache(sources):
     assert cache.stats()["entries"] == 0 and cache.memory_size > 0
     with pytest.raises(ValueError, match="max_entries"):
         libmt.TranslationCache(max_entries=0)
+
+
+def test_callback_errors_leave_the_cancel_token_alone(sources):
+    translator = libmt.Translator(str(MODEL))
+    token = libmt.CancelToken()
+
+    def boom(*_):
+        raise KeyError("from the callback")
+
+    with pytest.raises(KeyError):
+        translator.translate(sources[:4], on_token=boom, cancel=token)
+    assert not token.cancelled
+    result = translator.translate(sources[:2], cancel=token, return_scores=True)
+    assert [r.hypotheses[0] for r in result] == translator.translate(sources[:2])
+    assert not any(r.stopped for r in result)
+    # Shared by two calls: one's failure does not stop the other.
+    other = libmt.Translator(str(MODEL))
+    started, failed = threading.Event(), threading.Event()
+    outcome = []
+
+    def slow(*_):
+        started.set()
+        failed.wait(10)
+
+    def run():
+        outcome.append(other.translate(sources[:1], on_token=slow, cancel=token, return_scores=True)[0])
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    started.wait(10)
+    with pytest.raises(KeyError):
+        translator.translate(sources[:1], on_token=boom, cancel=token)
+    failed.set()
+    thread.join()
+    assert not outcome[0].stopped and not token.cancelled
+
+
+def test_cancel_reaches_every_call_it_was_given_to(sources):
+    translators = [libmt.Translator(str(MODEL)) for _ in range(2)]
+    token = libmt.CancelToken()
+    started = [threading.Event() for _ in translators]
+    results = [None, None]
+    long = ["A man in a blue shirt is riding a bicycle down the street."] * 4
+
+    def run(i):
+        results[i] = translators[i].translate(long, min_decoding_length=200, max_decoding_length=200, cancel=token,
+                                              on_token=lambda *_: started[i].set(), return_scores=True)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for event in started:
+        event.wait(10)
+    token.cancel()
+    for thread in threads:
+        thread.join()
+    assert all(r.stopped and len(r.ids[0]) < 200 for result in results for r in result)
+    cancelled = libmt.CancelToken()
+    cancelled.cancel()  # before the call: it stops at once
+    assert all(r.stopped for r in translators[0].translate(long, cancel=cancelled, min_decoding_length=200,
+                                                           max_decoding_length=200, return_scores=True))

@@ -5,6 +5,8 @@ import gc
 import threading
 import weakref
 
+import pytest
+
 import libmt
 
 from conftest import SHIPPED
@@ -78,3 +80,66 @@ def test_model_from_bytes_outlives_the_bytes(sentences):
     del model
     gc.collect()
     assert translator.translate(sentences[:3]) == libmt.Translator(SHIPPED["de-tiny-fp32"]).translate(sentences[:3])
+
+
+def test_forced_logits_waits_for_a_translation_on_another_thread(sentences):
+    translator = libmt.Translator(SHIPPED["de-tiny-int8"])
+    vocabulary = translator.model.vocabulary
+    source, target = vocabulary.encode(sentences[0]), vocabulary.encode("Ein Mann fährt Fahrrad.")
+    logits = translator._forced_logits(source, target)
+    expected = translator.translate(sentences, beam_size=4)
+    stop = threading.Event()
+    translations = []
+
+    def translate():
+        while not stop.is_set():
+            translations.append(translator.translate(sentences, beam_size=4))
+
+    thread = threading.Thread(target=translate)
+    thread.start()
+    try:
+        got = [translator._forced_logits(source, target) for _ in range(200)]
+    finally:
+        stop.set()
+        thread.join()
+    assert all(g == logits for g in got)
+    assert translations and all(t == expected for t in translations)
+
+
+CALLS_ON_ITSELF = {
+    "translate": lambda t: t.translate(["A dog."]),
+    "translate_batch": lambda t: t.translate_batch([[5, 6]]),
+    "score": lambda t: t.score(["A dog."], ["Ein Hund."]),
+    "score_batch": lambda t: t.score_batch([[5, 6]], [[7]]),
+    "translate_paragraphs": lambda t: t.translate_paragraphs("A dog."),
+    "_forced_logits": lambda t: t._forced_logits([5, 6], [7]),
+}
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+@pytest.mark.parametrize("method", sorted(CALLS_ON_ITSELF))
+def test_a_translator_called_from_its_own_on_token_raises(de_model, method, num_threads):
+    # The lock is held while on_token runs: waiting for it there would hang forever.
+    translator = libmt.Translator(de_model, num_threads=num_threads, thread_split="sentences")
+    outcome = []
+
+    def call():
+        try:
+            translator.translate(["A dog runs.", "Two men."], on_token=lambda *_: CALLS_ON_ITSELF[method](translator))
+        except RuntimeError as error:
+            outcome.append(str(error))
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(20)
+    assert not thread.is_alive(), "deadlocked"
+    assert len(outcome) == 1 and outcome[0].startswith(method + "(): called from inside this translator's own on_token")
+    assert translator.translate(["A dog."]) == libmt.Translator(de_model).translate(["A dog."])  # usable again
+
+
+def test_other_translators_in_on_token(de_model):
+    translator, other = libmt.Translator(de_model), libmt.Translator(de_model)
+    inside = []
+    translator.translate(["A dog."], on_token=lambda sentence, step, *_: step == 0 and inside.append(
+        other.translate(["Two men."])))
+    assert inside == [other.translate(["Two men."])]

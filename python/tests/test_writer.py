@@ -46,6 +46,8 @@ def test_config_fields_and_presets():
     converted = small_config(embedding_scale=1.0, decoder_start_id=5, source_eos=False)
     assert converted.to_dict()["source_eos"] is False and converted.decoder_start_id == 5
     assert converted != small_config()
+    assert (config == None) is False and config != None  # noqa: E711 (what == does with another type)
+    assert config != "tiny" and config not in [None, 1]
     assert libmt.ModelConfig.preset("tiny").d_model == 128
     with pytest.raises(ValueError, match="preset|huge"):
         libmt.ModelConfig.preset("huge")
