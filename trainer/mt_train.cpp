@@ -33,6 +33,7 @@
 #include "trainer.hpp"
 #include "model_average.hpp"
 #include "vocab/vocab_train.hpp"
+#include "support/atomic_file.hpp"
 
 namespace {
 
@@ -48,6 +49,8 @@ Trains an encoder-decoder Transformer and writes, in DIR:
   checkpoint.bin   weights, optimizer, dropout stream and data position (--resume continues exactly)
   vocab.model      the SentencePiece vocabulary (trained unless --vocab or --init is given)
   init.txt         with --init: the model file the run started from (--resume reads it)
+  run.txt          the options that define the run: its model, vocabulary, training data and
+                   their order (--resume refuses others; the rest may change)
   train.tsv        step, epoch, loss, ppl, lr, grad_norm, tokens/s, elapsed_s (every --log-every steps)
   dev.tsv          step, epoch, dev_loss, dev_ppl, dev_bleu, dev_chrf, elapsed_s (every epoch)
 Plot the logs with scripts/plot_training.sh DIR. Every option is checked
@@ -63,7 +66,9 @@ constexpr Option kOptions[] = {
     {"--init", nullptr, "MODEL",
      "fine-tune: start from this libmt model file's weights, shape and vocabulary\n"
      "(fp32; the shape and vocabulary options do not apply)"},
-    {"--force", nullptr, nullptr, "start over in an existing DIR, replacing its files"},
+    {"--force", nullptr, nullptr,
+     "start over in an existing DIR: the old run's files (those above, DIR/average/) are removed\n"
+     "first; other files stay"},
     {"--src-lang", nullptr, "CODE", "for the model's metadata (default: the file's extension)"},
     {"--tgt-lang", nullptr, "CODE", "(default: the file's extension)"},
     {"--vocab", nullptr, "FILE",
@@ -94,7 +99,7 @@ constexpr Option kOptions[] = {
     {"--pre-norm", nullptr, nullptr, "pre-norm instead of post-norm"},
     {"--gelu", nullptr, nullptr, "GELU instead of ReLU"},
     {"--max-tokens", nullptr, "N", "padded tokens per batch (default 4096)"},
-    {"--lr", nullptr, "X", "peak learning rate (inverse_sqrt) or factor (noam) (default 5e-4)"},
+    {"--lr", nullptr, "X", "peak learning rate (inverse_sqrt) or factor (noam), above 0 (default 5e-4)"},
     {"--warmup", nullptr, "N", "warm-up updates (default 4000)"},
     {"--schedule", nullptr, "S", "inverse_sqrt or noam (default inverse_sqrt)"},
     {"--cooldown", nullptr, "F",
@@ -228,7 +233,17 @@ struct Settings {
   double time_cooldown = 0.0;  // > 0: the last this much of budget_s decays the learning rate
   mt::eval::BleuOptions bleu;
   std::string src_lang, tgt_lang;
+  // The options that define the run (run_record), DIR/run.txt's lines;
+  // written when a run starts (or one from before run.txt resumes).
+  std::vector<std::pair<std::string, std::string>> record;
+  bool write_record = false;
 };
+
+// What mt_train writes in DIR, checkpoint.bin first (--force removes them in
+// this order, so a removal cut short leaves nothing --resume would take),
+// and DIR/average/ (--average-last).
+constexpr const char* kRunFiles[] = {"checkpoint.bin", "run.txt",       "init.txt",  "vocab.model", "model_last.mtm",
+                                     "model_best.mtm", "model_avg.mtm", "train.tsv", "dev.tsv"};
 
 // --init's model, checked for fine-tuning: fp32, a vocabulary the trainer
 // tokenizes with, a config it computes. Its config and languages become the
@@ -265,6 +280,134 @@ int load_init_model(Settings* s, const mt::cli::Args& args) {
   return -1;
 }
 
+// Whether some pair of lines of the training files has text on both sides
+// (a pair with an empty side never trains); reads up to the first one.
+bool has_text_pair(const std::string& source_path, const std::string& target_path) {
+  std::ifstream source(source_path), target(target_path);
+  const auto text = [](const std::string& line) { return line.find_first_not_of(" \t\r\v\f") != std::string::npos; };
+  std::string a, b;
+  while (std::getline(source, a) && std::getline(target, b))
+    if (text(a) && text(b)) return true;
+  return false;
+}
+
+// A training file as run.txt records it: its size and 64-bit FNV-1a hash,
+// then its path. The first two say whether it is the same corpus (one moved
+// elsewhere is; one edited in place is not); the path is for messages.
+std::string fingerprint(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<char> buffer(size_t(1) << 20);
+  uint64_t hash = 0xcbf29ce484222325ull, size = 0;
+  while (f.read(buffer.data(), std::streamsize(buffer.size())) || f.gcount() > 0) {
+    for (std::streamsize i = 0; i < f.gcount(); ++i) hash = (hash ^ uint8_t(buffer[size_t(i)])) * 0x100000001b3ull;
+    size += uint64_t(f.gcount());
+  }
+  char head[48];
+  std::snprintf(head, sizeof(head), "%llu %016llx ", static_cast<unsigned long long>(size),
+                static_cast<unsigned long long>(hash));
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return head + (ec ? path : absolute.string());
+}
+
+// The options that define the run: the model, its vocabulary, the training
+// data and its order, each as it takes effect (defaults included). The
+// optimizer's settings, the limits, the dev set, threads, slices, device
+// and logging may change on --resume (a lower --lr after a divergence).
+std::vector<std::pair<std::string, std::string>> run_record(const Settings& s, const mt::cli::Args& args) {
+  const auto number = [](double x) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", x);
+    return std::string(text);
+  };
+  const auto on = [](bool b) { return std::string(b ? "on" : "off"); };
+  std::vector<std::pair<std::string, std::string>> r;
+  if (!s.init) {  // a fine-tuning run's shape and vocabulary are its model's (DIR/init.txt)
+    const mt::ModelConfig& c = s.config;
+    r.push_back({"--config", args.get("--config", "tiny")});
+    r.push_back({"--encoder-layers", std::to_string(c.encoder_layers)});
+    r.push_back({"--decoder-layers", std::to_string(c.decoder_layers)});
+    r.push_back({"--d-model", std::to_string(c.d_model)});
+    r.push_back({"--heads", std::to_string(c.heads)});
+    r.push_back({"--d-ff", std::to_string(c.d_ff)});
+    r.push_back({"--pre-norm", on(c.pre_norm)});
+    r.push_back({"--gelu", on(c.activation == mt::Activation::gelu)});
+    if (s.vocab_file.empty()) {  // a vocabulary of its own (--vocab's, kept in DIR/vocab.model, is not read again)
+      r.push_back({"--vocab-size", std::to_string(s.vocab_size)});
+      r.push_back({"--vocab-type", s.vocab_type});
+      r.push_back({"--character-coverage", number(s.character_coverage)});
+      r.push_back({"--byte-fallback", on(s.byte_fallback)});
+      r.push_back({"--normalization", s.normalization});
+    }
+  }
+  r.push_back({"--train-src", fingerprint(s.train_src)});
+  r.push_back({"--train-tgt", fingerprint(s.train_tgt)});
+  r.push_back({"--max-train-length", std::to_string(s.max_length)});
+  r.push_back({"--subword-alpha", number(s.subword_alpha)});
+  r.push_back({"--max-tokens", std::to_string(s.trainer.batching.max_tokens)});
+  r.push_back({"--seed", std::to_string(s.trainer.seed)});
+  r.push_back({"--src-lang", s.src_lang});  // the models' metadata, a multilingual model's language tokens
+  r.push_back({"--tgt-lang", s.tgt_lang});
+  return r;
+}
+
+// --resume: the options given against those DIR/run.txt recorded when the
+// run started. -1 to go on, else the exit code (the option named, with the
+// run's value and the one given).
+int check_record(Settings* s) {
+  using namespace mt;
+  const std::string path = s->out + "/run.txt";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    cli::warn(kTool, "'" + path + "' is missing (a run begun before mt_train wrote it): the options that define " +
+                         "the run are not checked, and are recorded now as given");
+    s->write_record = true;
+    return -1;
+  }
+  std::string text, error;
+  if (!cli::read_file(path, &text, &error)) return fail(error);
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
+    const size_t tab = line.find('\t');
+    if (line.empty() || line[0] == '#' || tab == std::string::npos) continue;
+    const std::string option = line.substr(0, tab), recorded = line.substr(tab + 1);
+    const auto given =
+        std::find_if(s->record.begin(), s->record.end(), [&](const auto& kv) { return kv.first == option; });
+    if (given == s->record.end() || given->second == recorded) continue;
+    const std::string where = " in the run ('" + path + "')";
+    const std::string over = ", or start over with --force";
+    if (option == "--train-src" || option == "--train-tgt") {
+      // Size and hash (the first two fields) say whether it is the same file.
+      const auto identity = [](const std::string& v) { return v.substr(0, v.find(' ', v.find(' ') + 1)); };
+      if (identity(given->second) == identity(recorded)) continue;
+      const size_t path_at = recorded.find(' ', recorded.find(' ') + 1);
+      const std::string recorded_path = path_at == std::string::npos ? recorded : recorded.substr(path_at + 1);
+      return usage("--resume: " + option + " '" + (option == "--train-src" ? s->train_src : s->train_tgt) +
+                   "' is not the file the run trained on ('" + recorded_path + "', as run.txt records it): give that" +
+                   over);
+    }
+    if (given->second == "on" && recorded == "off")
+      return usage("--resume: " + option + " here, not" + where + ": drop it" + over);
+    if (given->second == "off" && recorded == "on")
+      return usage("--resume: " + option + " missing here, given" + where + ": give it" + over);
+    return usage("--resume: " + option + " " + given->second + " here, " + recorded + where + ": give " + option + " " +
+                 recorded + over);
+  }
+  return -1;
+}
+
+// DIR/run.txt: run_record's options, one "OPTION<tab>VALUE" a line.
+mt::Status write_record(const Settings& s) {
+  std::string text = "# mt_train: the options that define this run; --resume refuses others\n";
+  for (const auto& [option, value] : s.record) text += option + "\t" + value + "\n";
+  return mt::detail::write_file_atomically(s.out + "/run.txt",
+                                           {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
 // Reads and checks every option, the files and the run folder: -1 to go on,
 // else the exit code (a usage error or a failure already said).
 int read_settings(mt::cli::Args& args, Settings* s) {
@@ -289,6 +432,7 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   train::TrainerOptions& o = s->trainer;
   o.batching.max_tokens = args.get_int("--max-tokens", 4096, 16, 1 << 24);
   o.adam.lr = args.get_float("--lr", 5e-4f, 0.0f, 100.0f);
+  if (o.adam.lr == 0.0) args.set_error("--lr 0: the weights would never change: give a rate above 0 (default 5e-4)");
   o.adam.warmup = args.get_int("--warmup", 4000, 1, 1 << 24);
   o.label_smoothing = args.get_float("--label-smoothing", 0.1f, 0.0f, 0.99f);
   o.dropout = args.get_float("--dropout", 0.1f, 0.0f, 0.9f);
@@ -341,11 +485,13 @@ int read_settings(mt::cli::Args& args, Settings* s) {
   }
   if (s->resume && args.has("--force")) return usage("--resume and --force: choose one");
   if (s->resume && !s->vocab_file.empty()) return usage("--resume uses the run's own vocabulary: drop --vocab");
+  // Fine-tuning: the model says its shape and vocabulary.
+  constexpr const char* kModelOptions[] = {
+      "--config",     "--encoder-layers",     "--decoder-layers", "--d-model",      "--heads",
+      "--d-ff",       "--pre-norm",           "--gelu",           "--vocab",        "--vocab-size",
+      "--vocab-type", "--character-coverage", "--byte-fallback",  "--normalization"};
   if (!s->init_path.empty()) {
-    // Fine-tuning: the model says its shape and vocabulary.
-    for (const char* option : {"--config", "--encoder-layers", "--decoder-layers", "--d-model", "--heads", "--d-ff",
-                               "--pre-norm", "--gelu", "--vocab", "--vocab-size", "--vocab-type",
-                               "--character-coverage", "--byte-fallback", "--normalization"}) {
+    for (const char* option : kModelOptions) {
       if (args.has(option)) return usage(std::string("--init takes the model's shape and vocabulary: drop ") + option);
     }
     if (s->resume) return usage("--resume continues from the run's own DIR/init.txt: drop --init");
@@ -354,6 +500,11 @@ int read_settings(mt::cli::Args& args, Settings* s) {
     return usage("--subword-alpha draws unigram segmentations: drop --vocab-type bpe");
   for (const std::string& path : {s->train_src, s->train_tgt, s->dev_src, s->dev_ref}) {
     if (std::string why = cli::unreadable_file(path); !why.empty()) return fail(why);
+  }
+  // Blank lines on a side: known now, before a vocabulary is trained for nothing.
+  if (!has_text_pair(s->train_src, s->train_tgt)) {
+    return fail("no pair of lines of '" + s->train_src + "' and '" + s->train_tgt +
+                "' has text on both sides: nothing to train on");
   }
   if (!s->vocab_file.empty()) {
     auto v = read_given_vocabulary(s->vocab_file);
@@ -375,6 +526,12 @@ int read_settings(mt::cli::Args& args, Settings* s) {
     std::string path, error;
     if (!cli::read_file(s->out + "/init.txt", &path, &error)) return fail(error);
     s->init_path = path.substr(0, path.find('\n'));
+    for (const char* option : kModelOptions) {
+      if (args.has(option))
+        return usage(std::string("--resume of a fine-tuning run (DIR/init.txt) takes its model's shape and "
+                                 "vocabulary: drop ") +
+                     option);
+    }
   }
   // Also when --resume found a fine-tuning run's init.txt.
   if (!s->init_path.empty() && s->subword_alpha > 0.0)
@@ -389,6 +546,12 @@ int read_settings(mt::cli::Args& args, Settings* s) {
     o.device = Device::cuda;
   }
   if (schedule == "noam") o.adam.schedule = train::Schedule::noam;
+  s->record = run_record(*s, args);
+  if (!s->resume) {
+    s->write_record = true;
+  } else if (const int rc = check_record(s); rc >= 0) {
+    return rc;
+  }
   return -1;
 }
 
@@ -400,7 +563,9 @@ mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool writ
     if (write) {
       std::error_code ec;
       const std::filesystem::path absolute = std::filesystem::absolute(s.init_path, ec);
-      std::ofstream(s.out + "/init.txt") << (ec ? s.init_path : absolute.string()) << "\n";
+      const std::string line = (ec ? s.init_path : absolute.string()) + "\n";
+      MT_RETURN_IF_ERROR(detail::write_file_atomically(s.out + "/init.txt",
+                                                       {reinterpret_cast<const uint8_t*>(line.data()), line.size()}));
     }
     return *s.init->vocabulary();
   }
@@ -437,8 +602,50 @@ mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool writ
     if (!v) return v.status();
     vocab = std::move(v.value());
   }
-  if (write) std::ofstream(vocab_path, std::ios::binary).write(proto.data(), std::streamsize(proto.size()));
+  // Whole or not at all: a truncated DIR/vocab.model would be the vocabulary --resume reads.
+  if (write) {
+    MT_RETURN_IF_ERROR(
+        detail::write_file_atomically(vocab_path, {reinterpret_cast<const uint8_t*>(proto.data()), proto.size()}));
+  }
   return vocab;
+}
+
+// A new run (--force, or a folder without a run) starts with none of the
+// files mt_train writes, so no later --resume mixes an old run's with its own
+// (an old checkpoint.bin with a new vocab.model, an old init.txt making a new
+// model a fine-tuning run). Other files stay, and so does any the new run
+// reads (--vocab DIR/vocab.model, --init DIR/model_best.mtm).
+mt::Status clear_run(const Settings& s) {
+  namespace fs = std::filesystem;
+  const auto is_input = [&](const fs::path& path) {
+    for (const std::string& input : {s.vocab_file, s.init_path, s.train_src, s.train_tgt, s.dev_src, s.dev_ref}) {
+      std::error_code ec;
+      if (!input.empty() && fs::equivalent(path, input, ec)) return true;
+    }
+    return false;
+  };
+  const auto remove = [&](const fs::path& path) {
+    std::error_code ec;
+    if (!is_input(path) && !fs::remove(path, ec) && ec) {
+      return mt::Status::error(mt::Errc::io_error, "cannot remove the old run's '%s': %s", path.c_str(),
+                               ec.message().c_str());
+    }
+    return mt::Status();
+  };
+  for (const char* name : kRunFiles) MT_RETURN_IF_ERROR(remove(fs::path(s.out) / name));
+  // DIR/average/'s models, and the temporary files of writes cut short
+  // ("model_best.mtm.tmp.XXXXXX"): listed first, then removed.
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(s.out) / "average", ec)) found.push_back(entry.path());
+  for (const auto& entry : fs::directory_iterator(s.out, ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const char* file : kRunFiles)
+      if (name.rfind(std::string(file) + ".tmp", 0) == 0) found.push_back(entry.path());
+  }
+  for (const fs::path& path : found) MT_RETURN_IF_ERROR(remove(path));
+  fs::remove(fs::path(s.out) / "average", ec);  // unless an input is left in it
+  return {};
 }
 
 // The dev set: pairs for the loss, lines for BLEU through libmt.
@@ -502,10 +709,40 @@ int write_average(const Settings& s, const DevSet& dev_set) {
   return 0;
 }
 
+// The loop's own state that a checkpoint keeps with the step (its notes):
+// model selection and early stopping go on where they were on --resume.
+// The checkpoint rather than dev.tsv or model_best.mtm's dev_bleu: it is
+// written in one piece with the weights and data position it belongs to, so
+// a resumed run decides as the straight run would have, where dev.tsv may
+// hold an evaluation past it (cut short before the checkpoint) and
+// model_best.mtm rounds its BLEU and knows no count.
+struct Progress {
+  double best_bleu = -1.0;  // the best dev BLEU so far; -1: no evaluation yet
+  int stale = 0;            // evaluations since it
+  std::string notes() const {
+    char text[96];
+    std::snprintf(text, sizeof(text), "best_dev_bleu %.17g\nstale_evaluations %d\n", best_bleu, stale);
+    return text;
+  }
+  // A checkpoint's notes; one from before them: model_best.mtm's dev BLEU
+  // (rounded to 0.01) as the best, the count from zero.
+  static Progress restore(const std::string& notes, const std::string& best_model) {
+    Progress p;
+    if (std::sscanf(notes.c_str(), "best_dev_bleu %lf stale_evaluations %d", &p.best_bleu, &p.stale) == 2) return p;
+    p = Progress();
+    auto model = mt::Model::load(best_model);
+    if (!model) return p;
+    for (const mt::KeyValue& kv : (*model)->metadata().extra)
+      if (kv.key == "dev_bleu") p.best_bleu = std::strtod(kv.value.c_str(), nullptr);
+    return p;
+  }
+};
+
 // Trains until a limit is met, evaluating, exporting and checkpointing at
-// every epoch's end (and at the limit). Returns the exit code.
+// every epoch's end (and at the limit). `resumed`: the notes of the
+// checkpoint it resumes from, null for a new run. Returns the exit code.
 int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::VocabularyData& vocab, const DevSet& dev_set,
-               mt::train::Communicator& ranks) {
+               mt::train::Communicator& ranks, const std::string* resumed) {
   using namespace mt;
   // Data-parallel: every rank steps; rank 0 alone logs, evaluates, exports
   // and checkpoints, and says after each step whether the others wait for
@@ -561,8 +798,6 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   std::ofstream train_log(s.out + "/train.tsv", s.resume ? std::ios::app : std::ios::trunc);
   std::ofstream dev_log(s.out + "/dev.tsv", s.resume ? std::ios::app : std::ios::trunc);
   if (!s.resume) {
-    std::error_code ec;
-    std::filesystem::remove_all(s.out + "/average", ec);  // a run started over (--force) averages its own models
     train_log << "step\tepoch\tloss\tppl\tlr\tgrad_norm\ttokens_per_s\telapsed_s\n";
     dev_log << "step\tepoch\tdev_loss\tdev_ppl\tdev_bleu\tdev_chrf\telapsed_s\n";
   }
@@ -584,16 +819,36 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
   }
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  double best_bleu = -1.0, window_loss = 0.0, window_nll = 0.0;
+  Progress progress = resumed ? Progress::restore(*resumed, s.out + "/model_best.mtm") : Progress();
+  double window_loss = 0.0, window_nll = 0.0;
   int64_t window_tokens = 0;
-  int stale_epochs = 0;
   double window_start = 0.0;
+  // A loss or gradient norm that is not finite: the weights are lost. Every
+  // rank stops before anything is written from them; the last checkpoint
+  // and models stay as they were.
+  int64_t saved_step = resumed ? trainer.steps() : -1;
+  const auto diverged = [&](const std::string& what) {
+    char text[512];
+    if (saved_step >= 0) {
+      std::snprintf(text, sizeof(text),
+                    "step %lld: %s: the run diverged; %s (step %lld) is kept: --resume it with a lower --lr than %g",
+                    static_cast<long long>(trainer.steps()), what.c_str(), checkpoint.c_str(),
+                    static_cast<long long>(saved_step), s.trainer.adam.lr);
+    } else {
+      std::snprintf(text, sizeof(text),
+                    "step %lld: %s: the run diverged before its first checkpoint: start over (--force) with a lower "
+                    "--lr than %g",
+                    static_cast<long long>(trainer.steps()), what.c_str(), s.trainer.adam.lr);
+    }
+    return tell(fail(text));
+  };
   bool stop = false;
   while (!stop) {
     if (s.time_cooldown > 0.0) {
       if (const Status e = share_cooldown(elapsed()); !e.ok()) return fail(e.message());
     }
     const train::StepStats st = trainer.step();
+    const bool finite = std::isfinite(st.loss) && std::isfinite(st.grad_norm);
     window_loss += st.loss * double(st.tokens);
     window_nll += st.nll * double(st.tokens);
     window_tokens += st.tokens;
@@ -624,13 +879,24 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
     const bool epoch_end = trainer.batch_in_epoch() == trainer.batches_per_epoch();
     const bool out_of_time = s.budget_s > 0 && now >= s.budget_s;
     const bool out_of_steps = s.max_steps > 0 && step >= s.max_steps;
-    uint8_t evaluate = epoch_end || out_of_time || out_of_steps;
+    // Diverged: the other ranks wait for the verdict as after an evaluation.
+    uint8_t evaluate = !finite || epoch_end || out_of_time || out_of_steps;
     if (const Status e = ranks.broadcast(&evaluate, 1); !e.ok()) return fail(e.message());
     if (!evaluate) continue;
+    if (tty) std::fputc('\n', stderr);
+    if (!finite) {
+      char what[96];
+      std::snprintf(what, sizeof(what), "training loss %g, gradient norm %g", st.loss, st.grad_norm);
+      return diverged(what);
+    }
 
     // Evaluate: dev loss, then dev BLEU through libmt from the exported file.
-    if (tty) std::fputc('\n', stderr);
     const train::StepStats dev = trainer.evaluate(dev_set.pairs);
+    if (!std::isfinite(dev.loss)) {  // weights the last update made non-finite
+      char what[64];
+      std::snprintf(what, sizeof(what), "dev loss %g", dev.loss);
+      return diverged(what);
+    }
     meta.extra = kept;
     meta.extra.push_back({"steps", std::to_string(step)});
     meta.extra.push_back({"epochs", std::to_string(trainer.epoch() + (epoch_end ? 1 : 0))});
@@ -646,9 +912,9 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
     std::fprintf(stderr, "mt_train: epoch %d step %lld: dev loss %.3f ppl %.2f BLEU %.2f chrF %.2f (%s)\n",
                  trainer.epoch() + 1, static_cast<long long>(step), dev.loss, std::exp(dev.nll), score->bleu,
                  score->chrf, format_duration(elapsed()).c_str());
-    if (score->bleu > best_bleu) {
-      best_bleu = score->bleu;
-      stale_epochs = 0;
+    if (score->bleu > progress.best_bleu) {
+      progress.best_bleu = score->bleu;
+      progress.stale = 0;
       char bleu[32];
       std::snprintf(bleu, sizeof(bleu), "%.2f", score->bleu);
       meta.extra.push_back({"dev_bleu", bleu});
@@ -656,20 +922,21 @@ int train_loop(const Settings& s, mt::train::Trainer& trainer, const mt::Vocabul
           !e.ok())
         return tell(fail(e.message()));
     } else {
-      ++stale_epochs;
+      ++progress.stale;
     }
-    if (const Status e = trainer.save_checkpoint(checkpoint); !e.ok()) return tell(fail(e.message()));
+    if (const Status e = trainer.save_checkpoint(checkpoint, progress.notes()); !e.ok()) return tell(fail(e.message()));
+    saved_step = step;
     if (s.average_last > 1) {
       if (const Status e = keep_snapshot(s, last, step); !e.ok()) return tell(fail(e.message()));
     }
     const bool out_of_epochs = s.max_epochs > 0 && trainer.epoch() + 1 >= s.max_epochs && epoch_end;
-    const bool impatient = s.patience > 0 && stale_epochs >= s.patience;
+    const bool impatient = s.patience > 0 && progress.stale >= s.patience;
     if (impatient) std::fprintf(stderr, "mt_train: no better dev BLEU for %d epochs: stopping\n", s.patience);
     stop = out_of_time || out_of_steps || out_of_epochs || impatient;
     tell(stop ? 0 : -1);
   }
   std::fprintf(stderr, "mt_train: done after %lld steps, best dev BLEU %.2f, %s\n",
-               static_cast<long long>(trainer.steps()), best_bleu, format_duration(elapsed()).c_str());
+               static_cast<long long>(trainer.steps()), progress.best_bleu, format_duration(elapsed()).c_str());
   return s.average_last > 1 ? write_average(s, dev_set) : 0;
 }
 
@@ -736,6 +1003,9 @@ int run(int argc, char** argv) {
     std::error_code ec;
     std::filesystem::create_directories(s.out, ec);
     if (ec) rc = fail("cannot create '" + s.out + "': " + ec.message());
+    if (rc < 0 && !s.resume) {
+      if (const Status e = clear_run(s); !e.ok()) rc = fail(e.message());
+    }
   }
   if (rc = agree(ranks, rc); rc >= 0) return rc;
 
@@ -744,6 +1014,9 @@ int run(int argc, char** argv) {
   if (leader) {
     vocab = prepare_vocabulary(s);
     if (!vocab) rc = fail(vocab.status().message());
+    if (vocab && s.write_record) {
+      if (const Status e = write_record(s); !e.ok()) rc = fail(e.message());
+    }
   }
   if (rc = agree(ranks, rc); rc >= 0) return rc;
   if (!leader) {  // --init's and --vocab's vocabulary each rank read itself; else the leader's file
@@ -773,6 +1046,13 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "mt_train: %zu of %zu training pairs kept (%zu too long, %zu empty), %zu target tokens\n",
                  stats.kept, stats.lines, stats.dropped_long, stats.dropped_empty, stats.target_tokens);
   }
+  if (stats.kept == 0) {  // every rank read the same files: every rank stops here
+    if (!leader) return cli::kExitFailure;
+    return fail("no training pair left of " + std::to_string(stats.lines) + ": " + std::to_string(stats.dropped_long) +
+                " longer than " + std::to_string(filter.max_tokens) + (filter.max_tokens == 1 ? " token" : " tokens") +
+                " on a side, " + std::to_string(stats.dropped_empty + stats.dropped_ratio) +
+                " with a side empty once tokenized: raise --max-train-length or check the training files");
+  }
   if (s.subword_alpha > 0.0) {
     auto sampler =
         train::SegmentationSampler::create(s.train_src, s.train_tgt, *vocab, s.subword_alpha, filter.max_tokens);
@@ -801,14 +1081,16 @@ int run(int argc, char** argv) {
 
   train::Trainer trainer(s.trainer, std::move(train_pairs.value()));
   if (leader && s.trainer.device == Device::cuda) std::fprintf(stderr, "mt_train: %s\n", trainer.device().c_str());
+  std::string notes;  // the loop's state at the checkpoint (Progress)
   if (s.resume) {
-    if (const Status st = trainer.load_checkpoint(s.out + "/checkpoint.bin"); !st.ok()) return fail(st.message());
+    if (const Status st = trainer.load_checkpoint(s.out + "/checkpoint.bin", &notes); !st.ok())
+      return fail(st.message());
     if (leader) {
       std::fprintf(stderr, "mt_train: resumed at step %lld, epoch %d\n", static_cast<long long>(trainer.steps()),
                    trainer.epoch() + 1);
     }
   }
-  return train_loop(s, trainer, *vocab, dev_set, ranks);
+  return train_loop(s, trainer, *vocab, dev_set, ranks, s.resume ? &notes : nullptr);
 }
 
 // CUDA failures during training (a device fault, cuBLAS missing) throw, as

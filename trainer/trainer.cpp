@@ -12,6 +12,9 @@ namespace mt::train {
 namespace {
 
 constexpr char kCheckpointMagic[8] = {'M', 'T', 'C', 'K', 'P', 'T', '0', '1'};
+// The caller's notes follow the optimizer state under this tag (a checkpoint
+// without notes ends with the optimizer, as every one before them did).
+constexpr char kNotesTag[8] = {'M', 'T', 'N', 'O', 'T', 'E', 'S', '1'};
 
 SpecialIds special_ids(const ModelConfig& c) { return {c.pad_id, c.start_id(), c.eos_id, c.source_eos}; }
 
@@ -29,6 +32,8 @@ Trainer::Trainer(const TrainerOptions& options, std::vector<SentencePair> train)
       graph_(options.threads),
       model_(graph_, options.model),
       adam_(graph_, options.adam) {
+  // No batch to step on: step() would index an empty epoch.
+  if (train_.empty()) throw std::invalid_argument("no training pairs to train on");
   if (o_.init) {  // fine-tuning: the same file on every rank
     if (const Status st = model_.initialize_from(*o_.init); !st.ok()) throw std::invalid_argument(st.message());
   } else {
@@ -201,7 +206,7 @@ StepStats Trainer::evaluate(const std::vector<SentencePair>& pairs) {
   return total;
 }
 
-Status Trainer::save_checkpoint(const std::string& path) {
+Status Trainer::save_checkpoint(const std::string& path, const std::string& notes) {
   std::vector<char> out(kCheckpointMagic, kCheckpointMagic + sizeof(kCheckpointMagic));
   auto put = [&](const void* p, size_t n) {
     out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
@@ -228,6 +233,12 @@ Status Trainer::save_checkpoint(const std::string& path) {
     device_->save_optimizer(&out);
   else
     adam_.save(&out);
+  if (!notes.empty()) {
+    const uint64_t size = notes.size();
+    put(kNotesTag, sizeof(kNotesTag));
+    put(&size, sizeof(size));
+    put(notes.data(), notes.size());
+  }
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -244,7 +255,7 @@ Status Trainer::save_checkpoint(const std::string& path) {
   return {};
 }
 
-Status Trainer::load_checkpoint(const std::string& path) {
+Status Trainer::load_checkpoint(const std::string& path, std::string* notes) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::error(Errc::io_error, "cannot open checkpoint '%s'", path.c_str());
   const std::vector<char> in((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -285,12 +296,24 @@ Status Trainer::load_checkpoint(const std::string& path) {
   } else {
     MT_RETURN_IF_ERROR(adam_.load(in.data() + at, in.size() - at, &used));
   }
+  at += used;
+  std::string kept;
+  if (at < in.size()) {
+    char tag[sizeof(kNotesTag)];
+    uint64_t size = 0;
+    if (!get(tag, sizeof(tag)) || std::memcmp(tag, kNotesTag, sizeof(tag)) != 0 || !get(&size, sizeof(size)) ||
+        size != in.size() - at) {
+      return Status::error(Errc::invalid_argument, "checkpoint '%s' is corrupt", path.c_str());
+    }
+    kept.assign(in.data() + at, size);
+  }
   start_epoch(int(epoch));
   if (size_t(position) > batches_.size())
     return Status::error(Errc::invalid_argument, "checkpoint '%s': batch position out of range", path.c_str());
   position_ = size_t(position);
   graph_.set_rng_state(rng);
   if (device_) device_->set_rng_state(rng);
+  if (notes != nullptr) *notes = std::move(kept);
   return {};
 }
 

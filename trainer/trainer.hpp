@@ -66,6 +66,7 @@ struct StepStats {
 
 class Trainer {
  public:
+  // `train` must hold a pair at least (std::invalid_argument otherwise).
   Trainer(const TrainerOptions& options, std::vector<SentencePair> train);
 
   // One optimizer update on the next batch (a new epoch starts when the last one ends).
@@ -91,8 +92,12 @@ class Trainer {
 
   // Everything needed to continue exactly as if never stopped. Not const:
   // on a GPU the weights are first brought back into the CPU model.
-  Status save_checkpoint(const std::string& path);
-  Status load_checkpoint(const std::string& path);
+  // `notes`: the caller's own state at this step, kept in the same file so
+  // it can never belong to another step (mt_train: the best dev BLEU and the
+  // evaluations since); load_checkpoint gives it back, empty from a
+  // checkpoint saved without.
+  Status save_checkpoint(const std::string& path, const std::string& notes = {});
+  Status load_checkpoint(const std::string& path, std::string* notes = nullptr);
 
  private:
   void start_epoch(int epoch);

@@ -44,6 +44,18 @@ expect_exit "--resume" 0 $?
 check "--resume continues" grep -q "resumed at step 8" "$dir/resume.err"
 check "--resume ends on the straight run's model" cmp -s "$dir/run/model_last.mtm" "$dir/straight/model_last.mtm"
 
+# --force starts a new model over the fine-tuning run: its init.txt goes with
+# the rest, so --resume then continues the new model, not a fine-tuning of
+# the old run's --init model.
+new_model=(--config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200)
+cp -r "$dir/run" "$dir/forced"
+"$bin/mt_train" "${args[@]}" "${new_model[@]}" --out "$dir/forced" --force --max-steps 2 2> "$dir/err.txt"
+expect_exit "--force: a new model over a fine-tuning run" 0 $?
+check "--force removes the old run's init.txt" test ! -e "$dir/forced/init.txt"
+"$bin/mt_train" "${args[@]}" "${new_model[@]}" --out "$dir/forced" --max-steps 4 --resume 2> "$dir/err.txt"
+expect_exit "--resume after --force" 0 $?
+check "--resume after --force continues the new model" grep -q "resumed at step 2" "$dir/err.txt"
+
 # --average-last: the last evaluations' models kept and averaged at the end.
 "$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --out "$dir/avg" --max-steps 12 --average-last 2 \
   2> "$dir/avg.err"
@@ -85,6 +97,9 @@ expect_exit "--init with --vocab-size" 2 $?
 check "--init with --vocab-size: says the model's vocabulary is used" grep -q "takes the model's shape and vocabulary: drop --vocab-size" "$dir/err.txt"
 "$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --resume --out "$dir/run" 2> "$dir/err.txt"
 expect_exit "--init with --resume" 2 $?
+"$bin/mt_train" "${args[@]}" --heads 8 --resume --out "$dir/run" --max-steps 12 2> "$dir/err.txt"
+expect_exit "--resume of a fine-tuning run with --heads" 2 $?
+check "--resume of a fine-tuning run with --heads: says to drop it" grep -q "shape and vocabulary: drop --heads" "$dir/err.txt"
 "$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.mtm" --subword-alpha 0.3 --out "$dir/x" 2> "$dir/err.txt"
 expect_exit "--init with --subword-alpha" 2 $?
 check "--init with --subword-alpha: says why" grep -q "subword-alpha: not with a fine-tuning run" "$dir/err.txt"

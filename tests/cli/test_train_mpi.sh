@@ -59,6 +59,15 @@ check "--cooldown by the clock on two ranks: the last logged lr below 0.9 of the
   'NR > 1 { s = $1; f = $5 / (3e-3 * (s < 10 ? s / 10 : sqrt(10 / s))) } END { exit !(NR > 2 && f < 0.9) }' \
   "$dir/cool/train.tsv"
 
+# A run that diverges (a rate of 100 with full weight decay: NaN within ten
+# updates): every rank stops, exit 1, rank 0 says why, nothing written.
+timeout 120 "${mpi[@]}" "$bin/mt_train" "${args[@]/3e-3/100}" --weight-decay 1 --max-steps 30 --out "$dir/diverged" \
+  > /dev/null 2> "$dir/diverged.err"
+rc=$?
+check "a diverged run on two ranks: every rank stops, exit 1 ($rc)" test $rc -eq 1
+check "a diverged run on two ranks: said once" test "$(grep -c 'the run diverged' "$dir/diverged.err")" -eq 1
+check "a diverged run on two ranks: no checkpoint" test ! -e "$dir/diverged/checkpoint.bin"
+
 usage() { "${mpi[@]}" "$bin/mt_train" "$@" > /dev/null 2> "$dir/usage.err"; }
 usage "${args[@]}" --max-steps 5 --out "$dir/bad" --batch-slices 3
 check "--batch-slices other than the rank count: refused" grep -q "the ranks are the slices" "$dir/usage.err"
