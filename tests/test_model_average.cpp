@@ -1,6 +1,7 @@
 // Checkpoint averaging (tools/model_average.hpp): each weight the mean of the
 // models' in double, rounded once, packed layouts included; a model averaged
-// with itself is itself; models that cannot be averaged are refused by name.
+// with itself is itself; models that cannot be averaged (another shape,
+// another vocabulary or tokenization, another language pair) are refused by name.
 #include "model_average.hpp"
 
 #include "test_util.hpp"
@@ -71,4 +72,29 @@ TEST_CASE("models that cannot be averaged are refused by name", "[average]") {
   other.pre_norm = true;
   const std::vector<std::shared_ptr<const Model>> shapes = {model, random_model(other, 6)};
   CHECK_THAT(std::string(cli::average_models(shapes).status().message()), Catch::Contains("its pre_norm differs"));
+}
+
+TEST_CASE("models of another language pair or another tokenization are refused", "[average]") {
+  auto shipped = Model::load(MT_MODELS_DIR "/en-de-tiny.mtm");
+  REQUIRE(shipped.ok());
+  REQUIRE((*shipped)->vocabulary() != nullptr);
+  const std::vector<std::shared_ptr<const Model>> same = {*shipped, *shipped};
+  REQUIRE(cli::average_models(same).ok());
+  // The same weights said to translate de-en (a joint vocabulary serves both).
+  auto writer = ModelWriter::from_model(**shipped);
+  REQUIRE(writer.ok());
+  ModelMetadata metadata = (*shipped)->metadata();
+  REQUIRE(metadata.source_language == "en");
+  std::swap(metadata.source_language, metadata.target_language);
+  writer->set_metadata(metadata);
+  const std::vector<std::shared_ptr<const Model>> directions = {*shipped, written(*writer, "average-de-en.mtm")};
+  CHECK_THAT(std::string(cli::average_models(directions).status().message()),
+             Catch::Contains("model 2 translates de-en, the first en-de"));
+  // The same pieces scored otherwise: text cut into other ids.
+  writer->set_metadata((*shipped)->metadata());
+  VocabularyData rescored = *(*shipped)->vocabulary();
+  rescored.pieces[100].score -= 1.0f;
+  writer->set_vocabulary(rescored);
+  const std::vector<std::shared_ptr<const Model>> scores = {*shipped, written(*writer, "average-rescored.mtm")};
+  CHECK_THAT(std::string(cli::average_models(scores).status().message()), Catch::Contains("another vocabulary"));
 }

@@ -37,14 +37,24 @@ std::string config_difference(const ModelConfig& a, const ModelConfig& b) {
   return "";
 }
 
+// Whether two vocabularies cut text into the same ids: pieces, their scores
+// (a unigram vocabulary's choice between segmentations) and types, the
+// normalization, and the pieces' model ids (a converted model's).
 bool same_pieces(const VocabularyData* a, const VocabularyData* b) {
   if ((a == nullptr) != (b == nullptr)) return false;
   if (a == nullptr) return true;
-  if (a->pieces.size() != b->pieces.size() || a->normalization_name != b->normalization_name) return false;
-  for (size_t i = 0; i < a->pieces.size(); ++i)
-    if (a->pieces[i].text != b->pieces[i].text) return false;
+  if (a->type != b->type || a->pieces.size() != b->pieces.size() || a->normalization_name != b->normalization_name ||
+      a->model_ids != b->model_ids)
+    return false;
+  for (size_t i = 0; i < a->pieces.size(); ++i) {
+    const VocabularyPiece &p = a->pieces[i], &q = b->pieces[i];
+    if (p.text != q.text || p.score != q.score || p.type != q.type) return false;
+  }
   return true;
 }
+
+// The language a model's metadata names, or "" when it names none.
+bool languages_differ(const std::string& a, const std::string& b) { return !a.empty() && !b.empty() && a != b; }
 
 }  // namespace
 
@@ -64,6 +74,15 @@ Expected<ModelWriter> average_models(std::span<const std::shared_ptr<const Model
     if (!same_pieces(first.vocabulary(), m.vocabulary()) ||
         !same_pieces(first.target_vocabulary(), m.target_vocabulary())) {
       return Status::error(Errc::invalid_argument, "model %zu has another vocabulary than the first", i + 1);
+    }
+    // Weights of an en-de and a de-en model over one joint vocabulary have
+    // the same shapes; their mean translates neither way.
+    const ModelMetadata &a = first.metadata(), &b = m.metadata();
+    if (languages_differ(a.source_language, b.source_language) ||
+        languages_differ(a.target_language, b.target_language)) {
+      return Status::error(Errc::invalid_argument, "model %zu translates %s-%s, the first %s-%s", i + 1,
+                           b.source_language.c_str(), b.target_language.c_str(), a.source_language.c_str(),
+                           a.target_language.c_str());
     }
   }
   auto original = ModelWriter::from_model(first);  // vocabularies and shortlist as they are
