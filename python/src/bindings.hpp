@@ -24,6 +24,9 @@ struct PyModel {
 struct PyVocabulary {
   std::shared_ptr<const Model> model;
   mutable std::unordered_map<std::string, int> ids;  // piece -> id, built on first piece_to_id
+  // id -> the text of the piece that encodes to it, null for an id none
+  // does: built on first use (ids as encode() gives them).
+  mutable std::vector<const std::string*> text_of_id;
 };
 
 // A libmt.Model or a model file's path (loaded).

@@ -73,6 +73,35 @@ bool is_int8(const Model& model) { return model.quantization().int8; }
 
 const Model& model_of(const PyVocabulary& v) { return *v.model; }
 
+// Token ids are what encode() gives: a converted model's own ids
+// (VocabularyData::model_ids: OPUS-MT's vocab.json, a fairseq dictionary),
+// else the piece indices.
+int id_of_piece(const VocabularyData& data, size_t index) {
+  return data.model_ids.empty() ? int(index) : int(data.model_ids[index]);
+}
+
+size_t id_count(const PyVocabulary& v) {
+  const VocabularyData& data = *model_of(v).vocabulary();
+  return data.model_ids.empty() ? data.pieces.size() : size_t(model_of(v).config().source_vocab_size);
+}
+
+// The text of the piece that encodes to `id` (the first such; a converted
+// model's id may also come from a text its SentencePiece model lacks,
+// VocabularyData::unknown_ids), or null. `id` in [0, id_count).
+const std::string* piece_text(const PyVocabulary& v, int id) {
+  const VocabularyData& data = *model_of(v).vocabulary();
+  if (v.text_of_id.empty()) {
+    v.text_of_id.assign(id_count(v), nullptr);
+    const auto take = [&](int own, const std::string& text) {
+      if (own >= 0 && size_t(own) < v.text_of_id.size() && v.text_of_id[size_t(own)] == nullptr)
+        v.text_of_id[size_t(own)] = &text;
+    };
+    for (size_t i = 0; i < data.pieces.size(); ++i) take(id_of_piece(data, i), data.pieces[i].text);
+    for (const VocabularyData::UnknownText& u : data.unknown_ids) take(u.model_id, u.text);
+  }
+  return v.text_of_id[size_t(id)];
+}
+
 }  // namespace
 
 void bind_model(py::module_& m) {
@@ -238,7 +267,7 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
             return str_of(text);
           },
           py::arg("ids"), "Target token ids -> text (control ids decode to nothing; line breaks are kept).")
-      .def("__len__", [](const PyVocabulary& v) { return model_of(v).vocabulary()->pieces.size(); })
+      .def("__len__", id_count, "The number of token ids (a converted model's: its source vocabulary size).")
       .def_property_readonly("type",
                              [](const PyVocabulary& v) {
                                return model_of(v).vocabulary()->type == VocabularyType::bpe ? "bpe" : "unigram";
@@ -247,32 +276,38 @@ libmt.ModelError (a ValueError) for bytes that are not a valid model.)")
           "pieces",
           [](const PyVocabulary& v) {
             py::list out;
-            for (const VocabularyPiece& piece : model_of(v).vocabulary()->pieces) out.append(str_of(piece.text));
+            for (size_t id = 0; id < id_count(v); ++id) {
+              const std::string* text = piece_text(v, int(id));
+              out.append(text == nullptr ? py::object(py::none()) : py::object(str_of(*text)));
+            }
             return out;
           },
-          "Every piece's text, index = token id ('\u2581' stands for a space).")
+          "Every token id's piece text, index = token id ('\u2581' stands for a space; None for an id\n"
+          "no piece encodes to, in a converted model whose vocabulary lacks it).")
       .def(
           "id_to_piece",
-          [](const PyVocabulary& v, int id) {
-            const auto& pieces = model_of(v).vocabulary()->pieces;
-            if (id < 0 || size_t(id) >= pieces.size())
+          [](const PyVocabulary& v, int id) -> py::object {
+            if (id < 0 || size_t(id) >= id_count(v))
               throw py::index_error("id_to_piece(" + std::to_string(id) + "): ids are in [0, " +
-                                    std::to_string(pieces.size()) + ")");
-            return str_of(pieces[size_t(id)].text);
+                                    std::to_string(id_count(v)) + ")");
+            const std::string* text = piece_text(v, id);
+            if (text == nullptr) return py::none();
+            return str_of(*text);
           },
-          py::arg("id"))
+          py::arg("id"), "The piece a token id (as encode() gives it) stands for, or None.")
       .def(
           "piece_to_id",
           [](const PyVocabulary& v, const std::string& piece) -> py::object {
             if (v.ids.empty()) {
-              const auto& pieces = model_of(v).vocabulary()->pieces;
-              for (size_t i = 0; i < pieces.size(); ++i) v.ids.emplace(pieces[i].text, int(i));
+              const VocabularyData& data = *model_of(v).vocabulary();
+              for (size_t i = 0; i < data.pieces.size(); ++i) v.ids.emplace(data.pieces[i].text, id_of_piece(data, i));
+              for (const VocabularyData::UnknownText& u : data.unknown_ids) v.ids.emplace(u.text, u.model_id);
             }
             auto it = v.ids.find(piece);
             if (it == v.ids.end()) return py::none();
             return py::int_(it->second);
           },
-          py::arg("piece"), "The id of a piece, or None.")
+          py::arg("piece"), "The token id a piece encodes to (as encode() gives it), or None.")
       .def("__repr__", [](const PyVocabulary& v) {
         const VocabularyData* data = model_of(v).vocabulary();
         return "<libmt.Vocabulary " + std::string(data->type == VocabularyType::bpe ? "bpe" : "unigram") + ", " +

@@ -55,6 +55,27 @@ def test_tokenizer_ids_are_transformers(converted):
         assert model.vocabulary.encode(case["text"]) + [EOS] == case["source_ids"], case["text"]
 
 
+def test_vocabulary_speaks_the_models_ids(converted):
+    """Vocabulary's id_to_piece, piece_to_id, pieces and len are in encode()'s ids, the model's
+    (vocab.json's), not the SentencePiece model's piece indices."""
+    name, _, expected, model, _ = converted
+    vocab = json.loads((FIXTURES / name / "hf" / "vocab.json").read_text(encoding="utf-8"))
+    v = model.vocabulary
+    assert len(v) == model.config.source_vocab_size == len(v.pieces)
+    unk = model.config.unk_id
+    checked = 0
+    for case in expected["cases"]:
+        for i in v.encode(case["text"]):
+            if i == unk:
+                continue
+            piece = v.id_to_piece(i)
+            assert vocab[piece] == i and v.pieces[i] == piece and v.piece_to_id(piece) == i, (case["text"], i, piece)
+            checked += 1
+    assert checked > 20
+    with pytest.raises(IndexError):
+        v.id_to_piece(len(v))
+
+
 def test_teacher_forced_logits_match_to_a_relative_1e_4(converted):
     _, _, expected, _, translator = converted
     V = expected["target_vocab_size"]
