@@ -177,6 +177,23 @@ TEST_CASE("a hit says whether this call's source was cut, whatever the stored en
     }
     CHECK(cache->stats().hits == 2);
   }
+  // A text within max_text_bytes cut by its tokens (max_source_length): cut
+  // both times, the second a hit.
+  mt::SessionOptions few_tokens;
+  few_tokens.max_batch_size = 1;
+  few_tokens.max_source_length = 4;
+  mt::Session session_few = mt::test::shipped_session(few_tokens);
+  auto cache = make_cache(100);
+  mt::TranslateOptions o;
+  o.cache = cache.get();
+  o.truncate_long_sources = true;
+  mt::TextTranslations results;
+  const std::string_view long_text[] = {"Two men walk down the busy street."};
+  for (int call = 0; call < 2; ++call) {
+    REQUIRE(session_few.translate_text(long_text, o, &results).ok());
+    CHECK(results.truncated(0));
+  }
+  CHECK(cache->stats().hits == 1);
 }
 
 TEST_CASE("capacity 100 with 1,000 sentences stays within its entries and memory", "[cache][one_thread]") {

@@ -163,7 +163,7 @@ mt::Expected<DevScore> dev_score(const std::string& model_path, const std::vecto
   so.num_threads = threads;
   so.max_source_length = std::min(256, (*model)->config().max_positions);
   so.max_target_length = std::min(256, (*model)->config().max_positions);
-  size_t longest = 1;
+  size_t longest = 4;  // the session's least: one UTF-8 character
   for (const auto& s : sources) longest = std::max(longest, s.size());
   so.max_text_bytes = int(longest);
   auto session = mt::Session::create(model.value(), so);
@@ -276,6 +276,11 @@ int load_init_model(Settings* s, const mt::cli::Args& args) {
   s->config = m.config();
   if (!args.has("--src-lang") && !m.metadata().source_language.empty()) s->src_lang = m.metadata().source_language;
   if (!args.has("--tgt-lang") && !m.metadata().target_language.empty()) s->tgt_lang = m.metadata().target_language;
+  // Dev BLEU scores the model's target language, not the file's extension's.
+  if (!args.has("--dev-tokenize")) {
+    s->bleu.tokenizer =
+        s->tgt_lang.rfind("zh", 0) == 0 ? mt::eval::BleuTokenizer::zh : mt::eval::BleuTokenizer::tok_13a;
+  }
   s->init = std::move(model.value());
   return -1;
 }
@@ -633,18 +638,28 @@ mt::Status clear_run(const Settings& s) {
     return mt::Status();
   };
   for (const char* name : kRunFiles) MT_RETURN_IF_ERROR(remove(fs::path(s.out) / name));
-  // DIR/average/'s models, and the temporary files of writes cut short
-  // ("model_best.mtm.tmp.XXXXXX"): listed first, then removed.
+  // DIR/average/'s models (the step-*.mtm keep_snapshot names; a link
+  // there is only unlinked: what it points to is not the run's), and the
+  // temporary files of writes cut short ("model_best.mtm.tmp.XXXXXX"):
+  // listed first, then removed.
   std::vector<fs::path> found;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(fs::path(s.out) / "average", ec)) found.push_back(entry.path());
+  const fs::path average = fs::path(s.out) / "average";
+  if (fs::is_symlink(average, ec)) {
+    found.push_back(average);
+  } else {
+    for (const auto& entry : fs::directory_iterator(average, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("step-", 0) == 0 && entry.path().extension() == ".mtm") found.push_back(entry.path());
+    }
+  }
   for (const auto& entry : fs::directory_iterator(s.out, ec)) {
     const std::string name = entry.path().filename().string();
     for (const char* file : kRunFiles)
       if (name.rfind(std::string(file) + ".tmp", 0) == 0) found.push_back(entry.path());
   }
   for (const fs::path& path : found) MT_RETURN_IF_ERROR(remove(path));
-  fs::remove(fs::path(s.out) / "average", ec);  // unless an input is left in it
+  fs::remove(average, ec);  // unless something else is left in it
   return {};
 }
 

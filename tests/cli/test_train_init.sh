@@ -87,6 +87,24 @@ last=$(tail -1 "$dir/multi/dev.tsv" | cut -f3)
 check "it learns ($first -> $last)" awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }'
 check "it keeps its language tokens" grep -q "language_tokens" <("$bin/mt_model" info "$dir/multi/model_last.mtm")
 
+# Dev BLEU scores the --init model's target language: Chinese as sacreBLEU's
+# zh does, whatever the files are named (the en-zh model's own translations
+# of the shipped sentences as its corpus, in .txt files).
+cp "$data/shipped_sentences.en" "$dir/zh-src.txt"
+cp "$data/shipped_sentences.zh-tiny-fp32-greedy" "$dir/zh-ref.txt"
+zh_args=(--train-src "$dir/zh-src.txt" --train-tgt "$dir/zh-ref.txt" --dev-src "$dir/zh-src.txt"
+         --dev-ref "$dir/zh-ref.txt" --max-tokens 1000 --warmup 5 --lr 1e-5 --threads 2 --max-steps 1
+         --init "$models/en-zh-tiny.mtm")
+init_bleu() {  # OUT [OPTIONS...]: the --init model's dev BLEU as mt_train printed it
+  local out=$1; shift
+  "$bin/mt_train" "${zh_args[@]}" "$@" --out "$dir/$out" 2>&1 | sed -n 's/.*--init model: .* BLEU \([0-9.]*\).*/\1/p'
+}
+by_default=$(init_bleu zh-default)
+as_zh=$(init_bleu zh-zh --dev-tokenize zh)
+as_13a=$(init_bleu zh-13a --dev-tokenize 13a)
+check "dev BLEU of an en-zh --init model is zh's ($by_default; zh $as_zh, 13a $as_13a)" \
+  test -n "$by_default" -a "$by_default" = "$as_zh" -a "$as_zh" != "$as_13a"
+
 # Refused before any work, with the reason.
 "$bin/mt_train" "${args[@]}" --init "$models/en-de-tiny.int8.mtm" --out "$dir/int8" 2> "$dir/err.txt"
 expect_exit "an int8 model" 1 $?

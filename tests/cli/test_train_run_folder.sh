@@ -138,5 +138,25 @@ expect_exit "vocab.model unwritable" 1 $?
 check "vocab.model unwritable: says so" grep -q "cannot write '$dir/full/vocab.model'" "$dir/err.txt"
 check "vocab.model unwritable: no truncated file" test ! -e "$dir/full/vocab.model"
 
+# --force over a run whose DIR/average is a link to the user's own folder:
+# the link goes, the folder and its files stay; a file of the user's in a
+# real DIR/average stays too.
+mkdir -p "$dir/kept" && echo mine > "$dir/kept/notes.txt" && echo mine > "$dir/kept/step-0000000001.mtm"
+train --out "$dir/linked" --max-steps 2 > /dev/null 2>&1
+ln -s "$dir/kept" "$dir/linked/average"
+train --out "$dir/linked" --max-steps 2 --force > /dev/null 2> "$dir/err.txt"
+expect_exit "--force over a linked DIR/average" 0 $?
+check "--force: a linked DIR/average's files stay" test -e "$dir/kept/notes.txt" -a -e "$dir/kept/step-0000000001.mtm"
+check "--force: the link itself goes" test ! -L "$dir/linked/average"
+mkdir -p "$dir/linked/average" && echo mine > "$dir/linked/average/notes.txt"
+train --out "$dir/linked" --max-steps 2 --force > /dev/null 2> "$dir/err.txt"
+expect_exit "--force over DIR/average holding a user's file" 0 $?
+check "--force: a user's file in DIR/average stays" test -e "$dir/linked/average/notes.txt"
+
+# A dev set of lines under 4 bytes (a session's least) is evaluated.
+printf 'Hi\nA\n' > "$dir/short.en"; printf 'Ha\nE\n' > "$dir/short.de"
+train --out "$dir/short-dev" --max-steps 2 --dev-src "$dir/short.en" --dev-ref "$dir/short.de" > /dev/null 2> "$dir/err.txt"
+expect_exit "a dev set of short lines" 0 $?
+
 if [ $failures -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
 echo "all mt_train run folder checks passed"

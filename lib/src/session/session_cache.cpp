@@ -78,6 +78,7 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
   int* hits = at<int>(plan.cache_hits);
   Hypothesis* found = at<Hypothesis>(plan.cache_hypotheses);
   int* found_counts = at<int>(plan.cache_counts);
+  int* truncated = at<int>(plan.truncated);
   int32_t* rows = at<int32_t>(plan.finished_tokens);
   float* log_prob_rows = at<float>(plan.finished_log_probs);
   const size_t* key_lengths = at<size_t>(plan.cache_key_lengths);
@@ -112,6 +113,11 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
     } else {
       at<size_t>(plan.cache_key_lengths)[b] = 0;  // not stored
     }
+    // A hit reports this call's own cut, not the stored entry's: the key
+    // holds the source as translated, which a longer text or id list cut to
+    // the same tokens shares (a text's byte cut is marked already). Now,
+    // while `source` is whole: masked may be `sources` itself.
+    if (hits[b] && source.size() > size_t(plan.S) - 1 - options.source_prefix.size()) truncated[b] = 1;
     misses += hits[b] == 0;
     masked[b] = hits[b] ? std::span<const int32_t>() : source;  // found: nothing to decode
   }
@@ -119,17 +125,12 @@ Status Session::Impl::translate_spans(std::span<const std::span<const int32_t>> 
   if (misses > 0) MT_RETURN_IF_ERROR(run(B, options));
   Hypothesis* hypotheses = at<Hypothesis>(plan.hypotheses);
   int* counts = at<int>(plan.hypothesis_counts);
-  int* truncated = at<int>(plan.truncated);
   int* stopped = at<int>(plan.stopped);
   for (int b = 0; b < B; ++b) {
     const size_t first = size_t(b) * plan.K;
     if (hits[b]) {
       std::copy_n(found + first, found_counts[b], hypotheses + first);
       counts[b] = found_counts[b];
-      // This call's own cut, not the stored entry's: the key holds the
-      // source as translated, which a longer text or id list cut to the
-      // same tokens shares (its text's cut was marked before this call).
-      if (sources[size_t(b)].size() > size_t(plan.S) - 1 - options.source_prefix.size()) truncated[b] = 1;
       stopped[b] = 0;
       continue;
     }
