@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,6 +196,33 @@ TEST_CASE("a hit says whether this call's source was cut, whatever the stored en
     CHECK(results.truncated(0));
   }
   CHECK(cache->stats().hits == 1);
+}
+
+TEST_CASE("a model file that differs in one weight's byte misses", "[cache]") {
+  // The same size and the same bytes but one, far from the file's start: a
+  // fingerprint of samples of the file would take it for the same model.
+  const std::string original = MT_MODELS_DIR "/en-de-tiny.mtm";
+  std::ifstream in(original, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > (size_t(4) << 20));
+  const size_t at = bytes.size() / 64 * 40 + 1000;  // inside the weights, between 256-byte samples
+  bytes[at] = char(bytes[at] ^ 0x01);
+  const std::string changed = mt::test::scratch_path("cache-one-byte.mtm");
+  std::ofstream(changed, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  auto a = mt::Model::load(original);
+  auto b = mt::Model::load(changed);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  auto cache = make_cache(100);
+  mt::TranslateOptions o;
+  o.cache = cache.get();
+  for (const auto& model : {*a, *b}) {
+    auto session = mt::Session::create(model, {});
+    REQUIRE(session.ok());
+    translate(*session, {"A dog runs in the park."}, o);
+  }
+  CHECK(cache->stats().misses == 2);
+  CHECK(cache->stats().hits == 0);
 }
 
 TEST_CASE("capacity 100 with 1,000 sentences stays within its entries and memory", "[cache][one_thread]") {

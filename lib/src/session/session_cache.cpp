@@ -12,13 +12,25 @@ namespace mt {
 
 namespace {
 
-// A fingerprint of the model file: its size, its first MiB (header, config,
-// tensor table, vocabulary and metadata in a small model) and 64 samples of
-// 256 bytes across the rest.
+// A fingerprint of the whole model file, once per session on its first use
+// of a cache: two files that differ in any byte (one weight retuned) must not
+// share entries. Eight bytes a step in four independent chains (a few GB/s:
+// milliseconds for a small model, ~0.1 s for a 300 MB one), the tail bytewise.
 uint64_t fingerprint(std::span<const uint8_t> file) {
-  uint64_t h =
-      detail::fnv1a(file.first(std::min<size_t>(file.size(), size_t(1) << 20)), 0xcbf29ce484222325ull ^ file.size());
-  for (size_t i = 0; i < 64 && file.size() > 256; ++i) h = detail::fnv1a(file.subspan(file.size() / 64 * i, 256), h);
+  constexpr uint64_t kPrime = 0x100000001b3ull;
+  uint64_t lane[4] = {0xcbf29ce484222325ull ^ file.size(), 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+                      0x165667b19e3779f9ull};
+  size_t i = 0;
+  for (; i + 32 <= file.size(); i += 32) {
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, file.data() + i + 8 * size_t(k), sizeof(w));
+      lane[k] = (lane[k] ^ w) * kPrime;
+      lane[k] ^= lane[k] >> 31;
+    }
+  }
+  uint64_t h = detail::fnv1a(file.subspan(i), lane[0]);
+  for (int k = 1; k < 4; ++k) h = (h ^ lane[k]) * kPrime;
   return h;
 }
 
