@@ -34,6 +34,8 @@
 #include "model_average.hpp"
 #include "vocab/vocab_train.hpp"
 #include "support/atomic_file.hpp"
+#include "support/content_hash.hpp"
+#include "support/mapped_file.hpp"
 
 namespace {
 
@@ -296,20 +298,17 @@ bool has_text_pair(const std::string& source_path, const std::string& target_pat
   return false;
 }
 
-// A training file as run.txt records it: its size and 64-bit FNV-1a hash,
-// then its path. The first two say whether it is the same corpus (one moved
-// elsewhere is; one edited in place is not); the path is for messages.
+// A training file as run.txt records it: its size and content hash (the
+// model file's, support/content_hash.hpp), then its path. The first two say
+// whether it is the same corpus (one moved elsewhere is; one edited in place
+// is not); the path is for messages. (A file that cannot be mapped now,
+// though it was readable and not empty a moment ago, records size 0.)
 std::string fingerprint(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::vector<char> buffer(size_t(1) << 20);
-  uint64_t hash = 0xcbf29ce484222325ull, size = 0;
-  while (f.read(buffer.data(), std::streamsize(buffer.size())) || f.gcount() > 0) {
-    for (std::streamsize i = 0; i < f.gcount(); ++i) hash = (hash ^ uint8_t(buffer[size_t(i)])) * 0x100000001b3ull;
-    size += uint64_t(f.gcount());
-  }
+  const auto file = mt::detail::MappedFile::open(path);
+  const std::span<const uint8_t> bytes = file ? file->bytes() : std::span<const uint8_t>();
   char head[48];
-  std::snprintf(head, sizeof(head), "%llu %016llx ", static_cast<unsigned long long>(size),
-                static_cast<unsigned long long>(hash));
+  std::snprintf(head, sizeof(head), "%zu %016llx ", bytes.size(),
+                static_cast<unsigned long long>(mt::detail::content_hash(bytes)));
   std::error_code ec;
   const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
   return head + (ec ? path : absolute.string());
@@ -409,8 +408,7 @@ int check_record(Settings* s) {
 mt::Status write_record(const Settings& s) {
   std::string text = "# mt_train: the options that define this run; --resume refuses others\n";
   for (const auto& [option, value] : s.record) text += option + "\t" + value + "\n";
-  return mt::detail::write_file_atomically(s.out + "/run.txt",
-                                           {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  return mt::detail::write_file_atomically(s.out + "/run.txt", std::string_view(text));
 }
 
 // Reads and checks every option, the files and the run folder: -1 to go on,
@@ -569,8 +567,7 @@ mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool writ
       std::error_code ec;
       const std::filesystem::path absolute = std::filesystem::absolute(s.init_path, ec);
       const std::string line = (ec ? s.init_path : absolute.string()) + "\n";
-      MT_RETURN_IF_ERROR(detail::write_file_atomically(s.out + "/init.txt",
-                                                       {reinterpret_cast<const uint8_t*>(line.data()), line.size()}));
+      MT_RETURN_IF_ERROR(detail::write_file_atomically(s.out + "/init.txt", std::string_view(line)));
     }
     return *s.init->vocabulary();
   }
@@ -609,8 +606,7 @@ mt::Expected<mt::VocabularyData> prepare_vocabulary(const Settings& s, bool writ
   }
   // Whole or not at all: a truncated DIR/vocab.model would be the vocabulary --resume reads.
   if (write) {
-    MT_RETURN_IF_ERROR(
-        detail::write_file_atomically(vocab_path, {reinterpret_cast<const uint8_t*>(proto.data()), proto.size()}));
+    MT_RETURN_IF_ERROR(detail::write_file_atomically(vocab_path, std::string_view(proto)));
   }
   return vocab;
 }

@@ -15,6 +15,7 @@ struct Access {
   static const Tokenizer* tokenizer(const Model& m) { return m.tokenizer(); }
   static const Tokenizer* target_tokenizer(const Model& m) { return m.target_tokenizer(); }
   static CudaWeightCache& cuda_weights(const Model& m) { return m.cuda_weights(); }
+  static uint64_t content_fingerprint(const Model& m) { return m.content_fingerprint(); }
   static const NonBreakingPrefixes& sentence_prefixes(const Model& m) { return m.sentence_prefixes(); }
   static const Status& sentence_prefixes_status(const Model& m) { return m.sentence_prefixes_status(); }
   static Session::Impl* impl(Session& s) { return s.impl_.get(); }

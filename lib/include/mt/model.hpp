@@ -259,6 +259,8 @@ class MT_API Model {
   const Status& sentence_prefixes_status() const;
   // The weights' device copies, shared by the model's CUDA sessions.
   detail::CudaWeightCache& cuda_weights() const;
+  // A 64-bit hash of the whole file, computed once (the translation cache's key).
+  uint64_t content_fingerprint() const;
 
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

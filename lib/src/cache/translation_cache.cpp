@@ -80,7 +80,7 @@ void TranslationCache::Impl::insert(std::span<const std::byte> key, const Stored
     std::memcpy(at(head), &pad, sizeof(pad));
   }
   std::byte* entry = at(position);
-  const Header header{uint32_t(bytes), uint32_t(key.size()), uint32_t(slot - slots), uint16_t(count), 0};
+  const Header header{uint32_t(bytes), uint32_t(key.size()), uint32_t(slot - slots), uint16_t(count)};
   std::memcpy(entry, &header, sizeof(header));
   std::byte* out = entry + sizeof(Header);
   if (!key.empty()) std::memcpy(out, key.data(), key.size());

@@ -11,6 +11,7 @@
 #include <span>
 
 #include "mt/translation_cache.hpp"
+#include "support/content_hash.hpp"
 
 namespace mt {
 
@@ -50,7 +51,6 @@ struct TranslationCache::Impl {
     uint32_t key_bytes;  // key after the header
     uint32_t slot;       // its index slot
     uint16_t count;      // hypotheses after the key
-    uint16_t reserved;
   };
 
   std::byte* at(uint64_t position) { return ring + position % ring_bytes; }
@@ -86,12 +86,6 @@ bool TranslationCache::Impl::lookup(std::span<const std::byte> key, Read&& read)
 }
 
 namespace detail {
-// 64-bit FNV-1a of `bytes`, continuing from `h` (the cache's keys, the model fingerprint).
-inline uint64_t fnv1a(std::span<const uint8_t> bytes, uint64_t h = 0xcbf29ce484222325ull) {
-  for (const uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
-  return h;
-}
-
 // Tests: only the low `bits` of each key's hash count, so keys collide.
 void set_cache_hash_bits(TranslationCache& cache, int bits);
 }  // namespace detail

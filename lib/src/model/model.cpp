@@ -13,6 +13,7 @@
 #include "support/atomic_file.hpp"
 #include "cuda/cuda_weights.hpp"
 #include "model/format_version.hpp"
+#include "support/content_hash.hpp"
 #include "support/mapped_file.hpp"
 #include "model_generated.h"
 #include "model/model_shortlist.hpp"
@@ -52,6 +53,9 @@ struct Model::Impl {
   // vocabulary(), target_vocabulary(): owning copies, made on first use
   // (tools; translation never needs them).
   mutable std::once_flag vocabulary_once, target_vocabulary_once;
+  // content_fingerprint(): the file's hash, made on first use (a cache's).
+  mutable std::once_flag fingerprint_once;
+  mutable uint64_t fingerprint = 0;
   mutable std::optional<VocabularyData> vocabulary, target_vocabulary;
   // Device copies of the weights, made by the first CUDA session on each GPU.
   mutable detail::CudaWeightCache cuda_weights;
@@ -673,6 +677,10 @@ std::span<const uint8_t> Model::bytes() const { return impl_->bytes; }
 Status Model::save(const std::string& path) const { return detail::write_file_atomically(path, impl_->bytes); }
 const detail::ModelWeights& Model::weights() const { return impl_->weights; }
 detail::CudaWeightCache& Model::cuda_weights() const { return impl_->cuda_weights; }
+uint64_t Model::content_fingerprint() const {
+  std::call_once(impl_->fingerprint_once, [&] { impl_->fingerprint = detail::content_hash(impl_->bytes); });
+  return impl_->fingerprint;
+}
 const ShortlistView* Model::shortlist() const { return impl_->shortlist ? &*impl_->shortlist : nullptr; }
 const VocabularyData* Model::vocabulary() const {
   if (!impl_->tokenizer) return nullptr;

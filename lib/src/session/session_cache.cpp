@@ -10,32 +10,6 @@
 
 namespace mt {
 
-namespace {
-
-// A fingerprint of the whole model file, once per session on its first use
-// of a cache: two files that differ in any byte (one weight retuned) must not
-// share entries. Eight bytes a step in four independent chains (a few GB/s:
-// milliseconds for a small model, ~0.1 s for a 300 MB one), the tail bytewise.
-uint64_t fingerprint(std::span<const uint8_t> file) {
-  constexpr uint64_t kPrime = 0x100000001b3ull;
-  uint64_t lane[4] = {0xcbf29ce484222325ull ^ file.size(), 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
-                      0x165667b19e3779f9ull};
-  size_t i = 0;
-  for (; i + 32 <= file.size(); i += 32) {
-    for (int k = 0; k < 4; ++k) {
-      uint64_t w;
-      std::memcpy(&w, file.data() + i + 8 * size_t(k), sizeof(w));
-      lane[k] = (lane[k] ^ w) * kPrime;
-      lane[k] ^= lane[k] >> 31;
-    }
-  }
-  uint64_t h = detail::fnv1a(file.subspan(i), lane[0]);
-  for (int k = 1; k < 4; ++k) h = (h ^ lane[k]) * kPrime;
-  return h;
-}
-
-}  // namespace
-
 bool Session::Impl::cache_key(int b, std::span<const int32_t> source, const TranslateOptions& o) {
   // o passed validate (the prefixes fit the session); a sentence's own
   // prefix is checked only by load_sources, after this: one too long for
@@ -49,7 +23,9 @@ bool Session::Impl::cache_key(int b, std::span<const int32_t> source, const Tran
     if (!o.truncate_long_sources) return false;
     source = source.first(room);
   }
-  if (model_fingerprint == 0) model_fingerprint = fingerprint(model->bytes()) | 1;
+  // The whole file's hash, once per model: two files that differ in any
+  // byte (one weight retuned) never share entries.
+  const uint64_t model_fingerprint = detail::Access::content_fingerprint(*model);
   std::byte* key = at<std::byte>(plan.cache_keys) + size_t(b) * plan.cache_key_stride;
   size_t n = 0;
   const auto put = [&](const void* data, size_t bytes) {

@@ -188,7 +188,6 @@ struct __attribute__((visibility("hidden"))) Session::Impl {
   // The cache key of a source for these options in plan.cache_keys[b];
   // false when the source cannot be translated as it is (too long).
   bool cache_key(int b, std::span<const int32_t> source, const TranslateOptions& options);
-  uint64_t model_fingerprint = 0;  // of the model's file, computed on first use of a cache
   uint64_t decoder_steps = 0;      // steps decoded, for tests
 
   // Checks the sources and options and copies the sources (each + EOS) and

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "mt/status.hpp"
 
@@ -16,5 +17,9 @@ namespace mt::detail {
 // renames it over `path`. On failure nothing is left behind and `path` is
 // untouched.
 Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes);
+// The same for text.
+inline Status write_file_atomically(const std::string& path, std::string_view text) {
+  return write_file_atomically(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
 
 }  // namespace mt::detail
