@@ -131,13 +131,10 @@ TEST_CASE("a 100,000-byte sentence is refused by name or cut to fit", "[hostile]
 
 TEST_CASE("a run of invalid bytes longer than the session takes is cut where it stands, in pieces in running text",
           "[hostile]") {
-  auto model = Model::load(kModel);
-  REQUIRE(model.ok());
   SessionOptions so;
   so.max_batch_size = 2;
   so.max_text_bytes = 64;
-  auto session = Session::create(*model, so);
-  REQUIRE(session.ok());
+  Session session = test::shipped_session(so);
   // "A dog" then 200 continuation bytes: no character boundary after the
   // first 5 bytes, so "back to the last boundary" would be the text before them.
   const std::string odd = "A dog" + std::string(200, '\x80');
@@ -145,7 +142,7 @@ TEST_CASE("a run of invalid bytes longer than the session takes is cut where it 
   TranslateOptions cut;
   cut.truncate_long_sources = true;
   TextTranslations out;
-  REQUIRE(session->translate_text(texts, cut, &out).ok());
+  REQUIRE(session.translate_text(texts, cut, &out).ok());
   CHECK(out.truncated(0));
   const std::string cut_text(out[0][0].text);  // results last until the next call
   const float cut_score = out[0][0].score;
@@ -153,19 +150,19 @@ TEST_CASE("a run of invalid bytes longer than the session takes is cut where it 
   // not as the "A dog" before them: the same score bit for bit.
   const std::string_view first_bytes[] = {std::string_view(odd).substr(0, 64)};
   TextTranslations plain;
-  REQUIRE(session->translate_text(first_bytes, {}, &plain).ok());
+  REQUIRE(session.translate_text(first_bytes, {}, &plain).ok());
   CHECK(cut_text == plain[0][0].text);
   CHECK(cut_score == plain[0][0].score);
   // Running text is cut into pieces of at most max_text_bytes, never refused.
   const std::string running = "A cat sleeps. " + odd + " A man walks.";
-  auto translated = session->translate_paragraphs(running);
+  auto translated = session.translate_paragraphs(running);
   REQUIRE(translated.ok());
   CHECK(valid_utf8(translated->text));
   // A session must take at least one whole UTF-8 character.
   for (const int bytes : {1, 3}) {
     SessionOptions tiny = so;
     tiny.max_text_bytes = bytes;
-    auto refused = Session::create(*model, tiny);
+    auto refused = Session::create(test::shipped_int8_model(), tiny);
     CHECK(refused.status().code() == Errc::invalid_argument);
     CHECK_THAT(refused.status().message(), Catch::Contains("max_text_bytes"));
   }

@@ -53,6 +53,21 @@ std::string identity(std::string_view html) {
   return d.restore(texts, links);
 }
 
+// A session of the shipped model as HTML needs it (alignments), and the
+// options that ask for HTML.
+mt::Session html_session(int batch) {
+  mt::SessionOptions so;
+  so.max_batch_size = batch;
+  so.alignments = true;
+  return mt::test::shipped_session(so);
+}
+
+mt::ParagraphOptions html_format() {
+  mt::ParagraphOptions html;
+  html.format = mt::TextFormat::html;
+  return html;
+}
+
 // Tags of a document in order: "<b>", "</b>", "<br/>" ... (comments and raw
 // text skipped), and whether they nest validly.
 struct Tags {
@@ -258,16 +273,10 @@ std::string random_fragment(std::mt19937& rng, const std::string& sentence) {
 
 TEST_CASE("html with the shipped model: 500 random fragments keep their markup around the plain translation",
           "[html][model]") {
-  mt::SessionOptions so;
-  so.max_batch_size = 16;
-  so.alignments = true;
-  auto created = mt::Session::create(mt::test::shipped_int8_model(), so);
-  REQUIRE(created.ok());
-  mt::Session& session = created.value();
+  mt::Session session = html_session(16);
   const std::vector<std::string> sentences = mt::test::read_lines(MT_TEST_DATA_DIR "/shipped_sentences.en");
   std::mt19937 rng(20261126);
-  mt::ParagraphOptions html;
-  html.format = mt::TextFormat::html;
+  const mt::ParagraphOptions html = html_format();
   for (int i = 0; i < 500; ++i) {
     const std::string fragment = random_fragment(rng, sentences[size_t(i) % sentences.size()]);
     INFO(fragment);
@@ -293,13 +302,8 @@ TEST_CASE("html with the shipped model: 500 random fragments keep their markup a
 }
 
 TEST_CASE("html with the shipped model: <b> lands on the word aligned to the bolded source word", "[html][model]") {
-  mt::SessionOptions so;
-  so.max_batch_size = 4;
-  so.alignments = true;
-  auto created = mt::Session::create(mt::test::shipped_int8_model(), so);
-  REQUIRE(created.ok());
-  mt::ParagraphOptions html;
-  html.format = mt::TextFormat::html;
+  mt::Session session = html_session(4);
+  const mt::ParagraphOptions html = html_format();
   const std::pair<const char*, const char*> cases[] = {
       {"A <b>man</b> in a blue shirt is riding a bicycle down the street.", "<b>Mann</b>"},
       {"A man in a blue <b>shirt</b> is riding a bicycle down the street.", "<b>Hemd</b>"},
@@ -314,7 +318,7 @@ TEST_CASE("html with the shipped model: <b> lands on the word aligned to the bol
   };
   int right = 0;
   for (const auto& [source, expected] : cases) {
-    auto translated = created->translate_paragraphs(source, html, {});
+    auto translated = session.translate_paragraphs(source, html, {});
     REQUIRE(translated.ok());
     INFO(source << " -> " << translated->text);
     const bool ok = translated->text.find(expected) != std::string::npos;
@@ -337,20 +341,15 @@ TEST_CASE("html needs a session with alignments", "[html][model]") {
 }
 
 TEST_CASE("html with the shipped model: a line break entity stays in its block", "[html][model]") {
-  mt::SessionOptions so;
-  so.max_batch_size = 4;
-  so.alignments = true;
-  auto created = mt::Session::create(mt::test::shipped_int8_model(), so);
-  REQUIRE(created.ok());
-  mt::ParagraphOptions html;
-  html.format = mt::TextFormat::html;
-  auto spaced = created->translate_paragraphs("<p>A dog runs.</p><p>A cat sleeps.</p>", html, {});
-  auto broken = created->translate_paragraphs("<p>A dog&#10;runs.</p><p>A cat sleeps.</p>", html, {});
+  mt::Session session = html_session(4);
+  const mt::ParagraphOptions html = html_format();
+  auto spaced = session.translate_paragraphs("<p>A dog runs.</p><p>A cat sleeps.</p>", html, {});
+  auto broken = session.translate_paragraphs("<p>A dog&#10;runs.</p><p>A cat sleeps.</p>", html, {});
   REQUIRE(spaced.ok());
   REQUIRE(broken.ok());
   CHECK(broken->text == spaced->text);
   // A null sink is refused before anything is translated, as in plain text.
-  CHECK(created->translate_paragraphs("<p>A dog.</p>", html, {}, nullptr).code() == mt::Errc::invalid_argument);
+  CHECK(session.translate_paragraphs("<p>A dog.</p>", html, {}, nullptr).code() == mt::Errc::invalid_argument);
 }
 
 TEST_CASE("C API: mt_translate_paragraphs with MT_FORMAT_HTML", "[html][c_api]") {

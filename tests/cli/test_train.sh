@@ -10,9 +10,8 @@ rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=check_lib.sh
 . "$(dirname "$0")/check_lib.sh"
 trainer_corpus "$data" "$dir"
-args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
-      --config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200
-      --max-tokens 400 --warmup 10 --lr 3e-3 --log-every 5 --threads 2)
+tiny_train_args "$dir"
+args+=(--threads 2)
 
 "$bin/mt_train" "${args[@]}" --out "$dir/run" --epochs 2 2> "$dir/train.err"
 expect_exit "mt_train" 0 $?

@@ -47,12 +47,11 @@ check "--resume ends on the straight run's model" cmp -s "$dir/run/model_last.mt
 # --force starts a new model over the fine-tuning run: its init.txt goes with
 # the rest, so --resume then continues the new model, not a fine-tuning of
 # the old run's --init model.
-new_model=(--config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200)
 cp -r "$dir/run" "$dir/forced"
-"$bin/mt_train" "${args[@]}" "${new_model[@]}" --out "$dir/forced" --force --max-steps 2 2> "$dir/err.txt"
+"$bin/mt_train" "${args[@]}" "${tiny_model[@]}" --out "$dir/forced" --force --max-steps 2 2> "$dir/err.txt"
 expect_exit "--force: a new model over a fine-tuning run" 0 $?
 check "--force removes the old run's init.txt" test ! -e "$dir/forced/init.txt"
-"$bin/mt_train" "${args[@]}" "${new_model[@]}" --out "$dir/forced" --max-steps 4 --resume 2> "$dir/err.txt"
+"$bin/mt_train" "${args[@]}" "${tiny_model[@]}" --out "$dir/forced" --max-steps 4 --resume 2> "$dir/err.txt"
 expect_exit "--resume after --force" 0 $?
 check "--resume after --force continues the new model" grep -q "resumed at step 2" "$dir/err.txt"
 

@@ -16,9 +16,7 @@ rm -rf "$dir"; mkdir -p "$dir"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=("$mpiexec" -np 2 --oversubscribe)
 trainer_corpus "$data" "$dir"
-args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
-      --config tiny --encoder-layers 1 --decoder-layers 1 --d-model 32 --d-ff 64 --vocab-size 200
-      --max-tokens 400 --warmup 10 --lr 3e-3 --log-every 5)
+tiny_train_args "$dir"
 # The training columns of train.tsv (step, epoch, loss, ppl, lr, grad_norm), not the timings.
 curve() { cut -f1-6 "$1/train.tsv"; }
 
