@@ -9,6 +9,8 @@ data=$3
 rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=check_lib.sh
 . "$(dirname "$0")/check_lib.sh"
+# shellcheck source=tiny_train_args.sh
+. "$(dirname "$0")/tiny_train_args.sh"
 trainer_corpus "$data" "$dir"
 tiny_train_args "$dir"
 args+=(--threads 2)

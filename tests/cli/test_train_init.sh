@@ -12,6 +12,8 @@ models=$4
 rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=check_lib.sh
 . "$(dirname "$0")/check_lib.sh"
+# shellcheck source=tiny_train_args.sh
+. "$(dirname "$0")/tiny_train_args.sh"
 trainer_corpus "$data" "$dir"
 args=(--train-src "$dir/train.en" --train-tgt "$dir/train.de" --dev-src "$dir/dev.en" --dev-ref "$dir/dev.de"
       --max-tokens 1000 --warmup 5 --lr 1e-4 --log-every 5 --threads 2)

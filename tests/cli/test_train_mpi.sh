@@ -13,6 +13,8 @@ mpiexec=$4
 rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=check_lib.sh
 . "$(dirname "$0")/check_lib.sh"
+# shellcheck source=tiny_train_args.sh
+. "$(dirname "$0")/tiny_train_args.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=("$mpiexec" -np 2 --oversubscribe)
 trainer_corpus "$data" "$dir"
